@@ -1,0 +1,27 @@
+// Small helpers shared by the host and plugins: hashing, did-you-mean suggestions, timing.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+// 64-bit FNV-1a: stable across runs and machines, used for cache keys and identities.
+uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 0xcbf29ce484222325ULL);
+inline uint64_t fnv1a64(const std::string& s) { return fnv1a64(s.data(), s.size()); }
+// 16 lowercase hex digits.
+std::string hex64(uint64_t value);
+
+// The candidate closest to `word` by edit distance, or "" when none is close enough.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+// " (did you mean 'x'?)" or "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+// Seconds since an arbitrary fixed point (monotonic clock).
+inline double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace hlm
