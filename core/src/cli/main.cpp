@@ -1,1 +1,113 @@
-int main() { return 0; }
+// The hlm command line: run / validate workflows, list plugins, and the internal `rank`
+// entry point that the multiproc and SLURM runners start once per rank.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "engine/run.h"
+#include "engine/run_directory.h"
+#include "hlm/errors.h"
+#include "metrics/metrics.h"
+#include "plugin/plugin_host.h"
+#include "train/dist_env.h"
+#include "train/rank_job.h"
+
+namespace {
+
+hlm::PluginHost load_plugins(const std::vector<std::string>& extra_dirs) {
+  hlm::PluginHost host;
+  auto dirs = extra_dirs;
+  for (const auto& d : hlm::PluginHost::default_search_path()) dirs.push_back(d);
+  host.load_all(dirs);
+  return host;
+}
+
+int list_plugins(const hlm::PluginHost& host) {
+  for (const auto& [key, info] : host.plugins()) {
+    std::printf("%-10s %-12s %-8s %s\n", info.kind.c_str(), info.name.c_str(), info.version.c_str(),
+                info.path.c_str());
+    if (!info.description.empty()) std::printf("    %s\n", info.description.c_str());
+    for (const auto& p : info.params)
+      std::printf("    %-16s %-8s default %-12s %s\n", p.name, p.type,
+                  p.default_json ? p.default_json : "(required)", p.help);
+  }
+  return 0;
+}
+
+int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
+  std::ifstream in(job_path);
+  if (!in) throw hlm::ConfigError(job_path + ": cannot read the rank job file");
+  const auto job = nlohmann::json::parse(in);
+  const auto env = hlm::DistEnv::from_environment();
+  hlm::metrics().set_labels(job.value("stage", "rank"), env.rank);
+  hlm::metrics().open_jsonl(job.at("out_dir").get<std::string>() + "/metrics.rank" +
+                            std::to_string(env.rank) + ".jsonl");
+  hlm::run_rank_job(job, host, env);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
+  app.require_subcommand(1);
+  std::vector<std::string> plugin_dirs;
+  app.add_option("--plugin-path", plugin_dirs, "extra folders to search for plugins");
+
+  std::string workflow_path, resume_dir, runs_dir, job_path;
+  std::vector<std::string> overrides;
+  bool dry_run = false;
+  int metrics_port = -1;
+  auto* run = app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
+  run->add_option("workflow", workflow_path, "workflow YAML file");
+  run->add_option("overrides", overrides, "stage.key=value overrides");
+  run->add_flag("--dry-run", dry_run, "print the resolved plan and stop");
+  run->add_option("--resume", resume_dir, "continue a failed or interrupted run directory");
+  run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)");
+  run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
+  auto* validate = app.add_subcommand("validate", "validate a workflow and exit");
+  validate->add_option("workflow", workflow_path, "workflow YAML file")->required();
+  validate->add_option("overrides", overrides, "stage.key=value overrides");
+  auto* plugins = app.add_subcommand("plugins", "list the plugins found, with their parameters");
+  auto* rank = app.add_subcommand("rank", "run one rank of a training job (used by runners)");
+  rank->add_option("job", job_path, "job JSON written by the launching stage")->required();
+  rank->group("");  // internal: hidden from --help
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const auto host = load_plugins(plugin_dirs);
+    if (*plugins) return list_plugins(host);
+    if (*rank) return run_rank(host, job_path);
+    const auto schema = hlm::build_schema(host);
+    if (*run && !resume_dir.empty()) {
+      workflow_path = resume_dir + "/workflow.resolved.yaml";
+      if (!std::filesystem::exists(workflow_path))
+        throw hlm::ConfigError(resume_dir + ": not a run directory (no workflow.resolved.yaml)");
+    }
+    if (workflow_path.empty()) throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
+    const auto wf = hlm::workflow::load_workflow(workflow_path, resume_dir.empty() ? overrides : std::vector<std::string>{}, schema);
+    if (*validate) {
+      std::printf("%s: valid (%zu stage instances)\n", workflow_path.c_str(), wf.stages.size());
+      return 0;
+    }
+    if (dry_run) {
+      std::fputs(hlm::workflow::dry_run_plan(wf, [&](const auto& instance, const auto& needed) {
+                   return hlm::stage_cache_key(instance, needed, host);
+                 }).c_str(), stdout);
+      return 0;
+    }
+    hlm::RunOptions options{overrides, runs_dir, resume_dir, metrics_port};
+    const std::string dir = hlm::run_workflow(wf, host, options);
+    std::printf("%s/report.md\n", dir.c_str());
+    return 0;
+  } catch (const hlm::ConfigError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

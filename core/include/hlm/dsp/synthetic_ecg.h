@@ -1,0 +1,52 @@
+// Synthetic ECG with ground truth: the ECGSYN model of McSharry et al. (IEEE TBME 50:289, 2003)
+// - Gaussian P, Q, R, S and T waves placed on a limit cycle whose angular speed follows an RR
+// tachogram - extended with premature ventricular beats and atrial fibrillation. Seeded and
+// deterministic, at any length and sampling rate.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hlm/ecg.h"
+
+namespace hlm::dsp {
+
+struct SyntheticEcgOptions {
+  double seconds = 300.0;
+  double sampling_hz = 360.0;
+  uint64_t seed = 0;
+  double heart_rate_bpm = 70.0;   // mean sinus rate
+  double rr_std_seconds = 0.04;   // sinus RR variability (LF 0.1 Hz + HF 0.25 Hz + jitter)
+  double pvc_rate = 0.0;          // probability that a beat is a premature ventricular one
+  double af_fraction = 0.0;       // share of the record's time in atrial fibrillation
+  double af_rate_bpm = 100.0;     // mean ventricular rate in AF
+  double noise_mv = 0.01;         // white measurement noise, standard deviation
+  double baseline_mv = 0.1;       // baseline wander amplitude (respiration + drift)
+  double gain_adu_per_mv = 200.0; // digital units per mV (format 16 semantics)
+  int leads = 2;                  // 1 or 2: an MLII-like lead and a V1-like lead
+};
+
+// Kinds of synthetic beat, with the MIT annotation codes they are written as.
+enum class SyntheticBeat : uint8_t { kNormal = 1, kPvc = 5 };
+
+// One generated beat: R-peak time and kind, and whether it falls in AF.
+struct SyntheticBeatTime {
+  double seconds = 0.0;
+  SyntheticBeat kind = SyntheticBeat::kNormal;
+  bool in_af = false;
+};
+
+// The beat train alone (no waveform): RR tachogram, PVC placement and AF episodes.
+struct SyntheticRhythm {
+  std::vector<SyntheticBeatTime> beats;
+  std::vector<std::pair<double, double>> af_episodes;  // [start, end) in seconds
+};
+SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& options);
+
+// A full record named `name`: digital int32 samples (kInvalidSample never occurs), one
+// SignalInfo per lead (format 16, the given gain, units mV), beat annotations (code 1 N,
+// 5 V) at each R peak and rhythm annotations (code 28, aux "(N" or "(AFIB") at sample 0 and
+// at every change, all sorted by sample. Throws ConfigError on out-of-range options.
+Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& options);
+
+}  // namespace hlm::dsp

@@ -1,0 +1,48 @@
+// Fixed-length, mean-free beat windows around R peaks (see hlm/dsp/beat_window.h).
+#include "hlm/dsp/beat_window.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "hlm/errors.h"
+
+namespace hlm::dsp {
+
+std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_hz,
+                                     const std::vector<int64_t>& r_peaks,
+                                     const BeatWindowOptions& options,
+                                     std::vector<float>* features) {
+  if (options.points < 2 || options.before_seconds < 0 || options.after_seconds < 0 ||
+      options.before_seconds + options.after_seconds <= 0)
+    throw ConfigError("beat window: points=" + std::to_string(options.points) +
+                      " before_seconds=" + std::to_string(options.before_seconds) +
+                      " after_seconds=" + std::to_string(options.after_seconds) +
+                      " (need points >= 2 and a window of positive length)");
+  const int m = options.points;
+  const double start = -options.before_seconds * sampling_hz;
+  const double step = (options.before_seconds + options.after_seconds) * sampling_hz / (m - 1);
+  std::vector<size_t> kept;
+  std::vector<double> w(m);
+  for (size_t b = 0; b < r_peaks.size(); ++b) {
+    const double first = double(r_peaks[b]) + start;
+    const double last = first + step * (m - 1);
+    if (n == 0 || first < 0.0 || last > double(n - 1)) continue;
+    double sum = 0.0;
+    for (int j = 0; j < m; ++j) {
+      const double t = first + step * j;
+      size_t i0 = static_cast<size_t>(t);
+      if (i0 >= n - 1) i0 = n > 1 ? n - 2 : 0;
+      const double f = n > 1 ? t - double(i0) : 0.0;
+      const double v = n > 1 ? x[i0] + f * (double(x[i0 + 1]) - x[i0]) : x[0];
+      w[j] = v;
+      sum += v;
+    }
+    const double mean = sum / m;
+    for (int j = 0; j < m; ++j) features->push_back(static_cast<float>(w[j] - mean));
+    kept.push_back(b);
+  }
+  return kept;
+}
+
+}  // namespace hlm::dsp

@@ -1,0 +1,24 @@
+// Second-order IIR sections (Butterworth by the bilinear transform) and zero-phase cascades:
+// the building blocks of the ECG filters and of the QRS detector's band-pass.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace hlm::dsp {
+
+// Transposed direct form II: y = b0 x + z1; z1 = b1 x - a1 y + z2; z2 = b2 x - a2 y.
+struct Biquad {
+  double b0 = 1, b1 = 0, b2 = 0, a1 = 0, a2 = 0;
+  double dc_gain() const { return (b0 + b1 + b2) / (1.0 + a1 + a2); }
+};
+
+Biquad butterworth_lowpass(double sampling_hz, double cutoff_hz);
+Biquad butterworth_highpass(double sampling_hz, double cutoff_hz);
+
+// Runs the cascade forward over x then backward (zero phase). The ends are extended by
+// pad_samples of odd reflection and each section starts in its steady state for the first
+// value, so a DC offset or a slope at the edges leaves no transient. out may equal x.
+void filtfilt(const std::vector<Biquad>& sections, const float* x, size_t n, size_t pad_samples,
+              float* out);
+
+}  // namespace hlm::dsp

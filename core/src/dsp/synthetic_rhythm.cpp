@@ -1,0 +1,84 @@
+// The beat train of the synthetic ECG: sinus RR with LF/HF variability, PVCs with a
+// compensatory pause, AF episodes with irregular RR (see hlm/dsp/synthetic_ecg.h).
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "dsp/synthetic_random.h"
+#include "hlm/dsp/synthetic_ecg.h"
+
+namespace hlm::dsp {
+
+namespace {
+constexpr double kTwoPi = 6.283185307179586;
+
+// AF episodes covering af_fraction of the record: about one per minute of AF, separated by
+// random stretches of sinus rhythm.
+std::vector<std::pair<double, double>> place_episodes(double seconds, double fraction, Random& rng) {
+  std::vector<std::pair<double, double>> out;
+  if (fraction <= 0.0) return out;
+  if (fraction >= 1.0) return {{0.0, seconds}};
+  const double af = fraction * seconds;
+  const int episodes = std::max(1, static_cast<int>(std::lround(af / 60.0)));
+  std::vector<double> cuts(episodes);
+  for (double& c : cuts) c = rng.unit();
+  std::sort(cuts.begin(), cuts.end());
+  const double gap_total = seconds - af, length = af / episodes;
+  double prev_cut = 0.0, t = 0.0;
+  for (int e = 0; e < episodes; ++e) {
+    t += (cuts[e] - prev_cut) * gap_total;
+    prev_cut = cuts[e];
+    out.emplace_back(t, t + length);
+    t += length;
+  }
+  return out;
+}
+}  // namespace
+
+SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
+  Random rng(o.seed ^ 0x5eed0001ULL);
+  SyntheticRhythm r;
+  r.af_episodes = place_episodes(o.seconds, o.af_fraction, rng);
+  auto in_af = [&](double t) {
+    for (const auto& e : r.af_episodes)
+      if (t >= e.first && t < e.second) return true;
+    return false;
+  };
+  // Sinus RR: mean plus a Mayer-wave (0.1 Hz) and a respiratory (0.25 Hz) oscillation and a
+  // little white jitter, which gives ECGSYN's bimodal RR spectrum.
+  const double rr_mean = 60.0 / o.heart_rate_bpm;
+  const double lf_phase = rng.unit() * kTwoPi, hf_phase = rng.unit() * kTwoPi;
+  const double lf = o.rr_std_seconds * 1.0, hf = o.rr_std_seconds * 0.8, jitter = o.rr_std_seconds * 0.3;
+  auto sinus_rr = [&](double t) {
+    const double v = rr_mean + lf * std::sin(kTwoPi * 0.1 * t + lf_phase) +
+                     hf * std::sin(kTwoPi * 0.25 * t + hf_phase) + jitter * rng.normal();
+    return std::max(0.3, v);
+  };
+  // AF: RR independent from beat to beat, log-normal around the AF rate (coefficient of
+  // variation about 0.25), never shorter than 0.28 s.
+  const double af_rr = 60.0 / o.af_rate_bpm;
+  auto af_rr_draw = [&] { return std::max(0.28, af_rr * std::exp(0.25 * rng.normal() - 0.03)); };
+
+  double t = 0.2 + rng.unit() * rr_mean;
+  bool last_pvc = true;  // no PVC as the very first beat
+  while (t < o.seconds) {
+    const bool af = in_af(t);
+    r.beats.push_back({t, SyntheticBeat::kNormal, af});
+    const double rr = af ? af_rr_draw() : sinus_rr(t);
+    if (!last_pvc && rng.unit() < o.pvc_rate) {
+      // Premature ventricular beat: coupled at 55-65 % of the RR; in sinus rhythm the next
+      // sinus beat keeps its timing (full compensatory pause).
+      const double v = t + rr * (0.55 + 0.1 * rng.unit());
+      if (v >= o.seconds) break;
+      r.beats.push_back({v, SyntheticBeat::kPvc, in_af(v)});
+      t = in_af(v) ? v + 1.15 * af_rr_draw() : t + 2.0 * rr;
+      last_pvc = true;
+      continue;
+    }
+    last_pvc = false;
+    t += rr;
+  }
+  return r;
+}
+
+}  // namespace hlm::dsp

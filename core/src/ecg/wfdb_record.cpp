@@ -1,0 +1,214 @@
+// Whole-record reading: header, every signal group decoded from one memory map in chunks,
+// checksums, invalid-sample markers, skew; then the annotations. Also lists a folder's records.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "ecg/wfdb_internal.h"
+#include "hlm/errors.h"
+#include "hlm/wfdb.h"
+
+namespace hlm::wfdb {
+namespace {
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+struct Group {
+  size_t first = 0, count = 0;
+  int samples_per_frame = 0;  // all signals of the group together
+  int max_skew = 0;
+  std::string path;
+};
+
+std::vector<Group> signal_groups(const std::string& dir, const Header& h) {
+  std::vector<Group> groups;
+  for (size_t s = 0; s < h.signals.size(); ++s) {
+    const SignalInfo& info = h.signals[s];
+    if (groups.empty() || h.signals[s - 1].file_name != info.file_name)
+      groups.push_back({s, 0, 0, 0, join(dir, info.file_name)});
+    Group& g = groups.back();
+    ++g.count;
+    g.samples_per_frame += info.samples_per_frame;
+    g.max_skew = std::max(g.max_skew, info.skew);
+  }
+  return groups;
+}
+
+// Copies one decoded chunk of interleaved frames into the per-signal vectors.
+void scatter(const Group& g, const Header& h, const int32_t* flat, int64_t f0, size_t nf,
+             std::vector<std::vector<int32_t>>& digital) {
+  const size_t ns = g.count;
+  if (static_cast<size_t>(g.samples_per_frame) == ns) {  // one sample per signal per frame
+    for (size_t k = 0; k < ns; ++k) {
+      int32_t* out = digital[g.first + k].data() + f0;
+      const int32_t* in = flat + k;
+      for (size_t f = 0; f < nf; ++f) out[f] = in[f * ns];
+    }
+    return;
+  }
+  std::vector<int32_t*> out(ns);
+  std::vector<int> spf(ns);
+  for (size_t k = 0; k < ns; ++k) {
+    spf[k] = h.signals[g.first + k].samples_per_frame;
+    out[k] = digital[g.first + k].data() + f0 * spf[k];
+  }
+  for (size_t f = 0; f < nf; ++f)
+    for (size_t k = 0; k < ns; ++k)
+      for (int j = 0; j < spf[k]; ++j) *out[k]++ = *flat++;
+}
+
+// Format 8 accumulation, checksum, invalid markers and deskew, in one pass per signal.
+void finish_signal(const Header& h, size_t s, const std::string& path, int64_t frames, bool verify,
+                   std::vector<int32_t>& v) {
+  const SignalInfo& info = h.signals[s];
+  const size_t n = static_cast<size_t>(frames) * info.samples_per_frame;
+  if (info.format == 8) {
+    int32_t acc = info.initial_value;
+    for (int32_t& x : v) x = acc += x;
+  }
+  bool has_invalid = false;
+  const int32_t invalid = invalid_raw_value(info.format, &has_invalid);
+  uint32_t sum = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i < n) sum += static_cast<uint32_t>(v[i]);
+    if (has_invalid && v[i] == invalid) v[i] = kInvalidSample;
+  }
+  if (verify && h.frames > 0 && h.checksum_given[s] && info.checksum != 0 &&
+      (sum & 0xFFFFu) != (static_cast<uint32_t>(info.checksum) & 0xFFFFu))
+    spdlog::warn(
+        "{}: signal {} ({}) checksum mismatch: header {} says {}, the samples sum to {}"
+        " (the signal file may be corrupt or the header stale)",
+        path, s, info.description, h.path, info.checksum, static_cast<int16_t>(sum & 0xFFFFu));
+  if (info.skew > 0) {
+    const size_t drop = std::min(v.size(), static_cast<size_t>(info.skew) * info.samples_per_frame);
+    v.erase(v.begin(), v.begin() + drop);
+  }
+  v.resize(n, kInvalidSample);
+}
+
+void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Record& r) {
+  const SignalInfo& first = h.signals[g.first];
+  const int fmt = first.format;
+  for (size_t k = 0; k < g.count; ++k)
+    r.digital[g.first + k].assign(
+        static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
+  if (fmt == 0) return;  // a null signal: every sample invalid
+  if (!is_supported_format(fmt))
+    throw DataError(g.path + ": signal format " + std::to_string(fmt) +
+                    " (FLAC) is not "
+                    "supported (convert the record to format 16 with WFDB's xform)");
+  const MappedFile file(g.path);
+  const uint64_t offset = static_cast<uint64_t>(first.byte_offset);
+  const uint64_t avail = file.size() > offset ? file.size() - offset : 0;
+  const uint64_t spf = static_cast<uint64_t>(g.samples_per_frame);
+  const uint64_t need = bytes_for_samples(fmt, static_cast<uint64_t>(frames) * spf);
+  if (avail < need)
+    throw DataError(g.path + ": truncated: " + std::to_string(frames) + " frames of format " +
+                    std::to_string(fmt) + " need " + std::to_string(need) + " bytes after byte " +
+                    "offset " + std::to_string(offset) + " but the file holds " +
+                    std::to_string(avail) + " (fetch the file again, or fix the frame count in " +
+                    h.path + ")");
+  // Skewed signals need frames past the record's end, when the file has them.
+  const int64_t in_file = static_cast<int64_t>(samples_in_bytes(fmt, avail) / spf);
+  const int64_t decode_frames = std::min<int64_t>(frames + g.max_skew, in_file);
+  if (g.max_skew > 0)
+    for (size_t k = 0; k < g.count; ++k)
+      r.digital[g.first + k].resize(static_cast<size_t>(decode_frames) *
+                                    h.signals[g.first + k].samples_per_frame);
+  // Chunks of 6 * 4096 frames start on a packed-group boundary for every format.
+  constexpr int64_t kChunkFrames = 6 * 4096;
+  const uint8_t* stream = file.data() + offset;
+  std::vector<int32_t> flat(static_cast<size_t>(kChunkFrames * spf));
+  for (int64_t f0 = 0; f0 < decode_frames; f0 += kChunkFrames) {
+    const size_t nf = static_cast<size_t>(std::min(kChunkFrames, decode_frames - f0));
+    decode_samples(fmt, stream, avail, static_cast<uint64_t>(f0) * spf, nf * spf, flat.data());
+    scatter(g, h, flat.data(), f0, nf, r.digital);
+  }
+  for (size_t k = 0; k < g.count; ++k)
+    finish_signal(h, g.first + k, g.path, frames, verify, r.digital[g.first + k]);
+}
+
+void read_signals(const std::string& dir, const Header& h, bool verify, Record& r) {
+  const std::vector<Group> groups = signal_groups(dir, h);
+  size_t with_files = 0;
+  std::vector<const Group*> missing;
+  for (const Group& g : groups) {
+    if (h.signals[g.first].format == 0) continue;
+    ++with_files;
+    if (!file_exists(g.path)) missing.push_back(&g);
+  }
+  if (with_files > 0 && missing.size() == with_files) return;  // annotation-only record
+  if (!missing.empty())
+    throw DataError(missing.front()->path + ": signal file of record " + r.name +
+                    " is missing "
+                    "while its other signal files exist (fetch the complete record)");
+  int64_t frames = h.frames;
+  if (frames == 0 && with_files > 0) {  // no length in the header: as long as the files allow
+    frames = INT64_MAX;
+    for (const Group& g : groups) {
+      const int fmt = h.signals[g.first].format;
+      if (fmt == 0 || !is_supported_format(fmt)) continue;
+      const uint64_t size = std::filesystem::file_size(g.path);
+      const uint64_t offset = static_cast<uint64_t>(h.signals[g.first].byte_offset);
+      const uint64_t avail = size > offset ? size - offset : 0;
+      frames = std::min<int64_t>(frames, samples_in_bytes(fmt, avail) / g.samples_per_frame);
+    }
+    if (frames == INT64_MAX) frames = 0;
+  }
+  r.frames = frames;
+  r.digital.assign(h.signals.size(), {});
+  for (const Group& g : groups) read_group(h, g, frames, verify, r);
+}
+
+}  // namespace
+
+Record read_record(const std::string& dir, const std::string& name, const ReadOptions& options) {
+  const std::string base = join(dir, name);
+  const Header h = read_header(base + ".hea");
+  Record r;
+  r.name = name;
+  r.source = h.path;
+  r.sampling_hz = h.sampling_hz;
+  r.counter_hz = h.counter_hz;
+  r.frames = h.frames;
+  r.signals = h.signals;
+  r.comments = h.comments;
+  if (options.read_signals && !h.signals.empty()) read_signals(dir, h, options.verify_checksums, r);
+  if (!options.annotator.empty()) {
+    const std::string path = base + "." + options.annotator;
+    if (file_exists(path)) r.annotations = read_annotations(path);
+  }
+  return r;
+}
+
+std::vector<std::string> list_records(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw DataError(dir + ": not a directory (check the dataset's dir parameter)");
+  std::vector<std::string> names;
+  std::ifstream listing(join(dir, "RECORDS"));
+  if (listing) {
+    std::string line;
+    while (std::getline(listing, line)) {
+      const size_t a = line.find_first_not_of(" \t\r");
+      if (a == std::string::npos || line[a] == '#') continue;
+      const std::string name = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
+      if (file_exists(join(dir, name + ".hea"))) names.push_back(name);
+    }
+  } else {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".hea")
+        names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace hlm::wfdb

@@ -1,0 +1,190 @@
+// The stage engine (see run.h).
+#include "engine/run.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/run_directory.h"
+#include "engine/stage.h"
+#include "hlm/errors.h"
+#include "hlm/util.h"
+#include "metrics/metrics.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+
+workflow::Schema build_schema(const PluginHost& plugins) {
+  workflow::Schema schema;
+  for (const auto& kind : stage_kinds()) schema.add_stage_kind(kind.kind, kind.params);
+  for (const auto& [key, info] : plugins.plugins()) {
+    std::vector<workflow::ParamSpec> params;
+    for (const auto& decl : info.params) params.push_back(workflow::from_decl(decl));
+    schema.add_plugin(info.kind, info.name, params);
+  }
+  return schema;
+}
+
+// Every {"plugin": name} block in the params, with the plugin kind from the param's type.
+static void collect_plugins(const nlohmann::json& value, const std::string& type,
+                            const PluginHost& plugins, std::string& out) {
+  const std::string prefix = type.rfind("list:", 0) == 0 ? type.substr(5) : type;
+  if (prefix.rfind("plugin:", 0) != 0) return;
+  const std::string kind = prefix.substr(7);
+  auto add = [&](const nlohmann::json& block) {
+    const auto& info = plugins.get(kind, block.at("plugin"));
+    out += info.kind + "/" + info.name + "@" + info.version + ";";
+  };
+  if (value.is_array())
+    for (const auto& block : value) add(block);
+  else if (value.is_object())
+    add(value);
+}
+
+std::string stage_cache_key(const workflow::StageInstance& instance,
+                            const std::map<std::string, std::string>& needed_keys,
+                            const PluginHost& plugins) {
+  const StageKind& kind = stage_kind(instance.kind);
+  std::string text = kind.kind + "@" + kind.version + "|" HLM_VERSION "|" +
+                     workflow::canonical_json(instance.params) + "|";
+  for (const auto& spec : kind.params)
+    if (instance.params.contains(spec.name))
+      collect_plugins(instance.params.at(spec.name), spec.type, plugins, text);
+  for (const auto& need : instance.needs) text += "|" + need + "=" + needed_keys.at(need);
+  return hex64(fnv1a64(text));
+}
+
+namespace {
+
+void start_logging(const std::string& run_dir) {
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(run_dir + "/hlm.log");
+  console->set_pattern("%^%v%$");
+  file->set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] %v");
+  auto logger = std::make_shared<spdlog::logger>("hlm", spdlog::sinks_init_list{console, file});
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", s);
+  return buf;
+}
+
+std::string report(const workflow::Workflow& wf, const std::string& run_dir,
+                   const std::vector<nlohmann::json>& manifests) {
+  std::string md = "# " + wf.name + "\n\nRun directory: `" + run_dir + "`\n\n" +
+                   "| stage | kind | status | seconds |\n|---|---|---|---|\n";
+  for (const auto& m : manifests) {
+    char row[256];
+    std::snprintf(row, sizeof(row), "| %s | %s | %s | %.2f |\n", m.value("id", "").c_str(),
+                  m.value("kind", "").c_str(),
+                  m.contains("reused_from") ? "cached" : m.value("status", "").c_str(),
+                  m.value("seconds", 0.0));
+    md += row;
+  }
+  for (const auto& m : manifests)
+    md += "\n## " + m.value("id", "") + " (" + m.value("kind", "") + ")\n\n" +
+          m.value("report_md", "") + "\n";
+  return md;
+}
+
+}  // namespace
+
+std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
+                         const RunOptions& options) {
+  const std::string runs_dir = fs::absolute(
+      !options.runs_dir.empty() ? options.runs_dir : wf.settings.value("runs_dir", std::string("runs"))).lexically_normal().string();
+  const std::string resolved = wf.resolved_yaml();
+  const std::string run_dir = options.resume_dir.empty()
+                                  ? new_run_directory(runs_dir, wf.name, resolved + utc_timestamp())
+                                  : fs::absolute(options.resume_dir).lexically_normal().string();
+  if (options.resume_dir.empty()) {
+    write_text_atomic(run_dir + "/workflow.resolved.yaml", resolved);
+    std::string overrides;
+    for (const auto& o : options.overrides) overrides += o + "\n";
+    write_text_atomic(run_dir + "/overrides.txt", overrides);
+  }
+  start_logging(run_dir);
+  metrics().set_labels(fs::path(run_dir).filename().string(), 0);
+  metrics().open_jsonl(run_dir + "/metrics.jsonl");
+  const int port = options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
+  const int bound = metrics().start_exposer(port);
+  write_file_sd(runs_dir + "/targets/" + wf.name + ".json", {"127.0.0.1:" + std::to_string(bound)},
+                {{"workflow", wf.name}, {"run", fs::path(run_dir).filename().string()}});
+  spdlog::info("hlm {}: workflow '{}', run directory {}", HLM_VERSION, wf.name, run_dir);
+  spdlog::info("metrics: http://127.0.0.1:{}/metrics", bound);
+
+  std::map<std::string, std::string> keys;
+  std::map<std::string, nlohmann::json> manifests;
+  std::vector<nlohmann::json> ordered;
+  const size_t total = wf.stages.size();
+  for (size_t i = 0; i < total; ++i) {
+    const auto& instance = wf.stages[i];
+    const std::string key = stage_cache_key(instance, keys, plugins);
+    keys[instance.id] = key;
+    const std::string stage_dir = run_dir + "/" + instance.id;
+    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + instance.id;
+    fs::create_directories(stage_dir);
+    auto previous = read_json(stage_dir + "/manifest.json");
+    std::optional<std::string> cached;
+    if (previous && previous->value("status", "") == "done" && previous->value("cache_key", "") == key)
+      cached = stage_dir;  // resuming: this run already finished it
+    else
+      cached = cached_stage_dir(runs_dir, key);
+    if (cached) {
+      nlohmann::json m = *read_json(*cached + "/manifest.json");
+      if (*cached != stage_dir) m["reused_from"] = *cached;
+      write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+      spdlog::info("{}: reused from cache ({})", tag, *cached);
+      manifests[instance.id] = m;
+      ordered.push_back(m);
+      continue;
+    }
+    nlohmann::json m = {{"id", instance.id}, {"kind", instance.kind}, {"cache_key", key},
+                        {"params", instance.params}, {"needs", instance.needs},
+                        {"matrix", instance.matrix_values}, {"status", "running"},
+                        {"started_at", utc_timestamp()}};
+    write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+    spdlog::info("{} ({}) ...", tag, instance.kind);
+    StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr};
+    for (const auto& need : instance.needs) ctx.inputs[need] = manifests.at(need);
+    ctx.progress = [&](const std::string& line) { spdlog::info("{}: {}", tag, line); };
+    const double start = now_seconds();
+    try {
+      StageOutput out = stage_kind(instance.kind).run(ctx);
+      m["artifacts"] = out.artifacts;
+      m["results"] = out.results;
+      m["report_md"] = out.report_md;
+      m["status"] = "done";
+    } catch (const std::exception& e) {
+      m["status"] = "failed";
+      m["error"] = e.what();
+    }
+    const double seconds = now_seconds() - start;
+    m["finished_at"] = utc_timestamp();
+    m["seconds"] = seconds;
+    write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+    metrics().stage_finished(instance.id, seconds);
+    if (m["status"] != "done") {
+      spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds), m["error"].get<std::string>());
+      throw Error("stage '" + instance.id + "' failed; fix the cause and continue with: hlm run --resume " + run_dir);
+    }
+    remember_stage(runs_dir, key, stage_dir);
+    spdlog::info("{} done in {}", tag, format_seconds(seconds));
+    manifests[instance.id] = m;
+    ordered.push_back(m);
+  }
+  write_text_atomic(run_dir + "/report.md", report(wf, run_dir, ordered));
+  spdlog::info("report: {}/report.md", run_dir);
+  metrics().close_jsonl();
+  return run_dir;
+}
+
+}  // namespace hlm

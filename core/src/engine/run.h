@@ -1,0 +1,34 @@
+// Runs a validated workflow: creates the run directory, reuses cached stages, runs the rest
+// in order, writes a manifest per stage and report.md at the end.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugin/plugin_host.h"
+#include "workflow/workflow.h"
+
+namespace hlm {
+
+struct RunOptions {
+  std::vector<std::string> overrides;  // as given on the command line, recorded in the run dir
+  std::string runs_dir;                // "" = settings.runs_dir or "runs"
+  std::string resume_dir;              // continue this run directory instead of a new one
+  int metrics_port = -1;               // -1 = settings.metrics_port; 0 = any free port
+};
+
+// Stage kinds and plugin parameters, for validation.
+workflow::Schema build_schema(const PluginHost& plugins);
+
+// Hash of the stage kind and version, resolved params, the keys of needed stages and the
+// name + version of every plugin the params name.
+std::string stage_cache_key(const workflow::StageInstance& instance,
+                            const std::map<std::string, std::string>& needed_keys,
+                            const PluginHost& plugins);
+
+// Returns the run directory. Throws hlm::Error when a stage fails (the run directory keeps
+// what finished; `hlm run --resume DIR` continues it).
+std::string run_workflow(const workflow::Workflow& workflow, const PluginHost& plugins,
+                         const RunOptions& options);
+
+}  // namespace hlm

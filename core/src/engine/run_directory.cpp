@@ -1,0 +1,84 @@
+// Run directory files and the stage cache index (see run_directory.h).
+#include "engine/run_directory.h"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hlm/util.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string new_run_directory(const std::string& runs_dir, const std::string& workflow_name,
+                              const std::string& content) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+  const std::string base = runs_dir + "/" + workflow_name + "/" + stamp + "-" +
+                           hex64(fnv1a64(content)).substr(0, 8);
+  std::string dir = base;
+  for (int n = 2; fs::exists(dir); ++n) dir = base + "." + std::to_string(n);
+  fs::create_directories(dir);
+  return fs::absolute(dir).lexically_normal().string();
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  fs::rename(tmp, path);
+}
+
+std::optional<nlohmann::json> read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+static bool artifacts_exist(const nlohmann::json& artifacts) {
+  for (const auto& [name, path] : artifacts.items()) {
+    if (!path.is_string()) continue;
+    const std::string p = path;
+    // A classifier is a prefix of two files (.model, .head).
+    if (!fs::exists(p) && !fs::exists(p + ".model")) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const std::string& key) {
+  std::ifstream in(runs_dir + "/.cache/" + key);
+  std::string dir;
+  if (!in || !std::getline(in, dir)) return std::nullopt;
+  auto manifest = read_json(dir + "/manifest.json");
+  if (!manifest || manifest->value("status", "") != "done" ||
+      manifest->value("cache_key", "") != key || !artifacts_exist(manifest->value("artifacts", nlohmann::json::object())))
+    return std::nullopt;
+  return dir;
+}
+
+void remember_stage(const std::string& runs_dir, const std::string& key, const std::string& stage_dir) {
+  fs::create_directories(runs_dir + "/.cache");
+  write_text_atomic(runs_dir + "/.cache/" + key, stage_dir + "\n");
+}
+
+}  // namespace hlm

@@ -1,0 +1,56 @@
+// The contract between the engine and a stage kind: a stage reads its resolved params and the
+// manifests of the stages it needs, writes artifacts into its own folder and returns what it
+// made. Stage kinds are registered explicitly in stage_registry.cpp.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plugin/plugin_host.h"
+#include "workflow/workflow.h"
+
+namespace hlm {
+
+struct StageContext {
+  const workflow::StageInstance& instance;
+  const workflow::Workflow& workflow;
+  const PluginHost& plugins;
+  std::string run_dir;
+  std::string stage_dir;                          // this stage's outputs
+  std::map<std::string, nlohmann::json> inputs;   // needed instance id -> its manifest
+  std::function<void(const std::string&)> progress;  // one short line for the console
+
+  const nlohmann::json& params() const { return instance.params; }
+  // The manifest of the one needed stage of this kind; ConfigError naming the stage if there
+  // is none (or several, unless allow_many, then the first).
+  const nlohmann::json& input_of_kind(const std::string& kind) const;
+  std::vector<const nlohmann::json*> inputs_of_kind(const std::string& kind) const;
+};
+
+struct StageOutput {
+  nlohmann::json artifacts = nlohmann::json::object();  // name -> absolute path
+  nlohmann::json results = nlohmann::json::object();    // numbers for reports and tests
+  std::string report_md;                                // this stage's section of report.md
+};
+
+struct StageKind {
+  std::string kind;
+  std::string version;  // bump when outputs change for the same params: part of the cache key
+  std::vector<workflow::ParamSpec> params;
+  std::function<StageOutput(StageContext&)> run;
+};
+
+const std::vector<StageKind>& stage_kinds();
+const StageKind& stage_kind(const std::string& kind);
+
+// Stage kinds, one source file each under core/src/stages/.
+StageKind tokenize_stage();
+StageKind pretrain_stage();
+StageKind finetune_stage();
+StageKind evaluate_stage();
+StageKind scale_analysis_stage();
+
+}  // namespace hlm

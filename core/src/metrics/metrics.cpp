@@ -1,0 +1,251 @@
+// Metrics: prometheus-cpp families behind a small typed API, plus the metrics.jsonl mirror.
+#include "metrics/metrics.h"
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Labels;
+
+double unix_seconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+Family<Gauge>& gauge(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+Family<Counter>& counter(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+
+// Step times run from a few ms (tiny CPU models) to minutes (large ones on one CPU core).
+const Histogram::BucketBoundaries kStepBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                  0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0,
+                                                  60.0,  120.0,  300.0};
+
+}  // namespace
+
+struct Metrics::Impl {
+  // Computes the memory gauge when Prometheus scrapes, so it is fresh without a timer thread.
+  class ProcessCollector : public prometheus::Collectable {
+   public:
+    explicit ProcessCollector(const Impl& impl) : impl_(impl) {}
+    std::vector<prometheus::MetricFamily> Collect() const override {
+      prometheus::MetricFamily f;
+      f.name = "hlm_process_resident_memory_bytes";
+      f.help = "Resident memory of this process";
+      f.type = prometheus::MetricType::Gauge;
+      prometheus::ClientMetric m;
+      for (const auto& [name, value] : impl_.labels("")) m.label.push_back({name, value});
+      m.gauge.value = static_cast<double>(process_resident_memory_bytes());
+      f.metric.push_back(std::move(m));
+      return {f};
+    }
+
+   private:
+    const Impl& impl_;
+  };
+
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Registry& r = *registry;
+  Family<Gauge>& build_info = gauge(r, "hlm_build_info", "hlm build; the value is always 1");
+  Family<Gauge>& stage_duration =
+      gauge(r, "hlm_stage_duration_seconds", "Wall time of the last finished run of a stage");
+  Family<Counter>& tokenize_beats = counter(r, "hlm_tokenize_beats_total", "Beats tokenized");
+  Family<Counter>& train_steps = counter(r, "hlm_train_steps_total", "Optimizer steps taken");
+  Family<Counter>& train_tokens = counter(r, "hlm_train_tokens_total", "Tokens trained on");
+  Family<Gauge>& train_loss = gauge(r, "hlm_train_loss", "Training loss of the last step");
+  Family<Gauge>& eval_loss = gauge(r, "hlm_eval_loss", "Loss of the last evaluation");
+  Family<Gauge>& learning_rate = gauge(r, "hlm_train_learning_rate", "Learning rate");
+  Family<Gauge>& grad_norm = gauge(r, "hlm_train_grad_norm", "Gradient norm before clipping");
+  Family<Histogram>& step_duration =
+      prometheus::BuildHistogram().Name("hlm_train_step_duration_seconds")
+          .Help("Wall time of one optimizer step").Register(r);
+  Family<Counter>& data_wait =
+      counter(r, "hlm_data_wait_seconds_total", "Time spent waiting for training batches");
+  Family<Counter>& allreduce =
+      counter(r, "hlm_allreduce_seconds_total", "Time spent in gradient all-reduce");
+  Family<Gauge>& mfu = gauge(r, "hlm_train_mfu_ratio", "Model FLOPs utilisation (0-1)");
+  Family<Gauge>& last_step =
+      gauge(r, "hlm_last_step_timestamp_seconds", "Unix time of the last optimizer step");
+  Family<Gauge>& checkpoint =
+      gauge(r, "hlm_checkpoint_duration_seconds", "Wall time of the last checkpoint write");
+  std::shared_ptr<ProcessCollector> process = std::make_shared<ProcessCollector>(*this);
+
+  // Guards run, rank and jsonl. Scrapes take it (ProcessCollector), so it is never held
+  // while calling into the exposer: that would invert the exposer's own lock order.
+  mutable std::mutex mutex;
+  std::string run;
+  int rank = 0;
+  std::FILE* jsonl = nullptr;
+  mutable std::mutex exposer_mutex;  // exposer, port
+  int port = 0;
+  // Reset first in ~Impl, so no scrape runs against a half-destroyed Impl.
+  std::unique_ptr<prometheus::Exposer> exposer;
+
+  ~Impl() {
+    exposer.reset();
+    if (jsonl != nullptr) std::fclose(jsonl);
+  }
+
+  Labels labels(const std::string& stage) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    Labels l{{"rank", std::to_string(rank)}};
+    if (!run.empty()) l["run"] = run;  // an empty label would hide the file_sd target label
+    if (!stage.empty()) l["stage"] = stage;
+    return l;
+  }
+
+  // One JSON line per (name, value), all stamped with the same time; flushed together.
+  void write_jsonl(const Labels& labels, const std::vector<std::pair<const char*, double>>& values,
+                   const nlohmann::json& extra = nlohmann::json::object()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (jsonl == nullptr) return;
+    const double t = unix_seconds();
+    for (const auto& [name, value] : values) {
+      nlohmann::json j = {{"t", t}, {"name", name}, {"value", value}};
+      for (const auto& [k, v] : labels) j[k] = k == "rank" ? nlohmann::json(rank) : nlohmann::json(v);
+      j.update(extra);
+      const std::string line = j.dump() + "\n";
+      std::fwrite(line.data(), 1, line.size(), jsonl);
+    }
+    std::fflush(jsonl);
+  }
+};
+
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) {
+  impl_->build_info
+      .Add({{"version", HLM_VERSION}, {"torch", HLM_TORCH_VERSION},
+            {"cuda", HLM_WITH_CUDA ? "true" : "false"}})
+      .Set(1);
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::set_labels(const std::string& run, int rank) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->run = run;
+  impl_->rank = rank;
+}
+
+int Metrics::start_exposer(int port, const std::string& bind_address) {
+  std::lock_guard<std::mutex> lock(impl_->exposer_mutex);
+  if (impl_->exposer) throw InternalError("metrics exposer started twice");
+  const std::string address = bind_address + ":" + std::to_string(port);
+  try {
+    impl_->exposer = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    throw ConfigError("cannot serve metrics on " + address + ": " + e.what() +
+                      "; set another metrics port, or 0 for any free port");
+  }
+  impl_->exposer->RegisterCollectable(impl_->registry);
+  impl_->exposer->RegisterCollectable(impl_->process);
+  const std::vector<int> ports = impl_->exposer->GetListeningPorts();
+  impl_->port = ports.empty() ? port : ports.front();
+  return impl_->port;
+}
+
+int Metrics::exposer_port() const {
+  std::lock_guard<std::mutex> lock(impl_->exposer_mutex);
+  return impl_->port;
+}
+
+void Metrics::open_jsonl(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) throw DataError(path + ": cannot open metrics log for appending");
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->jsonl != nullptr) std::fclose(impl_->jsonl);
+  impl_->jsonl = f;
+}
+
+void Metrics::close_jsonl() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->jsonl != nullptr) std::fclose(impl_->jsonl);
+  impl_->jsonl = nullptr;
+}
+
+void Metrics::train_step(const TrainStep& s) {
+  Impl& m = *impl_;
+  const Labels l = m.labels(s.stage);
+  Counter& steps = m.train_steps.Add(l);
+  Counter& tokens = m.train_tokens.Add(l);
+  Counter& wait = m.data_wait.Add(l);
+  Counter& reduce = m.allreduce.Add(l);
+  steps.Increment();
+  tokens.Increment(static_cast<double>(s.tokens));
+  wait.Increment(s.data_wait_seconds);
+  reduce.Increment(s.allreduce_seconds);
+  m.train_loss.Add(l).Set(s.loss);
+  m.learning_rate.Add(l).Set(s.learning_rate);
+  m.grad_norm.Add(l).Set(s.grad_norm);
+  m.step_duration.Add(l, kStepBuckets).Observe(s.step_seconds);
+  const double now = unix_seconds();
+  m.last_step.Add(l).Set(now);
+  std::vector<std::pair<const char*, double>> values = {
+      {"hlm_train_loss", s.loss},
+      {"hlm_train_learning_rate", s.learning_rate},
+      {"hlm_train_grad_norm", s.grad_norm},
+      {"hlm_train_step_duration_seconds", s.step_seconds},
+      {"hlm_train_steps_total", steps.Value()},
+      {"hlm_train_tokens_total", tokens.Value()},
+      {"hlm_data_wait_seconds_total", wait.Value()},
+      {"hlm_allreduce_seconds_total", reduce.Value()}};
+  if (s.mfu_ratio >= 0) {
+    m.mfu.Add(l).Set(s.mfu_ratio);
+    values.emplace_back("hlm_train_mfu_ratio", s.mfu_ratio);
+  }
+  m.write_jsonl(l, values, {{"step", s.step}});
+}
+
+void Metrics::eval_loss(const std::string& stage, double loss, uint64_t step) {
+  const Labels l = impl_->labels(stage);
+  impl_->eval_loss.Add(l).Set(loss);
+  impl_->write_jsonl(l, {{"hlm_eval_loss", loss}}, {{"step", step}});
+}
+
+void Metrics::tokenize_beats(const std::string& stage, uint64_t beats) {
+  const Labels l = impl_->labels(stage);
+  Counter& c = impl_->tokenize_beats.Add(l);
+  c.Increment(static_cast<double>(beats));
+  impl_->write_jsonl(l, {{"hlm_tokenize_beats_total", c.Value()}});
+}
+
+void Metrics::stage_finished(const std::string& stage, double seconds) {
+  const Labels l = impl_->labels(stage);
+  impl_->stage_duration.Add(l).Set(seconds);
+  impl_->write_jsonl(l, {{"hlm_stage_duration_seconds", seconds},
+                         {"hlm_process_resident_memory_bytes",
+                          static_cast<double>(process_resident_memory_bytes())}});
+}
+
+void Metrics::checkpoint_written(const std::string& stage, double seconds) {
+  const Labels l = impl_->labels(stage);
+  impl_->checkpoint.Add(l).Set(seconds);
+  impl_->write_jsonl(l, {{"hlm_checkpoint_duration_seconds", seconds}});
+}
+
+Metrics& metrics() {
+  // Never destroyed: threads still running at exit may report, and every update is flushed.
+  static Metrics* instance = new Metrics();
+  return *instance;
+}
+
+}  // namespace hlm

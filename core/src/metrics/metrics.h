@@ -1,0 +1,77 @@
+// Process-wide metrics: Prometheus series for live dashboards, mirrored to metrics.jsonl so
+// reports and plots work without a Prometheus server. Thread-safe; usable with no exposer.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+// One optimizer step on one rank. Times are seconds spent in this step.
+struct TrainStep {
+  std::string stage;
+  uint64_t step = 0;
+  double loss = 0.0;
+  double learning_rate = 0.0;
+  double grad_norm = 0.0;
+  uint64_t tokens = 0;  // tokens this rank consumed in the step
+  double step_seconds = 0.0;
+  double data_wait_seconds = 0.0;
+  double allreduce_seconds = 0.0;
+  double mfu_ratio = -1.0;  // model FLOPs utilisation in [0, 1]; < 0 when unknown
+};
+
+// Series (all names hlm_*, labels run, rank and, where it applies, stage):
+//   hlm_build_info{version,torch,cuda} 1           hlm_stage_duration_seconds       gauge
+//   hlm_tokenize_beats_total                        hlm_train_steps_total
+//   hlm_train_tokens_total                          hlm_train_loss, hlm_eval_loss     gauges
+//   hlm_train_learning_rate, hlm_train_grad_norm    hlm_train_step_duration_seconds histogram
+//   hlm_data_wait_seconds_total                     hlm_allreduce_seconds_total
+//   hlm_train_mfu_ratio                             hlm_last_step_timestamp_seconds  (unix)
+//   hlm_checkpoint_duration_seconds                 hlm_process_resident_memory_bytes
+// The memory gauge is read from /proc/self/statm at scrape time.
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Labels every later series with the run id and this process's rank (default "", 0).
+  void set_labels(const std::string& run, int rank);
+  // Serves /metrics on bind_address:port (port 0 = any free port) and returns the bound port.
+  // Throws hlm::ConfigError when the port is taken. One exposer per Metrics.
+  int start_exposer(int port, const std::string& bind_address = "127.0.0.1");
+  int exposer_port() const;  // 0 when no exposer runs
+
+  // Appends one JSON line per updated value to path (created or appended to, flushed per
+  // update): {"t": unix_seconds, "name": ..., "value": ..., "run": ..., "rank": ..., ...}.
+  // Rank 0 writes <run dir>/metrics.jsonl; other ranks may use metrics.rank<N>.jsonl.
+  void open_jsonl(const std::string& path);
+  void close_jsonl();
+
+  void train_step(const TrainStep& s);
+  void eval_loss(const std::string& stage, double loss, uint64_t step = 0);
+  void tokenize_beats(const std::string& stage, uint64_t beats);
+  void stage_finished(const std::string& stage, double seconds);
+  void checkpoint_written(const std::string& stage, double seconds);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The registry stages and the trainer report to.
+Metrics& metrics();
+
+// Resident set size of this process in bytes (0 when /proc is unavailable).
+uint64_t process_resident_memory_bytes();
+
+// Writes a Prometheus file_sd target file (atomically: tmp + rename, since Prometheus watches
+// it): [{"targets": ["host:port", ...], "labels": {...}}].
+void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
+                   const std::map<std::string, std::string>& labels);
+
+}  // namespace hlm

@@ -1,0 +1,42 @@
+// Files around metrics: process memory from /proc and Prometheus file_sd target files.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "hlm/errors.h"
+#include "metrics/metrics.h"
+
+namespace hlm {
+
+uint64_t process_resident_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size_pages = 0, resident_pages = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size_pages, &resident_pages);
+  std::fclose(f);
+  if (n != 2) return 0;
+  return resident_pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
+                   const std::map<std::string, std::string>& labels) {
+  const nlohmann::json doc = nlohmann::json::array({{{"targets", targets}, {"labels", labels}}});
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  // Prometheus re-reads the file on change; a rename means it never sees half a document.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    if (!out.flush()) throw DataError(tmp + ": cannot write Prometheus target file");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw DataError(tmp + ": cannot rename to " + path + ": " + ec.message());
+}
+
+}  // namespace hlm

@@ -1,0 +1,139 @@
+// Plugin discovery and loading with dlopen; ABI and fingerprint checks come before any call
+// into the plugin beyond reading its descriptor.
+#include "plugin/plugin_host.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "hlm/errors.h"
+#include "hlm/util.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+
+struct LoadedLibrary {
+  void* handle = nullptr;
+  ~LoadedLibrary() {
+    if (handle) dlclose(handle);
+  }
+};
+
+const char* host_fingerprint() { return HLM_BUILD_FINGERPRINT; }
+
+std::vector<std::string> PluginHost::default_search_path() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("HLM_PLUGIN_PATH")) {
+    std::string list = env;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) dirs.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    dirs.push_back((exe.parent_path().parent_path() / "plugins").string());  // build tree
+    dirs.push_back((exe.parent_path().parent_path() / "lib/hlm/plugins").string());  // install
+  }
+  dirs.push_back(HLM_PLUGIN_BUILD_DIR);
+  // The same folder reached twice (build tree via exe and via the compiled-in path) is one.
+  std::vector<std::string> unique;
+  for (const auto& d : dirs) {
+    const std::string canonical = fs::weakly_canonical(d, ec).string();
+    if (std::find(unique.begin(), unique.end(), canonical) == unique.end())
+      unique.push_back(canonical);
+  }
+  return unique;
+}
+
+void PluginHost::load_all(const std::vector<std::string>& directories) {
+  for (const auto& dir : directories) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind("libhlm_plugin_", 0) == 0 && entry.path().extension() == ".so")
+        files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) load_library(f);
+  }
+}
+
+const PluginInfo& PluginHost::load_library(const std::string& path) {
+  auto library = std::make_shared<LoadedLibrary>();
+  library->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library->handle)
+    throw PluginError(path + ": cannot load plugin: " + dlerror() +
+                      " (rebuild it against this hlm, or remove it from the plugin path)");
+  auto entry = reinterpret_cast<hlm_plugin_entry_fn>(dlsym(library->handle, HLM_PLUGIN_ENTRY_SYMBOL));
+  if (!entry)
+    throw PluginError(path + ": not an hlm plugin: no '" HLM_PLUGIN_ENTRY_SYMBOL
+                      "' symbol (a plugin defines it with the HLM_PLUGIN macro)");
+  const hlm_plugin_descriptor* d = entry();
+  if (!d || d->abi_major != HLM_PLUGIN_ABI_MAJOR)
+    throw PluginError(path + ": incompatible plugin ABI version (plugin: " +
+                      std::to_string(d ? d->abi_major : 0) + ", host: " +
+                      std::to_string(HLM_PLUGIN_ABI_MAJOR) +
+                      "); rebuild the plugin against this hlm's SDK");
+  if (d->struct_size < sizeof(hlm_plugin_descriptor))
+    throw PluginError(path + ": plugin descriptor too small (" + std::to_string(d->struct_size) +
+                      " bytes, host needs " + std::to_string(sizeof(hlm_plugin_descriptor)) + ")");
+  if (std::string(d->fingerprint) != host_fingerprint())
+    throw PluginError(path + ": plugin '" + d->name + "' was built for '" + d->fingerprint +
+                      "' but this hlm is '" + host_fingerprint() +
+                      "'; rebuild the plugin with the same LibTorch and compiler");
+  const std::string key = std::string(d->kind) + "/" + d->name;
+  if (auto it = plugins_.find(key); it != plugins_.end())
+    throw PluginError(path + ": duplicate " + d->kind + " plugin '" + d->name +
+                      "', already loaded from " + it->second.path +
+                      "; remove one of them from the plugin path");
+  PluginInfo info;
+  info.kind = d->kind;
+  info.name = d->name;
+  info.version = d->version;
+  info.description = d->description ? d->description : "";
+  info.fingerprint = d->fingerprint;
+  info.path = path;
+  info.abi_major = d->abi_major;
+  info.abi_minor = d->abi_minor;
+  info.params.assign(d->params, d->params + d->param_count);
+  info.descriptor = d;
+  info.library = library;
+  return plugins_.emplace(key, std::move(info)).first->second;
+}
+
+std::vector<std::string> PluginHost::names(const std::string& kind) const {
+  std::vector<std::string> out;
+  for (const auto& [key, info] : plugins_)
+    if (info.kind == kind) out.push_back(info.name);
+  return out;
+}
+
+const PluginInfo& PluginHost::get(const std::string& kind, const std::string& name) const {
+  auto it = plugins_.find(kind + "/" + name);
+  if (it == plugins_.end())
+    throw PluginError("no " + kind + " plugin named '" + name + "'" +
+                      did_you_mean(name, names(kind)) +
+                      "; `hlm plugins` lists what is installed (search path: HLM_PLUGIN_PATH)");
+  return it->second;
+}
+
+void* PluginHost::create_raw(const PluginInfo& info, const nlohmann::json& params) const {
+  char error[1024] = {0};
+  void* object = nullptr;
+  if (info.descriptor->create(&params, &object, error, sizeof(error)) != 0 || !object)
+    throw PluginError(info.kind + " plugin '" + info.name + "' (" + info.path +
+                      ") failed to start: " + error);
+  return object;
+}
+
+}  // namespace hlm

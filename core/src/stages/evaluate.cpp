@@ -1,0 +1,103 @@
+// evaluate: beat classifier + labelled records -> accuracy, per-class sensitivity, positive
+// predictivity, F1 and the confusion matrix (AAMI classes), written as a table.
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "engine/stage.h"
+#include "hlm/ecg.h"
+#include "hlm/errors.h"
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "train/beat_classifier.h"
+#include "train/trainer.h"
+
+namespace hlm {
+namespace {
+
+using Confusion = std::array<std::array<int64_t, kBeatClassCount>, kBeatClassCount>;
+
+std::string table(const Confusion& m, nlohmann::json& results) {
+  int64_t total = 0, correct = 0;
+  for (int t = 0; t < kBeatClassCount; ++t)
+    for (int p = 0; p < kBeatClassCount; ++p) {
+      total += m[t][p];
+      if (t == p) correct += m[t][p];
+    }
+  const double accuracy = total ? double(correct) / double(total) : 0.0;
+  results["beats"] = total;
+  results["accuracy"] = accuracy;
+  std::string md = "| class | beats | Se | +P | F1 |\n|---|---|---|---|---|\n";
+  for (int c = 0; c < kBeatClassCount; ++c) {
+    int64_t truth = 0, predicted = 0;
+    for (int k = 0; k < kBeatClassCount; ++k) truth += m[c][k], predicted += m[k][c];
+    const double se = truth ? double(m[c][c]) / double(truth) : 0.0;
+    const double ppv = predicted ? double(m[c][c]) / double(predicted) : 0.0;
+    const double f1 = se + ppv > 0 ? 2 * se * ppv / (se + ppv) : 0.0;
+    const char* name = beat_class_name(BeatClass(c));
+    results["classes"][name] = {{"beats", truth}, {"se", se}, {"ppv", ppv}, {"f1", f1}};
+    char row[160];
+    std::snprintf(row, sizeof(row), "| %s | %lld | %.3f | %.3f | %.3f |\n", name, (long long)truth, se, ppv, f1);
+    md += row;
+  }
+  char head[96];
+  std::snprintf(head, sizeof(head), "Accuracy %.4f on %lld beats.\n\n", accuracy, (long long)total);
+  md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n| | N | S | V | F | Q |\n|---|---|---|---|---|---|\n";
+  for (int t = 0; t < kBeatClassCount; ++t) {
+    md += std::string("| ") + beat_class_name(BeatClass(t));
+    for (int p = 0; p < kBeatClassCount; ++p) md += " | " + std::to_string(m[t][p]);
+    md += " |\n";
+    results["confusion"].push_back(std::vector<int64_t>(m[t].begin(), m[t].end()));
+  }
+  return md;
+}
+
+StageOutput run_evaluate(StageContext& ctx) {
+  const auto& p = ctx.params();
+  const auto& tuned = ctx.input_of_kind("finetune");
+  set_compute_threads(p.at("threads").get<int>());
+  std::vector<std::string> records = p.at("records");
+  if (records.empty()) records = tuned.at("results").at("holdout_records").get<std::vector<std::string>>();
+  if (records.empty())
+    throw ConfigError(ctx.instance.file + ":" + std::to_string(ctx.instance.line) +
+                      ": stage '" + ctx.instance.id +
+                      "' has no records to evaluate; set params.records or the finetune stage's holdout_records");
+  const nlohmann::json model_block = tuned.at("results").at("model");
+  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
+  BeatClassifier classifier(model, 0);
+  classifier.load(tuned.at("artifacts").at("classifier"));
+  auto store = TokenStore::open(tuned.at("artifacts").at("token_store"));
+  const auto selected = select_records(store, records, /*exclude=*/false);
+  if (selected.size() != records.size())
+    throw ConfigError("stage '" + ctx.instance.id + "': some of " + nlohmann::json(records).dump() +
+                      " are not in the token store " + store.path());
+
+  Confusion confusion{};
+  for (const auto& [beat, predicted] : classifier.predict(store, beat_windows(store, selected, model->context()))) {
+    const uint8_t truth = store.labels()[beat];
+    if (truth < kBeatClassCount) confusion[truth][predicted] += 1;
+  }
+  StageOutput out;
+  out.results["records"] = records;
+  out.report_md = "Records: " + nlohmann::json(records).dump() + "\n\n" + table(confusion, out.results);
+  const std::string path = ctx.stage_dir + "/evaluation.md";
+  std::ofstream(path) << out.report_md;
+  out.artifacts["table"] = path;
+  char line[120];
+  std::snprintf(line, sizeof(line), "accuracy %.3f on %lld beats",
+                out.results["accuracy"].get<double>(), (long long)out.results["beats"].get<int64_t>());
+  ctx.progress(line);
+  return out;
+}
+
+}  // namespace
+
+StageKind evaluate_stage() {
+  return {"evaluate",
+          "1",
+          {{"records", "list", "[]", "records to evaluate (default: the finetune holdout)", false},
+           {"threads", "int", "1", "intra-op threads", false}},
+          run_evaluate};
+}
+
+}  // namespace hlm

@@ -1,0 +1,59 @@
+// finetune: foundation checkpoint + labelled token store -> beat classifier (N/S/V/F/Q).
+// Records listed in holdout_records are left out, for evaluate.
+#include <cstdio>
+
+#include "engine/stage.h"
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "stages/train_params.h"
+#include "train/beat_classifier.h"
+#include "train/trainer.h"
+
+namespace hlm {
+namespace {
+
+StageOutput run_finetune(StageContext& ctx) {
+  const auto& p = ctx.params();
+  const auto& foundation = ctx.input_of_kind("pretrain");
+  const auto tokenize_inputs = ctx.inputs_of_kind("tokenize");
+  const nlohmann::json& tokens = tokenize_inputs.empty() ? ctx.input_of_kind("tokenize") : *tokenize_inputs.front();
+  const auto options = TrainOptions::from_params(training_options_json(p));
+  set_compute_threads(options.threads);
+
+  const nlohmann::json model_block = foundation.at("results").at("model");
+  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
+  load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
+  auto store = TokenStore::open(tokens.at("artifacts").at("token_store"));
+  const std::vector<std::string> holdout = p.at("holdout_records");
+  const auto windows = beat_windows(store, select_records(store, holdout, /*exclude=*/true), model->context());
+
+  BeatClassifier classifier(model, options.seed);
+  ctx.progress("fine-tuning on " + std::to_string(windows.size()) + " windows, " +
+               std::to_string(options.steps) + " steps");
+  const auto losses = classifier.fit(store, windows, options);
+  const std::string path = ctx.stage_dir + "/classifier";
+  classifier.save(path);
+
+  StageOutput out;
+  out.artifacts["classifier"] = path;
+  out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
+  out.results = {{"model", model_block}, {"losses", losses}, {"holdout_records", holdout},
+                 {"loss_first", losses.front()}, {"loss_last", losses.back()}};
+  char line[200];
+  std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %zu steps",
+                losses.front(), losses.back(), losses.size());
+  out.report_md = std::string(line) + "; held out for evaluation: " +
+                  (holdout.empty() ? "none" : nlohmann::json(holdout).dump()) + "\n";
+  ctx.progress(line);
+  return out;
+}
+
+}  // namespace
+
+StageKind finetune_stage() {
+  auto params = training_param_specs("200", "1e-4");
+  params.push_back({"holdout_records", "list", "[]", "records kept out of fine-tuning", false});
+  return {"finetune", "1", params, run_finetune};
+}
+
+}  // namespace hlm

@@ -1,0 +1,139 @@
+// tokenize: dataset plugins -> tokenizer plugin -> token store. Records run in parallel; a
+// codebook is fitted once (first pass) when the tokenizer needs one; a record that fails is
+// reported and the others still finish. An interrupted run resumes per record.
+#include <filesystem>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "engine/parallel.h"
+#include "engine/stage.h"
+#include "hlm/dataset.h"
+#include "hlm/errors.h"
+#include "hlm/token_store.h"
+#include "hlm/tokenizer.h"
+#include "hlm/util.h"
+#include "metrics/metrics.h"
+
+namespace hlm {
+namespace {
+
+struct RecordRef {
+  size_t dataset;
+  std::string name;
+};
+
+std::vector<RecordRef> list_records(const std::vector<std::shared_ptr<Dataset>>& datasets) {
+  std::vector<RecordRef> records;
+  std::map<std::string, size_t> owner;
+  for (size_t d = 0; d < datasets.size(); ++d)
+    for (const auto& name : datasets[d]->records()) {
+      if (auto [it, fresh] = owner.emplace(name, d); !fresh)
+        throw ConfigError("record '" + name + "' is in datasets " + std::to_string(it->second) +
+                          " and " + std::to_string(d) +
+                          "; record names must be unique across a tokenize stage's datasets");
+      records.push_back({d, name});
+    }
+  return records;
+}
+
+StageOutput run_tokenize(StageContext& ctx) {
+  const auto& p = ctx.params();
+  const int threads = p.at("threads").get<int>();
+  std::vector<std::shared_ptr<Dataset>> datasets;
+  for (const auto& block : p.at("datasets"))
+    datasets.push_back(ctx.plugins.create<Dataset>("dataset", block.at("plugin"), block));
+  auto tokenizer =
+      ctx.plugins.create<Tokenizer>("tokenizer", p.at("tokenizer").at("plugin"), p.at("tokenizer"));
+  const auto records = list_records(datasets);
+  if (records.empty()) throw ConfigError("stage '" + ctx.instance.id + "': the datasets have no records");
+
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  auto read_and_extract = [&](size_t i) -> std::optional<Beats> {
+    try {
+      return tokenizer->extract(datasets[records[i].dataset]->read(records[i].name));
+    } catch (const DataError& e) {
+      std::lock_guard<std::mutex> lock(mutex);
+      failures.push_back(records[i].name + ": " + e.what());
+      return std::nullopt;
+    }
+  };
+
+  StageOutput out;
+  const std::string codebook = ctx.stage_dir + "/codebook.bin";
+  const double fit_start = now_seconds();
+  if (tokenizer->needs_fit()) {
+    std::vector<Beats> extracted(records.size());
+    parallel_for(records.size(), threads, [&](size_t i) {
+      if (auto beats = read_and_extract(i)) extracted[i] = std::move(*beats);
+    });
+    std::vector<const Beats*> sample;
+    for (const auto& b : extracted)
+      if (b.size()) sample.push_back(&b);
+    if (sample.empty()) throw DataError("no record could be read: " + failures.front());
+    tokenizer->fit(sample);
+    tokenizer->save_state(codebook);
+    out.artifacts["codebook"] = codebook;
+    ctx.progress("codebook fitted in " + std::to_string(now_seconds() - fit_start).substr(0, 5) + " s");
+    failures.clear();  // the second pass reports them again
+  }
+  const double fit_seconds = now_seconds() - fit_start;
+
+  const std::string store_path = ctx.stage_dir + "/tokens.hlmt";
+  TokenStoreWriter writer(store_path, tokenizer->vocab_size(), tokenizer->identity());
+  std::atomic<uint64_t> beats_total{0};
+  const double start = now_seconds();
+  parallel_for(records.size(), threads, [&](size_t i) {
+    if (writer.has_record(records[i].name)) return;  // done before an interruption
+    auto beats = read_and_extract(i);
+    if (!beats) return;
+    tokenizer->assign(*beats);
+    beats->record = records[i].name;
+    writer.append(*beats);
+    beats_total += beats->size();
+    metrics().tokenize_beats(ctx.instance.id, beats->size());
+  });
+  writer.finish();
+  const double seconds = now_seconds() - start;
+  if (failures.size() == records.size())
+    throw DataError("every record failed; first: " + failures.front());
+
+  auto store = TokenStore::open(store_path);
+  out.artifacts["token_store"] = store_path;
+  out.results = {{"records", store.record_count()},
+                 {"beats", store.token_count()},
+                 {"vocab_size", store.vocab_size()},
+                 {"tokenizer", store.tokenizer_identity()},
+                 {"failed_records", failures},
+                 {"fit_seconds", fit_seconds},
+                 {"tokenize_seconds", seconds},
+                 {"beats_per_s", seconds > 0 ? double(beats_total) / seconds : 0.0}};
+  std::string md = "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
+                   "|---|---|---|---|---|\n";
+  char row[256];
+  std::snprintf(row, sizeof(row), "| %zu | %zu | %u | %.0f | %.2f |\n", store.record_count(),
+                store.token_count(), store.vocab_size(), out.results["beats_per_s"].get<double>(),
+                fit_seconds);
+  md += row;
+  for (const auto& f : failures) md += "\nFailed: " + f + "\n";
+  out.report_md = md;
+  ctx.progress(std::to_string(store.record_count()) + " records, " +
+               std::to_string(store.token_count()) + " beats" +
+               (failures.empty() ? "" : ", " + std::to_string(failures.size()) + " failed"));
+  return out;
+}
+
+}  // namespace
+
+StageKind tokenize_stage() {
+  return {"tokenize",
+          "1",
+          {{"datasets", "list:plugin:dataset", "", "datasets to read (each a plugin block)", true},
+           {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
+           {"threads", "int", "2", "records tokenized in parallel", false}},
+          run_tokenize};
+}
+
+}  // namespace hlm

@@ -1,0 +1,33 @@
+// Shared training parameters (see train_params.h).
+#include "stages/train_params.h"
+
+namespace hlm {
+
+std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
+                                                      const char* default_lr) {
+  return {
+      {"steps", "int", default_steps, "optimizer steps", false},
+      {"batch", "int", "16", "sequences per rank per micro-step", false},
+      {"accumulation", "int", "1", "micro-steps per optimizer step", false},
+      {"lr", "float", default_lr, "peak learning rate (AdamW)", false},
+      {"warmup_steps", "int", "10", "linear warm-up steps before cosine decay", false},
+      {"weight_decay", "float", "0.1", "AdamW weight decay", false},
+      {"grad_clip", "float", "1.0", "max gradient L2 norm (0 = off)", false},
+      {"bf16", "bool", "false", "bf16 autocast for the forward pass", false},
+      {"seed", "int", "0", "initial weights and data order", false},
+      {"threads", "int", "1", "intra-op threads per rank", false},
+      {"bucket_cap_mb", "float", "25", "gradient all-reduce bucket size", false},
+      {"eval_batches", "int", "4", "held-out batches evaluated at the end", false},
+      {"holdout_fraction", "float", "0.05", "tail of the tokens kept for evaluation", false},
+      {"log_every", "int", "10", "steps between log lines", false},
+  };
+}
+
+nlohmann::json training_options_json(const nlohmann::json& params) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& spec : training_param_specs("0", "0"))
+    if (params.contains(spec.name)) out[spec.name] = params.at(spec.name);
+  return out;
+}
+
+}  // namespace hlm

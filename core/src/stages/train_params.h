@@ -1,0 +1,15 @@
+// Parameters shared by the stages that train (pretrain, finetune, scale-analysis).
+#pragma once
+#include <vector>
+
+#include "workflow/workflow.h"
+
+namespace hlm {
+
+// steps, batch, lr, warmup, weight decay, clipping, accumulation, bf16, seed, threads, ...
+std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
+                                                      const char* default_lr);
+// The training params of a stage, as a TrainOptions JSON block.
+nlohmann::json training_options_json(const nlohmann::json& params);
+
+}  // namespace hlm

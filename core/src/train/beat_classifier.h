@@ -1,0 +1,50 @@
+// Beat classification on top of a pretrained language model: a linear head maps each token's
+// hidden state to the AAMI class (N, S, V, F, Q) of its beat. Used by finetune and evaluate.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "train/train_options.h"
+
+namespace hlm {
+
+constexpr int64_t kIgnoreLabel = -100;
+
+// A window of consecutive beats of one record; predictions are kept from `keep_from` on, so
+// each beat is predicted once and with context before it.
+struct BeatWindow {
+  uint64_t start = 0;   // first beat (store-wide index)
+  int64_t length = 0;
+  int64_t keep_from = 0;
+};
+
+// Windows of up to `context` beats over the given records, overlapping by half.
+std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<size_t>& records,
+                                     int64_t context);
+
+// Record indices of the store whose names are (or, with exclude, are not) in names.
+std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,
+                                   bool exclude);
+
+class BeatClassifier {
+ public:
+  BeatClassifier(std::shared_ptr<Model> model, uint64_t seed);
+  // Trains model + head on the labelled beats of `windows`; returns the loss per step.
+  std::vector<double> fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
+                          const TrainOptions& options);
+  // Predicted class per beat for every kept position of the windows: (beat index, class).
+  std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
+                                                const std::vector<BeatWindow>& windows);
+  void save(const std::string& path);
+  void load(const std::string& path);
+
+ private:
+  at::Tensor logits(const at::Tensor& tokens);
+  std::shared_ptr<Model> model_;
+  torch::nn::Linear head_{nullptr};
+};
+
+}  // namespace hlm

@@ -1,0 +1,22 @@
+// Where this process sits in a data-parallel job, read from the torchrun variables (RANK,
+// LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) or SLURM's.
+#pragma once
+#include <string>
+
+namespace hlm {
+
+struct DistEnv {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+
+  // torchrun variables first, then SLURM_PROCID / SLURM_LOCALID / SLURM_NTASKS; a single
+  // process when neither is set.
+  static DistEnv from_environment();
+  bool distributed() const { return world_size > 1; }
+};
+
+}  // namespace hlm

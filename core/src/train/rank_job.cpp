@@ -1,0 +1,127 @@
+// Running a training job on one rank or on several rank processes (see rank_job.h).
+#include "train/rank_job.h"
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "hlm/backend.h"
+#include "hlm/errors.h"
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "metrics/metrics.h"
+#include "multiproc/launcher.h"
+#include "train/trainer.h"
+
+namespace hlm {
+
+namespace {
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
+                                                  const PluginHost& plugins, const DistEnv& env,
+                                                  std::shared_ptr<Backend>& backend) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = uint16_t(env.master_port);
+  store_options.isServer = env.rank == 0;
+  store_options.numWorkers = env.world_size;
+  store_options.waitWorkers = true;
+  store_options.timeout = std::chrono::seconds(300);
+  auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
+  return backend->create_group(store, env.rank, env.world_size);
+}
+
+void write_json(const std::string& path, const nlohmann::json& value) {
+  std::ofstream(path + ".tmp") << value.dump(2) << '\n';
+  std::filesystem::rename(path + ".tmp", path);
+}
+
+}  // namespace
+
+nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
+                            const DistEnv& env) {
+  TrainJob train;
+  train.options = TrainOptions::from_params(job.at("options"));
+  train.out_dir = job.at("out_dir");
+  train.env = env;
+  set_compute_threads(train.options.threads);
+  std::shared_ptr<Backend> backend;
+  if (env.distributed()) train.group = make_group(job, plugins, env, backend);
+
+  torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
+  auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
+  auto store = TokenStore::open(job.at("token_store"));
+  const std::string stage = job.value("stage", "pretrain");
+  const int64_t log_every = std::max<int64_t>(1, train.options.log_every);
+  train.on_step = [&](const StepStats& s) {
+    TrainStep step;
+    step.stage = stage;
+    step.step = uint64_t(s.step);
+    step.loss = s.loss;
+    step.learning_rate = s.learning_rate;
+    step.grad_norm = s.grad_norm;
+    step.tokens = uint64_t(s.tokens / env.world_size);
+    step.step_seconds = s.step_seconds;
+    step.data_wait_seconds = s.data_wait_seconds;
+    step.allreduce_seconds = s.allreduce_seconds;
+    step.mfu_ratio = s.mfu;
+    metrics().train_step(step);
+    if (env.rank == 0 && (s.step % log_every == 0 || s.step == train.options.steps))
+      spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
+                   train.options.steps, s.loss, s.learning_rate, double(s.tokens) / s.step_seconds);
+  };
+  const TrainResult r = train_language_model(*model, store, train);
+  nlohmann::json result = {{"rank", env.rank},
+                            {"world_size", r.world_size},
+                            {"steps", r.steps},
+                            {"losses", r.losses},
+                            {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
+                            {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
+                            {"eval_loss", r.eval_loss},
+                            {"train_seconds", r.train_seconds},
+                            {"step_seconds_median", r.step_seconds_median},
+                            {"tokens_per_s", r.tokens_per_s},
+                            {"mfu", r.mfu},
+                            {"peak_flops", r.peak_flops},
+                            {"data_wait_seconds", r.data_wait_seconds},
+                            {"allreduce_seconds", r.allreduce_seconds},
+                            {"flops_per_token", model->flops_per_token()},
+                            {"checkpoint", r.checkpoint}};
+  metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
+  std::filesystem::create_directories(train.out_dir);
+  write_json(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json", result);
+  return result;
+}
+
+nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
+                                const PluginHost& plugins,
+                                const std::function<void(const std::string&)>& progress) {
+  if (world_size <= 1) return run_rank_job(job, plugins, DistEnv{});
+  const std::string out_dir = job.at("out_dir");
+  std::filesystem::create_directories(out_dir);
+  const std::string job_path = out_dir + "/job.json";
+  write_json(job_path, job);
+  LaunchOptions launch;
+  launch.nproc = world_size;
+  launch.argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "rank", job_path};
+  const int threads = job.at("options").value("threads", 1);
+  launch.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
+  launch.env["OMP_NUM_THREADS"] = std::to_string(threads);
+  launch.log_dir = out_dir;
+  launch.on_line = [&](int rank, const std::string& line) {
+    if (rank == 0 && progress) progress(line);
+  };
+  const LaunchResult launched = launch_ranks(launch);
+  if (!launched.ok())
+    throw Error("rank " + std::to_string(launched.failed_rank) + " of " +
+                std::to_string(world_size) + " failed with exit code " +
+                std::to_string(launched.exit_codes[launched.failed_rank]) + "; see " + out_dir +
+                "/rank" + std::to_string(launched.failed_rank) + ".log");
+  std::ifstream in(out_dir + "/result_rank0.json");
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace hlm

@@ -1,0 +1,24 @@
+// A training job for one rank, described as JSON so the same job runs in-process (world size
+// 1) or in rank processes started by a runner (`hlm rank JOB.json`).
+//   {"model": {plugin block}, "backend": {plugin block}, "options": {TrainOptions params},
+//    "token_store": path, "out_dir": path, "stage": id}
+// Each rank writes out_dir/result_rank<r>.json; the return value is this rank's result.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "plugin/plugin_host.h"
+#include "train/dist_env.h"
+
+namespace hlm {
+
+nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
+                            const DistEnv& env);
+
+// Runs a job on `world_size` ranks: in this process when 1, else as rank processes of the
+// hlm executable (the multiproc runner). Returns rank 0's result. Throws Error when a rank
+// fails, naming the rank and its log.
+nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
+                                const PluginHost& plugins,
+                                const std::function<void(const std::string&)>& progress);
+
+}  // namespace hlm

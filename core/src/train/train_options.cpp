@@ -1,0 +1,44 @@
+// Reading TrainOptions from stage params, and the learning-rate schedule.
+#include "train/train_options.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hlm {
+
+template <class T>
+static void read(const nlohmann::json& p, const char* key, T& out) {
+  if (p.contains(key) && !p.at(key).is_null()) out = p.at(key).get<T>();
+}
+
+TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
+  TrainOptions o;
+  read(p, "steps", o.steps);
+  read(p, "batch", o.batch);
+  read(p, "accumulation", o.accumulation);
+  read(p, "lr", o.lr);
+  read(p, "min_lr_ratio", o.min_lr_ratio);
+  read(p, "warmup_steps", o.warmup_steps);
+  read(p, "weight_decay", o.weight_decay);
+  read(p, "grad_clip", o.grad_clip);
+  read(p, "bf16", o.bf16);
+  read(p, "seed", o.seed);
+  read(p, "threads", o.threads);
+  read(p, "bucket_cap_mb", o.bucket_cap_mb);
+  read(p, "eval_every", o.eval_every);
+  read(p, "eval_batches", o.eval_batches);
+  read(p, "holdout_fraction", o.holdout_fraction);
+  read(p, "log_every", o.log_every);
+  return o;
+}
+
+double learning_rate_at(const TrainOptions& o, int64_t step) {
+  if (o.warmup_steps > 0 && step < o.warmup_steps)
+    return o.lr * double(step + 1) / double(o.warmup_steps);
+  const double span = std::max<int64_t>(1, o.steps - o.warmup_steps);
+  const double progress = std::clamp(double(step - o.warmup_steps) / span, 0.0, 1.0);
+  const double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
+  return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * cosine);
+}
+
+}  // namespace hlm

@@ -1,0 +1,35 @@
+// Hyper-parameters of a training run, read from a stage's validated params.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace hlm {
+
+struct TrainOptions {
+  int64_t steps = 100;              // optimizer steps
+  int64_t batch = 16;               // sequences per rank per micro-step
+  int64_t accumulation = 1;         // micro-steps per optimizer step
+  double lr = 3e-4;
+  double min_lr_ratio = 0.1;        // cosine decays to lr * min_lr_ratio
+  int64_t warmup_steps = 10;
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double grad_clip = 1.0;           // max global L2 norm; 0 = off
+  bool bf16 = false;                // bf16 autocast for the forward pass
+  uint64_t seed = 0;
+  int threads = 1;                  // intra-op threads per rank
+  double bucket_cap_mb = 25.0;      // gradient all-reduce bucket size
+  int64_t eval_every = 0;           // steps between held-out evaluations; 0 = at the end only
+  int64_t eval_batches = 4;
+  double holdout_fraction = 0.05;   // tail of the token stream kept for evaluation
+  int64_t log_every = 10;
+
+  static TrainOptions from_params(const nlohmann::json& params);
+};
+
+// The learning rate at `step`: linear warm-up, then cosine decay to lr * min_lr_ratio.
+double learning_rate_at(const TrainOptions& options, int64_t step);
+
+}  // namespace hlm

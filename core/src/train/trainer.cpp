@@ -1,0 +1,196 @@
+// The pretraining loop (see trainer.h).
+#include "train/trainer.h"
+
+#include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
+#include "hlm/errors.h"
+#include "hlm/util.h"
+#include "train/gradient_sync.h"
+#include "train/window_sampler.h"
+
+namespace hlm {
+
+void set_compute_threads(int threads) {
+  at::set_num_threads(std::max(1, threads));
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    fn(std::max(1, threads));
+}
+
+double measure_peak_flops(bool bf16) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = 1024;
+  auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
+  auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+  torch::mm(a, b);  // warm-up
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const double t0 = now_seconds();
+    torch::mm(a, b);
+    best = std::min(best, now_seconds() - t0);
+  }
+  return 2.0 * n * n * n / best;
+}
+
+void save_module(torch::nn::Module& module, const std::string& path) {
+  torch::serialize::OutputArchive archive;
+  module.save(archive);
+  const std::string tmp = path + ".tmp";
+  archive.save_to(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
+void load_module(torch::nn::Module& module, const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw CheckpointError(path + ": checkpoint not found; re-run the stage that writes it");
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  module.load(archive);
+}
+
+namespace {
+
+// Median of the step times after the first few, which include allocator warm-up.
+double median_after_warmup(std::vector<double> times) {
+  const size_t skip = std::min<size_t>(times.size() / 5, 3);
+  times.erase(times.begin(), times.begin() + skip);
+  if (times.empty()) return 0;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets, bool bf16) {
+  std::optional<at::Tensor> logits;
+  if (bf16) {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    logits = model.logits(model.hidden(inputs));
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  } else {
+    logits = model.logits(model.hidden(inputs));
+  }
+  const int64_t vocab = logits->size(-1);
+  return torch::nn::functional::cross_entropy(logits->to(torch::kFloat32).view({-1, vocab}),
+                                              targets.view({-1}));
+}
+
+double clip_gradients(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> norms;
+  for (const auto& p : params)
+    if (p.grad().defined()) norms.push_back(p.grad().norm(2).pow(2));
+  const double norm = norms.empty() ? 0.0 : torch::stack(norms).sum().sqrt().item<double>();
+  if (max_norm > 0 && norm > max_norm) {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : params)
+      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
+  }
+  return norm;
+}
+
+}  // namespace
+
+TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
+  const TrainOptions& o = job.options;
+  const DistEnv& env = job.env;
+  if (store.vocab_size() > uint64_t(model.vocab_size()))
+    throw ConfigError("the token store has a vocabulary of " + std::to_string(store.vocab_size()) +
+                      " but the model's vocab_size is " + std::to_string(model.vocab_size()) +
+                      "; raise the model's vocab_size");
+  const int64_t context = model.context();
+  const uint64_t tokens = store.token_count();
+  const uint64_t split = tokens - uint64_t(double(tokens) * o.holdout_fraction);
+  WindowSampler train(store, 0, split, context, o.seed);
+  std::optional<WindowSampler> held_out;
+  if (tokens - split > uint64_t(context) + 2)
+    held_out.emplace(store, split, tokens, context, o.seed + 1);
+
+  auto params = model.module().parameters();
+  std::unique_ptr<GradientSync> sync;
+  if (job.group && env.world_size > 1) {
+    sync = std::make_unique<GradientSync>(params, job.group, o.bucket_cap_mb);
+    sync->broadcast_parameters();
+  }
+  torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.lr)
+                                            .betas({o.beta1, o.beta2})
+                                            .eps(o.eps)
+                                            .weight_decay(o.weight_decay));
+  auto inputs = torch::empty({o.batch, context}, torch::kLong);
+  auto targets = torch::empty({o.batch, context}, torch::kLong);
+  const int64_t tokens_per_step = env.world_size * o.batch * o.accumulation * context;
+
+  TrainResult result;
+  result.world_size = env.world_size;
+  result.peak_flops = measure_peak_flops(o.bf16);
+  const double flops_per_step = double(tokens_per_step) * model.flops_per_token();
+  std::vector<double> step_times;
+  const double loop_start = now_seconds();
+  model.module().train();
+  for (int64_t step = 0; step < o.steps; ++step) {
+    const double step_start = now_seconds();
+    StepStats stats;
+    stats.step = step + 1;
+    stats.learning_rate = learning_rate_at(o, step);
+    for (auto& group : optimizer.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(stats.learning_rate);
+    optimizer.zero_grad();
+    double loss_sum = 0;
+    for (int64_t micro = 0; micro < o.accumulation; ++micro) {
+      const double data_start = now_seconds();
+      const uint64_t first = uint64_t((step * o.accumulation + micro) * env.world_size + env.rank) *
+                             uint64_t(o.batch);
+      train.fill(first, inputs, targets);
+      stats.data_wait_seconds += now_seconds() - data_start;
+      auto loss = lm_loss(model, inputs, targets, o.bf16) / double(o.accumulation);
+      const bool last = micro + 1 == o.accumulation;
+      if (sync && last) sync->prepare_for_backward();
+      loss.backward();
+      loss_sum += loss.item<double>();
+    }
+    if (sync) stats.allreduce_seconds = sync->finish();
+    stats.grad_norm = clip_gradients(params, o.grad_clip);
+    optimizer.step();
+    stats.loss = loss_sum;
+    stats.tokens = tokens_per_step;
+    stats.step_seconds = now_seconds() - step_start;
+    stats.mfu = flops_per_step / (stats.step_seconds * result.peak_flops * env.world_size);
+    step_times.push_back(stats.step_seconds);
+    result.losses.push_back(stats.loss);
+    result.data_wait_seconds += stats.data_wait_seconds;
+    result.allreduce_seconds += stats.allreduce_seconds;
+    if (job.on_step) job.on_step(stats);
+  }
+  result.train_seconds = now_seconds() - loop_start;
+  result.steps = o.steps;
+  result.step_seconds_median = median_after_warmup(step_times);
+  result.tokens_per_s =
+      result.step_seconds_median > 0 ? double(tokens_per_step) / result.step_seconds_median : 0;
+
+  if (held_out) {
+    torch::NoGradGuard no_grad;
+    model.module().eval();
+    double sum = 0;
+    for (int64_t b = 0; b < o.eval_batches; ++b) {
+      held_out->fill(uint64_t(b * o.batch), inputs, targets);
+      sum += lm_loss(model, inputs, targets, o.bf16).item<double>();
+    }
+    result.eval_loss = sum / double(std::max<int64_t>(1, o.eval_batches));
+    model.module().train();
+  }
+  result.mfu = result.tokens_per_s * model.flops_per_token() /
+               (result.peak_flops * double(env.world_size));
+  if (env.rank == 0 && !job.out_dir.empty()) {
+    std::filesystem::create_directories(job.out_dir);
+    result.checkpoint = job.out_dir + "/model.pt";
+    save_module(model.module(), result.checkpoint);
+  }
+  if (job.group && env.world_size > 1) job.group->barrier()->wait();
+  return result;
+}
+
+}  // namespace hlm

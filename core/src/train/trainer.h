@@ -1,0 +1,60 @@
+// The pretraining loop: language-model objective over sliding windows of a token store, AdamW
+// with warm-up + cosine, clipping, accumulation, optional bf16 autocast, and data-parallel
+// gradient all-reduce when a process group is given. One call trains one rank.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "train/dist_env.h"
+#include "train/train_options.h"
+
+namespace hlm {
+
+struct StepStats {
+  int64_t step = 0;
+  double loss = 0, learning_rate = 0, grad_norm = 0;
+  double step_seconds = 0, data_wait_seconds = 0, allreduce_seconds = 0;
+  int64_t tokens = 0;  // tokens this step, all ranks
+  double mfu = 0;      // model FLOPs utilisation of this step
+};
+
+struct TrainResult {
+  int64_t steps = 0;
+  int world_size = 1;
+  std::vector<double> losses;       // per optimizer step (rank 0's view: the local loss)
+  double eval_loss = 0;
+  double train_seconds = 0;         // wall time of the loop, all steps
+  double step_seconds_median = 0;   // steps after the first few (warm-up excluded)
+  double tokens_per_s = 0;          // world * batch * accumulation * context / median step
+  double mfu = 0;                   // against peak_flops
+  double peak_flops = 0;
+  double data_wait_seconds = 0, allreduce_seconds = 0;
+  std::string checkpoint;           // model weights (rank 0)
+};
+
+struct TrainJob {
+  TrainOptions options;
+  std::string out_dir;              // checkpoints and weights go here
+  DistEnv env;
+  c10::intrusive_ptr<c10d::ProcessGroup> group;  // null for a single process
+  std::function<void(const StepStats&)> on_step;  // metrics hook, may be empty
+};
+
+TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);
+
+// Peak FLOP/s of a large float32 GEMM with the current thread settings (the MFU denominator).
+double measure_peak_flops(bool bf16);
+
+// Sets LibTorch's and OpenBLAS's thread counts (OpenBLAS reads its env only at load time).
+void set_compute_threads(int threads);
+
+// Saves / loads a module's parameters and buffers (LibTorch archive), atomically on save.
+void save_module(torch::nn::Module& module, const std::string& path);
+void load_module(torch::nn::Module& module, const std::string& path);
+
+}  // namespace hlm

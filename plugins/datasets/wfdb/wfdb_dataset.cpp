@@ -1,0 +1,111 @@
+// The `wfdb` dataset plugin: the records of a PhysioNet WFDB folder (signals plus the reference
+// annotations of one annotator), read with hlm::wfdb.
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "hlm/dataset.h"
+#include "hlm/errors.h"
+#include "hlm/plugin.h"
+#include "hlm/util.h"
+#include "hlm/wfdb.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class WfdbDataset final : public hlm::Dataset {
+ public:
+  explicit WfdbDataset(const nlohmann::json& params)
+      : dir_(params.at("dir").get<std::string>()),
+        annotator_(params.value("annotator", std::string("atr"))) {
+    const std::vector<std::string> available = hlm::wfdb::list_records(dir_);
+    const nlohmann::json wanted =
+        params.contains("records") ? params.at("records") : nlohmann::json::array();
+    if (!wanted.is_array()) throw hlm::ConfigError("wfdb: 'records' must be a list of names");
+    for (const nlohmann::json& entry : wanted) {
+      const std::string name = record_name(entry);
+      // A header is enough: RECORDS may not list every record of the folder.
+      if (!fs::is_regular_file(fs::path(dir_) / (name + ".hea")))
+        throw hlm::ConfigError("wfdb: record '" + name + "' has no header in " + dir_ +
+                               hlm::did_you_mean(name, available));
+      records_.push_back(name);
+    }
+    if (wanted.empty()) records_ = available;
+    if (records_.empty())
+      throw hlm::DataError(dir_ + ": no WFDB records (no RECORDS file entries and no .hea files)");
+    known_.insert(records_.begin(), records_.end());
+  }
+
+  std::vector<std::string> records() const override { return records_; }
+
+  hlm::Record read(const std::string& record) const override {
+    if (!known_.count(record))
+      throw hlm::DataError("wfdb dataset " + dir_ + ": record '" + record +
+                           "' is not part of "
+                           "it" +
+                           hlm::did_you_mean(record, records_));
+    hlm::wfdb::ReadOptions options;
+    options.annotator = annotator_;
+    return hlm::wfdb::read_record(dir_, record, options);
+  }
+
+  // Every file of every record (name.*) with its size and modification time, hashed.
+  std::string fingerprint() const override {
+    std::map<std::string, std::map<std::string, std::string>> by_folder;  // folder -> file -> stat
+    std::string text = "annotator=" + annotator_ + "\n";
+    for (const std::string& record : records_) {
+      const fs::path base = fs::path(dir_) / record;
+      const std::string folder = base.parent_path().string();
+      if (!by_folder.count(folder)) by_folder[folder] = list_folder(folder);
+      const std::map<std::string, std::string>& files = by_folder[folder];
+      const std::string prefix = base.filename().string() + ".";
+      text += record + "\n";
+      for (auto it = files.lower_bound(prefix);
+           it != files.end() && it->first.rfind(prefix, 0) == 0; ++it)
+        text += " " + it->first + " " + it->second + "\n";
+    }
+    return "wfdb " + fs::absolute(dir_).lexically_normal().string() + " " +
+           std::to_string(records_.size()) + " records " + hlm::hex64(hlm::fnv1a64(text));
+  }
+
+ private:
+  static std::string record_name(const nlohmann::json& entry) {
+    if (entry.is_string()) return entry.get<std::string>();
+    if (entry.is_number_integer()) return std::to_string(entry.get<long long>());  // records: [208]
+    throw hlm::ConfigError("wfdb: each entry of 'records' must be a record name, got " +
+                           entry.dump());
+  }
+
+  static std::map<std::string, std::string> list_folder(const std::string& folder) {
+    std::map<std::string, std::string> files;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+      if (!e.is_regular_file(ec)) continue;
+      const auto mtime = e.last_write_time(ec).time_since_epoch().count();
+      files[e.path().filename().string()] =
+          std::to_string(e.file_size(ec)) + " " + std::to_string(mtime);
+    }
+    return files;
+  }
+
+  std::string dir_;
+  std::string annotator_;
+  std::vector<std::string> records_;
+  std::set<std::string> known_;
+};
+
+hlm::Dataset* make_wfdb_dataset(const nlohmann::json& params) { return new WfdbDataset(params); }
+
+const hlm_param_decl kWfdbParams[] = {
+    {"dir", "string", nullptr, "folder holding the records' .hea files (and RECORDS, if any)"},
+    {"records", "list", "[]", "record names to use; [] means every record in dir"},
+    {"annotator", "string", "\"atr\"",
+     "annotation file read with each record (name.<annotator>); \"\" reads none"},
+};
+
+}  // namespace
+
+HLM_PLUGIN("dataset", hlm::Dataset, "wfdb", "1.0.0",
+           "PhysioNet WFDB records: formats 212/16/61/80/160/310/311/8/24/32, MIT annotations",
+           kWfdbParams, make_wfdb_dataset)

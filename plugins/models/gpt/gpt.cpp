@@ -1,0 +1,67 @@
+// GPT forward pass. Attention is written out (LibTorch 1.13 has no fused SDPA); the loss is
+// computed by the trainer in float32.
+#include "gpt.h"
+
+#include <cmath>
+
+namespace hlm::gpt {
+
+namespace F = torch::nn::functional;
+
+BlockImpl::BlockImpl(const GptOptions& o) : n_head_(o.n_head()), dropout_(o.dropout()) {
+  ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
+  proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
+  ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  fc_ = register_module("fc", torch::nn::Linear(o.d_model(), o.d_ff()));
+  out_ = register_module("out", torch::nn::Linear(o.d_ff(), o.d_model()));
+}
+
+at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_mask) {
+  const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
+  auto qkv = qkv_(ln1_(x)).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
+  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, T, hd]
+  auto att = torch::matmul(q, k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(hd)));
+  att = att.masked_fill(causal_mask.slice(0, 0, t).slice(1, 0, t), -INFINITY).softmax(-1);
+  if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
+  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, d});
+  auto h = x + proj_(y);
+  return h + out_(torch::gelu(fc_(ln2_(h))));
+}
+
+GptImpl::GptImpl(const GptOptions& o) : options_(o) {
+  TORCH_CHECK(o.d_model() % o.n_head() == 0, "d_model (", o.d_model(),
+              ") must be divisible by n_head (", o.n_head(), ")");
+  tok_ = register_module("tok", torch::nn::Embedding(o.vocab_size(), o.d_model()));
+  pos_ = register_module("pos", torch::nn::Embedding(o.context(), o.d_model()));
+  blocks_ = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.n_layer(); ++i) blocks_->push_back(Block(o));
+  ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  // GPT-2 initialisation: N(0, 0.02) weights, zero biases, LayerNorm (1, 0) by default.
+  torch::NoGradGuard no_grad;
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* linear = m->as<torch::nn::Linear>()) {
+      linear->weight.normal_(0.0, 0.02);
+      linear->bias.zero_();
+    } else if (auto* emb = m->as<torch::nn::Embedding>()) {
+      emb->weight.normal_(0.0, 0.02);
+    }
+  }
+  causal_mask_ = torch::ones({o.context(), o.context()}, torch::kBool).triu(1);
+}
+
+at::Tensor GptImpl::hidden(const at::Tensor& tokens) {
+  const int64_t t = tokens.size(1);
+  TORCH_CHECK(t <= options_.context(), "sequence of ", t, " tokens exceeds the context of ",
+              options_.context());
+  auto positions = torch::arange(t, tokens.options().dtype(torch::kLong));
+  auto x = tok_(tokens) + pos_(positions);
+  for (const auto& block : *blocks_) x = block->as<Block>()->forward(x, causal_mask_);
+  return ln_f_(x);
+}
+
+at::Tensor GptImpl::logits(const at::Tensor& hidden) {
+  return torch::matmul(hidden, tok_->weight.t());
+}
+
+}  // namespace hlm::gpt

@@ -1,0 +1,180 @@
+// Rank processes with fork/exec, their output read through pipes with poll (see launcher.h).
+#include "multiproc/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+
+int free_tcp_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    throw InternalError(std::string("cannot find a free TCP port: ") + std::strerror(errno));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+namespace {
+
+struct Rank {
+  pid_t pid = -1;
+  int out_fd = -1;
+  std::string partial;  // an output line not yet ended by '\n'
+  std::unique_ptr<std::ofstream> log;
+  int exit_code = -1;
+};
+
+pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
+  int fds[2];
+  if (pipe(fds) != 0) throw InternalError("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw InternalError("fork failed");
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
+    setenv("LOCAL_WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
+    setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    for (const auto& [k, v] : o.env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot start %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(fds[1]);
+  out_fd = fds[0];
+  return pid;
+}
+
+void emit(const LaunchOptions& o, Rank& r, int rank, const std::string& line) {
+  if (r.log) *r.log << line << '\n' << std::flush;
+  if (o.on_line)
+    o.on_line(rank, line);
+  else
+    std::fprintf(stderr, "[rank %d] %s\n", rank, line.c_str());
+}
+
+// Reads what is available; returns false at end of file.
+bool pump(const LaunchOptions& o, Rank& r, int rank) {
+  char buf[4096];
+  const ssize_t n = read(r.out_fd, buf, sizeof(buf));
+  if (n <= 0) {
+    if (!r.partial.empty()) emit(o, r, rank, r.partial);
+    r.partial.clear();
+    return false;
+  }
+  r.partial.append(buf, size_t(n));
+  for (size_t nl; (nl = r.partial.find('\n')) != std::string::npos;) {
+    emit(o, r, rank, r.partial.substr(0, nl));
+    r.partial.erase(0, nl + 1);
+  }
+  return true;
+}
+
+void stop_all(std::vector<Rank>& ranks, double grace_seconds) {
+  for (auto& r : ranks)
+    if (r.exit_code < 0) kill(r.pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(int64_t(grace_seconds * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool alive = false;
+    for (auto& r : ranks)
+      if (r.exit_code < 0) alive = alive || waitpid(r.pid, nullptr, WNOHANG) == 0;
+    if (!alive) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& r : ranks)
+    if (r.exit_code < 0) kill(r.pid, SIGKILL);
+}
+
+int decode_status(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+LaunchResult launch_ranks(const LaunchOptions& o) {
+  const int port = o.master_port ? o.master_port : free_tcp_port();
+  std::vector<Rank> ranks(size_t(o.nproc));
+  for (int r = 0; r < o.nproc; ++r) {
+    if (!o.log_dir.empty())
+      ranks[r].log = std::make_unique<std::ofstream>(o.log_dir + "/rank" + std::to_string(r) + ".log");
+    ranks[r].pid = spawn(o, r, port, ranks[r].out_fd);
+  }
+  LaunchResult result;
+  result.exit_codes.assign(size_t(o.nproc), -1);
+  size_t open_pipes = ranks.size();
+  while (open_pipes > 0) {
+    std::vector<pollfd> fds;
+    std::vector<int> owner;
+    for (int r = 0; r < o.nproc; ++r)
+      if (ranks[r].out_fd >= 0) {
+        fds.push_back({ranks[r].out_fd, POLLIN, 0});
+        owner.push_back(r);
+      }
+    poll(fds.data(), fds.size(), 200);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Rank& r = ranks[owner[i]];
+      if (!pump(o, r, owner[i])) {
+        close(r.out_fd);
+        r.out_fd = -1;
+        --open_pipes;
+      }
+    }
+    // Reap exited ranks; the first failure stops the others (their pipes then close).
+    for (int r = 0; r < o.nproc; ++r) {
+      int status = 0;
+      if (ranks[r].exit_code < 0 && waitpid(ranks[r].pid, &status, WNOHANG) == ranks[r].pid) {
+        ranks[r].exit_code = decode_status(status);
+        result.exit_codes[r] = ranks[r].exit_code;
+        if (ranks[r].exit_code != 0 && result.failed_rank < 0) {
+          result.failed_rank = r;
+          stop_all(ranks, o.grace_seconds);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < o.nproc; ++r) {
+    if (ranks[r].exit_code < 0) {
+      int status = 0;
+      waitpid(ranks[r].pid, &status, 0);
+      ranks[r].exit_code = decode_status(status);
+      result.exit_codes[r] = ranks[r].exit_code;
+    }
+    if (ranks[r].exit_code != 0 && result.failed_rank < 0) result.failed_rank = r;
+  }
+  return result;
+}
+
+}  // namespace hlm

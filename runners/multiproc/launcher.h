@@ -1,0 +1,35 @@
+// The multiproc runner: starts N ranks of a command on this host the way
+// `torchrun --standalone` does (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), prefixes each rank's output lines with its rank, and stops every rank as soon
+// as one fails.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+struct LaunchOptions {
+  int nproc = 1;
+  std::vector<std::string> argv;                 // argv[0] is the executable
+  std::map<std::string, std::string> env;        // added to each rank's environment
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;                           // 0 = pick a free port
+  std::string log_dir;                           // rank<r>.log files here when set
+  double grace_seconds = 10;                     // SIGTERM to SIGKILL when stopping ranks
+  std::function<void(int rank, const std::string& line)> on_line;  // default: stderr
+};
+
+struct LaunchResult {
+  std::vector<int> exit_codes;  // per rank; 128 + signal for a killed rank
+  int failed_rank = -1;         // first rank that failed, -1 when all succeeded
+  bool ok() const { return failed_rank < 0; }
+};
+
+LaunchResult launch_ranks(const LaunchOptions& options);
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_tcp_port();
+
+}  // namespace hlm

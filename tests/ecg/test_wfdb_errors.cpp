@@ -1,0 +1,147 @@
+// Bad input: corrupted copies of record 208 (and small synthetic headers) written to a temp
+// folder must raise hlm::DataError naming the file and the problem, or warn on a checksum.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "hlm/errors.h"
+#include "hlm/wfdb.h"
+#include "wfdb_test_util.h"
+
+namespace {
+
+using hlm::test::data_path;
+using hlm::test::read_file;
+using hlm::test::TempDir;
+using hlm::test::write_file;
+
+// The message of the DataError `f` throws, or a failure when it throws none.
+template <class F>
+std::string data_error(F f) {
+  try {
+    f();
+  } catch (const hlm::DataError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no hlm::DataError thrown";
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// A copy of 208 in a temp folder with its header, signals and annotations passed through edits.
+struct Copy208 {
+  TempDir dir;
+  explicit Copy208(const std::string& hea, const std::string& dat, const std::string& atr) {
+    write_file(dir.file("208.hea"), hea);
+    write_file(dir.file("208.dat"), dat);
+    write_file(dir.file("208.atr"), atr);
+  }
+};
+
+std::string hea208() { return read_file(data_path("mitdb/208.hea")); }
+std::string dat208() { return read_file(data_path("mitdb/208.dat")); }
+std::string atr208() { return read_file(data_path("mitdb/208.atr")); }
+
+TEST(WfdbReader, RefusesATruncatedSignalFileNamingItAndTheShortfall) {
+  HLM_REQUIRE_DATA("mitdb");
+  Copy208 c(hea208(), dat208().substr(0, 1000), atr208());
+  const std::string m = data_error([&] { hlm::wfdb::read_record(c.dir.path(), "208"); });
+  EXPECT_NE(m.find(c.dir.file("208.dat")), std::string::npos) << m;
+  EXPECT_NE(m.find("truncated"), std::string::npos) << m;
+  EXPECT_NE(m.find("need 1950000 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("holds 1000"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, RefusesAHeaderDeclaringMoreSignalsThanItDescribes) {
+  HLM_REQUIRE_DATA("mitdb");
+  Copy208 c(replace(hea208(), "208 2 360", "208 3 360"), "", "");
+  const std::string m = data_error([&] { hlm::wfdb::read_header(c.dir.file("208.hea")); });
+  EXPECT_NE(m.find(c.dir.file("208.hea") + ":1:"), std::string::npos) << m;
+  EXPECT_NE(m.find("declares 3 signal(s) but 2 signal line(s) follow"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, RefusesAHeaderDeclaringFewerSignalsThanItDescribes) {
+  HLM_REQUIRE_DATA("mitdb");
+  Copy208 c(replace(hea208(), "208 2 360", "208 1 360"), "", "");
+  const std::string m = data_error([&] { hlm::wfdb::read_record(c.dir.path(), "208"); });
+  EXPECT_NE(m.find(c.dir.file("208.hea") + ":3:"), std::string::npos) << m;
+  EXPECT_NE(m.find("declares 1 signal(s) but more signal lines follow"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, RefusesAnUnknownSignalFormat) {
+  HLM_REQUIRE_DATA("mitdb");
+  Copy208 c(replace(hea208(), "208.dat 212", "208.dat 999"), dat208(), "");
+  const std::string m = data_error([&] { hlm::wfdb::read_record(c.dir.path(), "208"); });
+  EXPECT_NE(m.find(c.dir.file("208.hea") + ":2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("unknown signal format 999"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, RefusesAnAnnotationFileCutInsideAnAuxString) {
+  HLM_REQUIRE_DATA("mitdb");
+  // 208.atr opens with '+' then AUX "(N\0" (3 bytes): keep one byte of the string.
+  Copy208 c(hea208(), dat208(), atr208().substr(0, 5));
+  const std::string m = data_error([&] { hlm::wfdb::read_record(c.dir.path(), "208"); });
+  EXPECT_NE(m.find(c.dir.file("208.atr") + ": byte 2:"), std::string::npos) << m;
+  EXPECT_NE(m.find("AUX string of 3 bytes runs past the end"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, RefusesAnAnnotationFileEndingInsideAWord) {
+  HLM_REQUIRE_DATA("mitdb");
+  const std::string atr = atr208();
+  Copy208 c("", "", atr.substr(0, atr.size() - 1));
+  const std::string m = data_error([&] { hlm::wfdb::read_annotations(c.dir.file("208.atr")); });
+  EXPECT_NE(m.find(c.dir.file("208.atr") + ": byte "), std::string::npos) << m;
+  EXPECT_NE(m.find("ends in the middle of a 16-bit word"), std::string::npos) << m;
+}
+
+TEST(WfdbReader, WarnsButReadsWhenASignalChecksumDiffers) {
+  HLM_REQUIRE_DATA("mitdb");
+  Copy208 c(replace(hea208(), "1003 8074", "1003 8075"), dat208(), atr208());
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("wfdb_test", sink));
+  const hlm::Record r = hlm::wfdb::read_record(c.dir.path(), "208");
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(r.frames, 650000);
+  const std::vector<std::string> lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("208.dat: signal 0 (MLII) checksum mismatch: header"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("says 8075, the samples sum to 8074"), std::string::npos) << lines[0];
+}
+
+TEST(WfdbReader, RefusesMultiSegmentRecords) {
+  TempDir dir;
+  write_file(dir.file("m.hea"), "m/2 1 360 200\nm_1 100\nm_2 100\n");
+  const std::string m = data_error([&] { hlm::wfdb::read_record(dir.path(), "m"); });
+  EXPECT_NE(m.find(dir.file("m.hea") + ":1: multi-segment record 'm/2' is not supported"),
+            std::string::npos)
+      << m;
+}
+
+TEST(WfdbReader, RefusesARecordMissingOneOfItsSignalFiles) {
+  TempDir dir;
+  write_file(dir.file("g.hea"), "g 2 360 1\ng.dat 16\ng.xyz 16\n");
+  write_file(dir.file("g.dat"), std::string(2, '\0'));
+  const std::string m = data_error([&] { hlm::wfdb::read_record(dir.path(), "g"); });
+  EXPECT_NE(m.find(dir.file("g.xyz") + ": signal file of record g is missing"), std::string::npos)
+      << m;
+}
+
+TEST(WfdbReader, NamesTheLineOfAMalformedHeaderField) {
+  TempDir dir;
+  write_file(dir.file("h.hea"), "# a comment\nh 1 360 10\nh.dat 16 200 12 zero\n");
+  const std::string m = data_error([&] { hlm::wfdb::read_header(dir.file("h.hea")); });
+  EXPECT_NE(m.find(dir.file("h.hea") + ":3: expected an integer for the ADC zero, got 'zero'"),
+            std::string::npos)
+      << m;
+  const std::string missing = data_error([&] { hlm::wfdb::read_record(dir.path(), "nope"); });
+  EXPECT_NE(missing.find(dir.file("nope.hea") + ": cannot open"), std::string::npos) << missing;
+}
+
+}  // namespace

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One-command set-up for a fresh Debian 12 machine: installs what is missing from Debian
+# packages, builds hlm, then either runs the quick start or the whole test suite.
+#   bash tools/setup.sh quickstart   # install, build, run workflows/quickstart.yaml
+#   bash tools/setup.sh test         # install, build, run ctest
+#   bash tools/setup.sh build        # install and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action="${1:-build}"
+build_dir="${HLM_BUILD_DIR:-build}"
+
+packages=(
+  build-essential cmake ninja-build git pkg-config ca-certificates curl
+  libtorch-dev libgloo-dev libopenblas0-pthread
+  libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
+  prometheus
+  python3-torch python3-numpy python3-scipy python3-sklearn
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
+
+case "$action" in
+  quickstart) "$build_dir/bin/hlm" run workflows/quickstart.yaml ;;
+  test) ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" ;;
+  build) ;;
+  *) echo "unknown action '$action' (quickstart, test, build)" >&2; exit 2 ;;
+esac
