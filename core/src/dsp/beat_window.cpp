@@ -2,7 +2,6 @@
 #include "hlm/dsp/beat_window.h"
 
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 #include "hlm/errors.h"
@@ -26,12 +25,13 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
   std::vector<double> w(m);
   for (size_t b = 0; b < r_peaks.size(); ++b) {
     const double first = double(r_peaks[b]) + start;
-    const double last = first + step * (m - 1);
-    if (n == 0 || first < 0.0 || last > double(n - 1)) continue;
+    const double last = double(r_peaks[b]) + options.after_seconds * sampling_hz;
+    // The tolerance keeps a window that ends exactly on the last sample despite rounding.
+    if (n == 0 || first < -1e-6 || last > double(n - 1) + 1e-6) continue;
     double sum = 0.0;
     for (int j = 0; j < m; ++j) {
       const double t = first + step * j;
-      size_t i0 = static_cast<size_t>(t);
+      size_t i0 = t > 0.0 ? static_cast<size_t>(t) : 0;
       if (i0 >= n - 1) i0 = n > 1 ? n - 2 : 0;
       const double f = n > 1 ? t - double(i0) : 0.0;
       const double v = n > 1 ? x[i0] + f * (double(x[i0 + 1]) - x[i0]) : x[0];

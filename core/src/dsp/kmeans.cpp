@@ -74,6 +74,14 @@ void seed_codes(const std::vector<float>& x, size_t n, int dim, int codes, int t
 
 Codebook kmeans_fit(const float* data, size_t rows, int dim, const KmeansOptions& options,
                     KmeansReport* report) {
+  std::vector<const float*> ptr(rows);
+  for (size_t i = 0; i < rows; ++i) ptr[i] = data + i * size_t(std::max(dim, 0));
+  return kmeans_fit(ptr, dim, options, report);
+}
+
+Codebook kmeans_fit(const std::vector<const float*>& data, int dim, const KmeansOptions& options,
+                    KmeansReport* report) {
+  const size_t rows = data.size();
   if (dim <= 0 || rows == 0 || options.codes <= 0 || options.sample_size <= 0 ||
       options.max_iterations < 0)
     throw ConfigError("kmeans: rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) +
@@ -86,7 +94,7 @@ Codebook kmeans_fit(const float* data, size_t rows, int dim, const KmeansOptions
   const size_t n = pick.size();
   std::vector<float> x(n * dim);
   for (size_t i = 0; i < n; ++i)
-    std::memcpy(&x[i * dim], data + pick[i] * size_t(dim), sizeof(float) * dim);
+    std::memcpy(&x[i * dim], data[pick[i]], sizeof(float) * dim);
 
   Codebook cb;
   cb.dim = dim;

@@ -1,72 +1,114 @@
 // Adaptive-threshold decision over QRS candidates (see qrs_decide.h).
 #include "dsp/qrs_decide.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 namespace hlm::dsp::qrs {
-static double kDbgA0() { return getenv("DBGA") ? atof(getenv("DBGA")) : -1; }
-static double kDbgB0() { return getenv("DBGB") ? atof(getenv("DBGB")) : -1; }
+
+namespace {
+constexpr float kThreshold = 0.35f;     // share of the way from the noise to the beat level
+constexpr float kSearchBack = 0.5f;     // threshold factor when searching a gap again
+constexpr float kTWaveSlope = 0.5f;     // a T wave is flatter than half the QRS slope ...
+constexpr float kTWaveHeight = 0.6f;    // ... and lower than 0.6 of the beat level
+
+// A ring of the last 8 values with their median.
+template <class T>
+struct Recent {
+  T v[8];
+  size_t next = 0;
+  explicit Recent(T init) { std::fill(v, v + 8, init); }
+  void push(T x) { v[next++ % 8] = x; }
+  void replace_last(T x) { v[(next + 7) % 8] = x; }
+  T median() const {
+    T c[8];
+    std::copy(v, v + 8, c);
+    std::nth_element(c, c + 4, c + 8);
+    return c[4];
+  }
+  double mean() const {
+    double s = 0.0;
+    for (const T& x : v) s += double(x);
+    return s / 8.0;
+  }
+};
+}  // namespace
 
 std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptions& options) {
   const int64_t refractory = std::llround(options.refractory_seconds * kRateHz);
   const int64_t t_wave = std::llround(options.t_wave_seconds * kRateHz);
-  // The envelope is normalised to a QRS level near 1, which seeds the running estimates.
-  std::vector<float> qrs_h(8, 0.6f), noise_h(8, 0.02f);
-  std::vector<int64_t> rr(8, static_cast<int64_t>(0.8 * kRateHz));
-  size_t qi = 0, ni = 0, ri = 0;
+  // The fused envelope is scaled to a beat level near 1, which seeds the running estimates.
+  Recent<float> beat_h(0.6f), noise_h(0.02f);
+  Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
   auto threshold = [&] {
-    const float q = median(qrs_h), z = median(noise_h);
-    static const float kTh = getenv("TH") ? atof(getenv("TH")) : 0.35f;
-    return z + kTh * (q - z);
+    const float q = beat_h.median(), z = noise_h.median();
+    return z + kThreshold * (q - z);
   };
   std::vector<Candidate> beats;
   size_t since = 0;  // first candidate after the last beat
+  auto t_like = [&](const Candidate& c) {
+    return !beats.empty() && c.i - beats.back().i < t_wave &&
+           c.slope < kTWaveSlope * beats.back().slope && c.height < kTWaveHeight * beat_h.median();
+  };
   auto accept = [&](size_t ci) {
-    if (!beats.empty()) rr[ri++ % 8] = cand[ci].i - beats.back().i;
-    qrs_h[qi++ % 8] = cand[ci].height;
+    if (!beats.empty()) rr.push(cand[ci].i - beats.back().i);
+    beat_h.push(cand[ci].height);
     beats.push_back(cand[ci]);
     since = ci + 1;
   };
   for (size_t ci = 0; ci < cand.size(); ++ci) {
     const Candidate& c = cand[ci];
-    if (!beats.empty()) {
-      double rr_mean = 0.0;
-      for (int64_t v : rr) rr_mean += double(v) / 8.0;
-      if (c.i - beats.back().i > options.search_back_rr * rr_mean) {
-        const float th2 = 0.5f * threshold();
-        size_t best = cand.size();
-        for (size_t j = since; j < ci; ++j)
-          if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
-              !(cand[j].i - beats.back().i < t_wave && cand[j].slope < 0.5f * beats.back().slope) &&
-              cand[j].height > th2 && (best == cand.size() || cand[j].height > cand[best].height))
-            best = j;
-        if (best != cand.size() && cand[best].i / kRateHz >= kDbgA0() && cand[best].i / kRateHz <= kDbgB0()) fprintf(stderr, "searchback %.2f\n", cand[best].i / kRateHz);
-        if (best != cand.size()) accept(best);
-      }
+    if (!beats.empty() && c.i - beats.back().i > options.search_back_rr * rr.mean()) {
+      const float low = kSearchBack * threshold();
+      size_t best = cand.size();
+      for (size_t j = since; j < ci; ++j)
+        if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
+            cand[j].height > low && !t_like(cand[j]) &&
+            (best == cand.size() || cand[j].height > cand[best].height))
+          best = j;
+      if (best != cand.size()) accept(best);
     }
     const bool near = !beats.empty() && c.i - beats.back().i < refractory;
-    static const float kTH = getenv("TQH") ? atof(getenv("TQH")) : 0.6f;
-    const bool t_like = !beats.empty() && c.i - beats.back().i < t_wave &&
-                        c.slope < 0.5f * beats.back().slope && c.height < kTH * median(qrs_h);
-    static const double kDbgA = getenv("DBGA") ? atof(getenv("DBGA")) : -1, kDbgB = getenv("DBGB") ? atof(getenv("DBGB")) : -1;
-    if (c.i / kRateHz >= kDbgA && c.i / kRateHz <= kDbgB)
-      fprintf(stderr, "cand t=%.2f h=%.3f slope=%.3f th=%.3f near=%d t_like=%d last_slope=%.3f\n", c.i / kRateHz, c.height, c.slope, threshold(), near, t_like, beats.empty() ? 0.f : beats.back().slope);
-    if (!near && !t_like && c.height > threshold()) {
+    if (!near && !t_like(c) && c.height > threshold()) {
       accept(ci);
     } else if (near && c.height > beats.back().height && c.height > threshold()) {
-      // A bigger peak right after a beat: the beat was its P wave or onset; take the peak.
-      beats.pop_back();
-      qrs_h[(qi - 1) % 8] = c.height;
-      if (!beats.empty()) rr[(ri - 1) % 8] = c.i - beats.back().i;
-      beats.push_back(c);
+      // The beat just taken was the onset (or P wave) of this bigger complex.
+      beats.back() = c;
+      beat_h.replace_last(c.height);
+      if (beats.size() > 1) rr.replace_last(c.i - beats[beats.size() - 2].i);
       since = ci + 1;
     } else if (!near) {
-      noise_h[ni++ % 8] = c.height;
+      noise_h.push(c.height);
     }
   }
-  return beats;
+  return prune_split_intervals(beats);
+}
+
+std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats) {
+  constexpr size_t kHalf = 5;  // neighbours on each side that set the local norms
+  std::vector<Candidate> out;
+  std::vector<float> h, rr;
+  for (size_t j = 0; j < beats.size(); ++j) {
+    if (j == 0 || j + 1 == beats.size()) {
+      out.push_back(beats[j]);
+      continue;
+    }
+    h.clear();
+    rr.clear();
+    for (size_t k = j >= kHalf ? j - kHalf : 0; k < std::min(beats.size(), j + kHalf + 1); ++k) {
+      if (k != j) h.push_back(beats[k].height);
+      if (k > 0) rr.push_back(float(beats[k].i - beats[k - 1].i));
+    }
+    std::nth_element(h.begin(), h.begin() + h.size() / 2, h.end());
+    std::nth_element(rr.begin(), rr.begin() + rr.size() / 2, rr.end());
+    const float level = h[h.size() / 2], r = rr[rr.size() / 2];
+    const float before = float(beats[j].i - beats[j - 1].i) / r;
+    const float after = float(beats[j + 1].i - beats[j].i) / r;
+    const bool split = beats[j].height < 0.7f * level && before < 0.8f && before + after < 1.1f &&
+                       beats[j + 1].height >= 0.8f * level;
+    if (!split) out.push_back(beats[j]);
+  }
+  return out;
 }
 
 }  // namespace hlm::dsp::qrs

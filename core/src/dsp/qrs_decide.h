@@ -2,13 +2,22 @@
 #pragma once
 #include <vector>
 
-#include "dsp/qrs_envelope.h"
+#include "dsp/qrs_fusion.h"
 #include "hlm/dsp/qrs.h"
 
 namespace hlm::dsp::qrs {
 
-// Walks the candidates in time order with thresholds between the medians of the last 8 QRS
-// and noise peak heights, a refractory period, a T-wave slope check and search-back.
-std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptions& options);
+// Walks the candidates in time order: a candidate is a beat when it clears a threshold between
+// the medians of the last 8 beat and noise heights, is not within the refractory period, and
+// is not a T wave (close, flat and low); a bigger peak within the refractory period replaces
+// the beat before it; a long gap is searched again at half the threshold. Finally, weak beats
+// that split one normal interval in two are dropped (see prune_split_intervals).
+std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
+
+// Drops a beat that is weaker than its neighbours (< 0.7 of their median height), early
+// (< 0.8 of the local median RR) and followed by a strong beat such that the two intervals
+// around it add up to about one (< 1.1): noise splitting an interval. Premature beats are
+// followed by a pause, and interpolated ones are rare.
+std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats);
 
 }  // namespace hlm::dsp::qrs

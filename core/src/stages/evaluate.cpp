@@ -56,30 +56,45 @@ StageOutput run_evaluate(StageContext& ctx) {
   const auto& p = ctx.params();
   const auto& tuned = ctx.input_of_kind("finetune");
   set_compute_threads(p.at("threads").get<int>());
+  // By default: the records fine-tuning left out, plus the tails it left out of the others.
   std::vector<std::string> records = p.at("records");
-  if (records.empty()) records = tuned.at("results").at("holdout_records").get<std::vector<std::string>>();
-  if (records.empty())
+  const auto& tuned_results = tuned.at("results");
+  const double tail = records.empty() ? tuned_results.value("holdout_tail", 0.0) : 0.0;
+  if (records.empty()) records = tuned_results.at("holdout_records").get<std::vector<std::string>>();
+  if (records.empty() && tail <= 0.0)
     throw ConfigError(ctx.instance.file + ":" + std::to_string(ctx.instance.line) +
                       ": stage '" + ctx.instance.id +
-                      "' has no records to evaluate; set params.records or the finetune stage's holdout_records");
+                      "' has nothing to evaluate; set params.records, or holdout_records or "
+                      "holdout_tail in the finetune stage");
   const nlohmann::json model_block = tuned.at("results").at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
   BeatClassifier classifier(model, 0);
   classifier.load(tuned.at("artifacts").at("classifier"));
   auto store = TokenStore::open(tuned.at("artifacts").at("token_store"));
-  const auto selected = select_records(store, records, /*exclude=*/false);
-  if (selected.size() != records.size())
-    throw ConfigError("stage '" + ctx.instance.id + "': some of " + nlohmann::json(records).dump() +
-                      " are not in the token store " + store.path());
-
+  for (const auto& name : records)
+    if (store.find_record(name) == store.record_count())
+      throw ConfigError("stage '" + ctx.instance.id + "': record '" + name +
+                        "' is not in the token store " + store.path());
+  std::vector<BeatWindow> windows =
+      beat_windows(store, select_records(store, records, /*exclude=*/false), model->context());
+  if (tail > 0.0) {
+    const auto tails = beat_windows(store, select_records(store, records, /*exclude=*/true),
+                                    model->context(), 1.0 - tail, 1.0);
+    windows.insert(windows.end(), tails.begin(), tails.end());
+  }
   Confusion confusion{};
-  for (const auto& [beat, predicted] : classifier.predict(store, beat_windows(store, selected, model->context()))) {
+  for (const auto& [beat, predicted] : classifier.predict(store, windows)) {
     const uint8_t truth = store.labels()[beat];
     if (truth < kBeatClassCount) confusion[truth][predicted] += 1;
   }
   StageOutput out;
   out.results["records"] = records;
-  out.report_md = "Records: " + nlohmann::json(records).dump() + "\n\n" + table(confusion, out.results);
+  out.results["tail"] = tail;
+  const std::string scope = "Evaluated on records " + nlohmann::json(records).dump() +
+                            (tail > 0 ? " and the last " + std::to_string(int(tail * 100)) +
+                                            " % of every other record (not seen in fine-tuning)"
+                                      : "");
+  out.report_md = scope + ".\n\n" + table(confusion, out.results);
   const std::string path = ctx.stage_dir + "/evaluation.md";
   std::ofstream(path) << out.report_md;
   out.artifacts["table"] = path;

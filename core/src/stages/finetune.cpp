@@ -25,7 +25,9 @@ StageOutput run_finetune(StageContext& ctx) {
   load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
   auto store = TokenStore::open(tokens.at("artifacts").at("token_store"));
   const std::vector<std::string> holdout = p.at("holdout_records");
-  const auto windows = beat_windows(store, select_records(store, holdout, /*exclude=*/true), model->context());
+  const double tail = p.at("holdout_tail").get<double>();
+  const auto windows = beat_windows(store, select_records(store, holdout, /*exclude=*/true),
+                                    model->context(), 0.0, 1.0 - tail);
 
   BeatClassifier classifier(model, options.seed);
   ctx.progress("fine-tuning on " + std::to_string(windows.size()) + " windows, " +
@@ -37,13 +39,14 @@ StageOutput run_finetune(StageContext& ctx) {
   StageOutput out;
   out.artifacts["classifier"] = path;
   out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
-  out.results = {{"model", model_block}, {"losses", losses}, {"holdout_records", holdout},
+  out.results = {{"model", model_block}, {"losses", losses}, {"holdout_records", holdout}, {"holdout_tail", tail},
                  {"loss_first", losses.front()}, {"loss_last", losses.back()}};
   char line[200];
   std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %zu steps",
                 losses.front(), losses.back(), losses.size());
-  out.report_md = std::string(line) + "; held out for evaluation: " +
-                  (holdout.empty() ? "none" : nlohmann::json(holdout).dump()) + "\n";
+  out.report_md = std::string(line) + "; held out for evaluation: records " +
+                  (holdout.empty() ? "none" : nlohmann::json(holdout).dump()) + ", last " +
+                  std::to_string(int(tail * 100)) + " % of every other record\n";
   ctx.progress(line);
   return out;
 }
@@ -52,7 +55,10 @@ StageOutput run_finetune(StageContext& ctx) {
 
 StageKind finetune_stage() {
   auto params = training_param_specs("200", "1e-4");
-  params.push_back({"holdout_records", "list", "[]", "records kept out of fine-tuning", false});
+  params.push_back({"holdout_records", "list", "[]",
+                    "records kept out of fine-tuning (inter-patient evaluation)", false});
+  params.push_back({"holdout_tail", "float", "0.0",
+                    "last fraction of every other record kept out (intra-patient evaluation)", false});
   return {"finetune", "1", params, run_finetune};
 }
 

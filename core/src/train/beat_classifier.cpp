@@ -11,16 +11,18 @@
 namespace hlm {
 
 std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<size_t>& records,
-                                     int64_t context) {
+                                     int64_t context, double from, double to) {
   std::vector<BeatWindow> windows;
   const int64_t stride = std::max<int64_t>(1, context / 2);
   for (size_t r : records) {
     const auto rec = store.record(r);
-    const int64_t n = int64_t(rec.length), length = std::min(context, n);
+    const int64_t first = int64_t(double(rec.length) * from);
+    const int64_t n = int64_t(double(rec.length) * to) - first, length = std::min(context, n);
+    const uint64_t offset = rec.offset + uint64_t(first);
     int64_t covered = 0;  // beats of this record already kept by an earlier window
     for (int64_t s = 0; covered < n; s += stride) {
       const int64_t start = std::min(s, n - length);
-      windows.push_back({rec.offset + uint64_t(start), length, covered - start});
+      windows.push_back({offset + uint64_t(start), length, covered - start});
       covered = start + length;
     }
   }

@@ -21,9 +21,10 @@ struct BeatWindow {
   int64_t keep_from = 0;
 };
 
-// Windows of up to `context` beats over the given records, overlapping by half.
+// Windows of up to `context` beats over the given records, overlapping by half, restricted
+// to the part [from, to) of each record (as fractions of its beats).
 std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<size_t>& records,
-                                     int64_t context);
+                                     int64_t context, double from = 0.0, double to = 1.0);
 
 // Record indices of the store whose names are (or, with exclude, are not) in names.
 std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,

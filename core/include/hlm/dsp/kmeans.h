@@ -31,8 +31,12 @@ struct KmeansReport {
   double inertia = 0.0;   // sum of squared distances of the sample to its codes
 };
 
-// Fits options.codes centroids to `rows` rows of `dim` floats. With fewer distinct rows than
-// codes, the surplus codes repeat existing rows. Throws ConfigError on bad sizes.
+// Fits options.codes centroids to rows of `dim` floats, each given by a pointer (so rows may
+// live in many buffers, e.g. one per record). With fewer distinct rows than codes, the
+// surplus codes repeat existing rows. Throws ConfigError on bad sizes.
+Codebook kmeans_fit(const std::vector<const float*>& rows, int dim, const KmeansOptions& options,
+                    KmeansReport* report = nullptr);
+// The same for `rows` rows stored one after another in data.
 Codebook kmeans_fit(const float* data, size_t rows, int dim, const KmeansOptions& options,
                     KmeansReport* report = nullptr);
 

@@ -1,0 +1,163 @@
+// Lead levels, lead weights and the fused envelope of the QRS detector (see qrs_fusion.h).
+#include "dsp/qrs_fusion.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hlm::dsp::qrs {
+
+namespace {
+constexpr int kLevelHalfBlocks = 15;
+constexpr int kQualityHalfBlocks = 2;
+constexpr int kBackgroundStride = 8;     // every 8th sample estimates a block's median
+constexpr float kNoisePercentile = 0.95f;
+
+float median_in_place(float* v, size_t count) {
+  std::nth_element(v, v + count / 2, v + count);
+  return v[count / 2];
+}
+
+// Median of v[b - half .. b + half] (clipped), for every b.
+std::vector<float> running_block_median(const std::vector<float>& v, int half) {
+  std::vector<float> out(v.size());
+  float window[2 * kLevelHalfBlocks + 1];
+  for (size_t b = 0; b < v.size(); ++b) {
+    const size_t a = b >= size_t(half) ? b - half : 0, z = std::min(v.size(), b + half + 1);
+    std::copy(v.begin() + a, v.begin() + z, window);
+    out[b] = median_in_place(window, z - a);
+  }
+  return out;
+}
+
+// Values tagged with their block, in block order: the values of blocks [a, z) are contiguous.
+struct BlockValues {
+  std::vector<float> value;
+  std::vector<size_t> start;  // start[b] = first value of block b; start[blocks] = size
+  BlockValues(const std::vector<std::pair<size_t, float>>& tagged, size_t blocks) : start(blocks + 1, 0) {
+    for (const auto& t : tagged) ++start[t.first + 1];
+    for (size_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
+    value.resize(tagged.size());
+    std::vector<size_t> fill(start.begin(), start.end() - 1);
+    for (const auto& t : tagged) value[fill[t.first]++] = t.second;
+  }
+};
+}  // namespace
+
+std::vector<float> qrs_level(const LeadEnvelope& lead) {
+  const std::vector<float>& e = lead.energy;
+  const size_t m = e.size(), blocks = (m + kBlock - 1) / kBlock;
+  std::vector<float> block_max(blocks);
+  for (size_t b = 0; b < blocks; ++b)
+    block_max[b] = *std::max_element(e.begin() + b * kBlock, e.begin() + std::min(m, (b + 1) * kBlock));
+  std::vector<float> level = running_block_median(block_max, kLevelHalfBlocks);
+  for (float& v : level) v = std::max(v, 1e-12f);
+  return level;
+}
+
+std::vector<float> peak_weight(const LeadEnvelope& lead, const std::vector<float>& level) {
+  const std::vector<float>& e = lead.energy;
+  const size_t m = e.size(), blocks = level.size();
+  std::vector<float> block_max(blocks), block_bg(blocks), w(blocks);
+  float sample[kBlock / kBackgroundStride + 1];
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t a = b * kBlock, z = std::min(m, a + kBlock);
+    block_max[b] = *std::max_element(e.begin() + a, e.begin() + z) / level[b];
+    size_t c = 0;
+    for (size_t i = a; i < z; i += kBackgroundStride) sample[c++] = e[i];
+    block_bg[b] = median_in_place(sample, c) / level[b];
+  }
+  const std::vector<float> peak = running_block_median(block_max, kQualityHalfBlocks);
+  const std::vector<float> bg = running_block_median(block_bg, kQualityHalfBlocks);
+  for (size_t b = 0; b < blocks; ++b) {
+    const float q = peak[b] / (bg[b] + 0.002f);
+    w[b] = q * q + 1e-6f;
+  }
+  return w;
+}
+
+std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float>& level,
+                               const std::vector<Candidate>& beats) {
+  const std::vector<float>& e = lead.energy;
+  const int64_t m = static_cast<int64_t>(e.size());
+  const size_t blocks = level.size();
+  const int64_t reach = std::llround(0.05 * kRateHz), guard = std::llround(0.15 * kRateHz);
+  std::vector<std::pair<size_t, float>> at_beats, elsewhere;
+  for (const Candidate& c : beats) {
+    const int64_t a = std::max<int64_t>(0, c.i - reach), z = std::min(m - 1, c.i + reach);
+    const size_t b = size_t(c.i / kBlock);
+    at_beats.emplace_back(b, *std::max_element(e.begin() + a, e.begin() + z + 1) / level[b]);
+  }
+  size_t next = 0;  // first beat not behind the scan by more than the guard
+  for (const int64_t i : local_maxima(e, std::llround(0.1 * kRateHz))) {
+    while (next < beats.size() && beats[next].i < i - guard) ++next;
+    if (next < beats.size() && std::llabs(beats[next].i - i) <= guard) continue;
+    const size_t b = size_t(i / kBlock);
+    elsewhere.emplace_back(b, e[i] / level[b]);
+  }
+  const BlockValues beat_h(at_beats, blocks), noise_h(elsewhere, blocks);
+  std::vector<float> w(blocks), scratch;
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t a = b >= kQualityHalfBlocks ? b - kQualityHalfBlocks : 0;
+    const size_t z = std::min(blocks, b + kQualityHalfBlocks + 1);
+    float beat = 0.0f, noise = 0.0f;
+    scratch.assign(beat_h.value.begin() + beat_h.start[a], beat_h.value.begin() + beat_h.start[z]);
+    if (!scratch.empty()) beat = median_in_place(scratch.data(), scratch.size());
+    scratch.assign(noise_h.value.begin() + noise_h.start[a], noise_h.value.begin() + noise_h.start[z]);
+    if (!scratch.empty()) {
+      const size_t k = std::min(scratch.size() - 1, size_t(float(scratch.size()) * kNoisePercentile));
+      std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
+      noise = scratch[k];
+    }
+    const float q = beat / (noise + 0.05f);
+    w[b] = q * q + 1e-6f;
+  }
+  return w;
+}
+
+Fused fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
+           const std::vector<std::vector<float>>& weight) {
+  Fused f;
+  const size_t m = leads.empty() ? 0 : leads[0].energy.size();
+  f.energy.assign(m, 0.0f);
+  f.slope.assign(m, 0.0f);
+  if (m == 0) return f;
+  const size_t blocks = level[0].size();
+  std::vector<float> weight_sum(blocks, 0.0f), c(blocks);
+  for (size_t k = 0; k < leads.size(); ++k)
+    for (size_t b = 0; b < blocks; ++b) weight_sum[b] += weight[k][b];
+  for (size_t k = 0; k < leads.size(); ++k) {
+    for (size_t b = 0; b < blocks; ++b) c[b] = weight[k][b] / weight_sum[b] / level[k][b];
+    const float* e = leads[k].energy.data();
+    const float* s = leads[k].slope.data();
+    for (size_t b = 0; b <= blocks; ++b) {
+      // From the centre of block b-1 to the centre of block b (the ends hold their block's).
+      const size_t from = b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2;
+      const size_t to = b == blocks ? m : std::min(m, b * kBlock + kBlock / 2);
+      const float c0 = c[b == 0 ? 0 : b - 1], c1 = c[std::min(b, blocks - 1)];
+      const float step = (c1 - c0) / float(kBlock);
+      float cc = c0;
+      for (size_t i = from; i < to; ++i, cc += step) {
+        f.energy[i] += cc * e[i];
+        f.slope[i] += cc * s[i];
+      }
+    }
+  }
+  return f;
+}
+
+std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation) {
+  const int64_t m = static_cast<int64_t>(fused.energy.size());
+  const int64_t slope_h = std::llround(0.06 * kRateHz);
+  std::vector<Candidate> out;
+  for (const int64_t i : local_maxima(fused.energy, separation)) {
+    Candidate c;
+    c.i = i;
+    c.height = fused.energy[i];
+    const int64_t a = std::max<int64_t>(0, i - slope_h), z = std::min(m - 1, i + slope_h);
+    c.slope = *std::max_element(fused.slope.begin() + a, fused.slope.begin() + z + 1);
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace hlm::dsp::qrs

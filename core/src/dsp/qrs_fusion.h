@@ -1,0 +1,44 @@
+// Combining leads for the QRS detector: each lead's envelope scaled to its local QRS level and
+// weighted by how clearly it shows beats, then the candidate peaks of the sum.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dsp/qrs_envelope.h"
+
+namespace hlm::dsp::qrs {
+
+// Levels and weights are kept per block of 2 s, which nearly always holds a QRS.
+constexpr int kBlock = 400;
+
+struct Candidate {
+  int64_t i = 0;        // internal sample
+  float height = 0.0f;  // fused envelope
+  float slope = 0.0f;   // steepest fused slope within 60 ms
+};
+
+// A lead's QRS level per block: the median of the block maxima over about a minute.
+std::vector<float> qrs_level(const LeadEnvelope& lead);
+
+// Lead weights per block: a squared quality over about 10 s, so the best lead dominates.
+// Before any beat is known, how far the lead's block maxima stand above its background (a flat
+// lead scores near 0, a noisy one near 1). Once beats are known, the lead's median height at
+// the beats over the 95th percentile of its other peaks, so artefacts that look like beats
+// also lower it.
+std::vector<float> peak_weight(const LeadEnvelope& lead, const std::vector<float>& level);
+std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float>& level,
+                               const std::vector<Candidate>& beats);
+
+// The leads' envelopes (and slopes), each divided by its QRS level and weighted by its share of
+// the weights, summed; the coefficients are interpolated between block centres.
+struct Fused {
+  std::vector<float> slope;
+  std::vector<float> energy;
+};
+Fused fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
+           const std::vector<std::vector<float>>& weight);
+
+// Local maxima of the fused envelope (see local_maxima) with their height and nearby slope.
+std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);
+
+}  // namespace hlm::dsp::qrs

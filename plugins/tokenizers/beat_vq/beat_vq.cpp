@@ -1,0 +1,185 @@
+// The `beat-vq` tokenizer (spec/tokenizers.md): filter one lead, detect R peaks, cut 64-point
+// beat windows, and give each beat the index of its nearest k-means code as its token.
+#include <algorithm>
+#include <string>
+
+#include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/beat_window.h"
+#include "hlm/dsp/filter.h"
+#include "hlm/dsp/kmeans.h"
+#include "hlm/dsp/qrs.h"
+#include "hlm/errors.h"
+#include "hlm/plugin.h"
+#include "hlm/tokenizer.h"
+#include "hlm/util.h"
+
+namespace {
+
+using hlm::dsp::Codebook;
+
+class BeatVq final : public hlm::Tokenizer {
+ public:
+  explicit BeatVq(const nlohmann::json& p) {
+    codes_ = p.value("codes", 500);
+    lead_ = p.value("lead", 0);
+    window_.before_seconds = p.value("window_before_s", 0.25);
+    window_.after_seconds = p.value("window_after_s", 0.40);
+    window_.points = p.value("points", 64);
+    kmeans_.codes = codes_;
+    kmeans_.sample_size = p.value("sample_beats", int64_t{200000});
+    kmeans_.max_iterations = p.value("iters", 25);
+    kmeans_.seed = p.value("seed", uint64_t{0});
+    kmeans_.threads = p.value("threads", 1);
+    detect_all_leads_ = p.value("detect_all_leads", true);
+    const std::string baseline = p.value("baseline", std::string("highpass"));
+    if (baseline != "highpass" && baseline != "median")
+      throw hlm::ConfigError("beat-vq: baseline='" + baseline + "', expected 'highpass' or 'median'" +
+                             hlm::did_you_mean(baseline, {"highpass", "median"}));
+    clean_.baseline = baseline == "median" ? hlm::dsp::BaselineMethod::kMedianPair
+                                           : hlm::dsp::BaselineMethod::kHighPass;
+    clean_.lowpass_hz = p.value("lowpass_hz", 40.0);
+    if (codes_ < 1 || codes_ > 65000)
+      throw hlm::ConfigError("beat-vq: codes=" + std::to_string(codes_) + " must be in [1, 65000]");
+    if (lead_ < 0) throw hlm::ConfigError("beat-vq: lead=" + std::to_string(lead_) + " must be >= 0");
+    if (window_.points < 2 || window_.before_seconds < 0 || window_.after_seconds < 0 ||
+        window_.before_seconds + window_.after_seconds <= 0)
+      throw hlm::ConfigError("beat-vq: points must be >= 2 and the window (window_before_s + "
+                             "window_after_s) longer than 0");
+    if (kmeans_.sample_size < 1 || kmeans_.max_iterations < 0)
+      throw hlm::ConfigError("beat-vq: sample_beats must be >= 1 and iters >= 0");
+    // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
+    nlohmann::json id = {{"codes", codes_},       {"lead", lead_},
+                         {"points", window_.points},
+                         {"window_before_s", window_.before_seconds},
+                         {"window_after_s", window_.after_seconds},
+                         {"sample_beats", kmeans_.sample_size},
+                         {"iters", kmeans_.max_iterations},
+                         {"seed", kmeans_.seed},
+                         {"baseline", baseline},
+                         {"lowpass_hz", clean_.lowpass_hz},
+                         {"detect_all_leads", detect_all_leads_}};
+    params_text_ = id.dump();
+    const std::string codebook = p.value("codebook", std::string());
+    if (!codebook.empty()) load_state(codebook);
+  }
+
+  uint32_t vocab_size() const override { return uint32_t(codes_) + hlm::kFirstContentToken; }
+
+  std::string identity() const override {
+    uint64_t h = hlm::fnv1a64(params_text_);
+    if (!codebook_.empty()) h = hlm::fnv1a64(params_text_ + hlm::hex64(hlm::dsp::codebook_hash(codebook_)));
+    return "beat-vq:" + hlm::hex64(h);
+  }
+
+  hlm::Beats extract(const hlm::Record& record) const override {
+    if (lead_ >= static_cast<int>(record.digital.size()))
+      throw hlm::DataError("beat-vq: record '" + record.name + "' (" + record.source + ") has " +
+                           std::to_string(record.digital.size()) + " signal(s) with samples; lead=" +
+                           std::to_string(lead_) + " (HINT: set the tokenizer's lead parameter)");
+    const double fs = record.sampling_hz;
+    const std::vector<float> x = record.physical(lead_);
+    const size_t n = x.size();
+    // Detection uses every lead of the same length (a second lead rescues noisy stretches);
+    // the R peaks refer to the tokenized lead.
+    std::vector<std::vector<float>> others;
+    std::vector<const float*> leads{x.data()};
+    if (detect_all_leads_)
+      for (int k = 0; k < static_cast<int>(record.digital.size()); ++k)
+        if (k != lead_ && record.digital[k].size() == n) {
+          others.push_back(record.physical(k));
+          leads.push_back(others.back().data());
+        }
+    const std::vector<int64_t> peaks = hlm::dsp::detect_qrs(leads, n, fs);
+    const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
+
+    hlm::Beats b;
+    b.record = record.name;
+    b.sampling_hz = fs;
+    b.feature_dim = window_.points;
+    const std::vector<size_t> kept =
+        hlm::dsp::cut_beat_windows(clean.data(), n, fs, peaks, window_, &b.features);
+    for (size_t k : kept) {
+      b.positions.push_back(peaks[k]);
+      b.rr_seconds.push_back(k > 0 ? float(double(peaks[k] - peaks[k - 1]) / fs) : 0.0f);
+    }
+    b.labels = hlm::dsp::label_beats(b.positions, record.annotations,
+                                     hlm::dsp::match_window_samples(fs));
+    return b;
+  }
+
+  bool needs_fit() const override { return codebook_.empty(); }
+
+  void fit(const std::vector<const hlm::Beats*>& sample) override {
+    std::vector<const float*> rows;
+    for (const hlm::Beats* b : sample) {
+      if (b->feature_dim != window_.points) continue;
+      for (size_t i = 0; i < b->size(); ++i) rows.push_back(&b->features[i * b->feature_dim]);
+    }
+    if (rows.empty())
+      throw hlm::DataError("beat-vq: no beats to fit the codebook on (" +
+                           std::to_string(sample.size()) + " record(s) given)");
+    codebook_ = hlm::dsp::kmeans_fit(rows, window_.points, kmeans_);
+  }
+
+  void save_state(const std::string& path) const override {
+    if (codebook_.empty())
+      throw hlm::InternalError("beat-vq: save_state(" + path + ") before fit()");
+    hlm::dsp::save_codebook(codebook_, path, "beat-vq " + params_text_);
+  }
+
+  void load_state(const std::string& path) override {
+    Codebook cb = hlm::dsp::load_codebook(path);
+    if (cb.dim != window_.points || cb.codes() != codes_)
+      throw hlm::CheckpointError(path + ": codebook of " + std::to_string(cb.codes()) + " codes x " +
+                                 std::to_string(cb.dim) + " points, but the tokenizer has codes=" +
+                                 std::to_string(codes_) + " points=" + std::to_string(window_.points) +
+                                 " (HINT: use the parameters it was trained with)");
+    codebook_ = std::move(cb);
+  }
+
+  void assign(hlm::Beats& beats) const override {
+    if (codebook_.empty()) throw hlm::InternalError("beat-vq: assign() before fit() or load_state()");
+    if (beats.size() && beats.feature_dim != codebook_.dim)
+      throw hlm::DataError("beat-vq: record '" + beats.record + "' has " +
+                           std::to_string(beats.feature_dim) + " features per beat, the codebook " +
+                           std::to_string(codebook_.dim));
+    std::vector<uint32_t> index(beats.size());
+    hlm::dsp::assign_nearest(codebook_, beats.features.data(), beats.size(), index.data());
+    beats.tokens.resize(beats.size());
+    for (size_t i = 0; i < index.size(); ++i) beats.tokens[i] = index[i] + hlm::kFirstContentToken;
+  }
+
+ private:
+  int codes_ = 500, lead_ = 0;
+  bool detect_all_leads_ = true;
+  hlm::dsp::BeatWindowOptions window_;
+  hlm::dsp::KmeansOptions kmeans_;
+  hlm::dsp::CleanOptions clean_;
+  std::string params_text_;
+  Codebook codebook_;
+};
+
+hlm::Tokenizer* make_beat_vq(const nlohmann::json& params) { return new BeatVq(params); }
+
+const hlm_param_decl kBeatVqParams[] = {
+    {"codes", "int", "500", "codebook size K (tokens = K + 4 special tokens)"},
+    {"lead", "int", "0", "signal index whose beats are tokenized"},
+    {"sample_beats", "int", "200000", "k-means runs on at most this many beats, drawn at random"},
+    {"iters", "int", "25", "at most this many Lloyd iterations"},
+    {"seed", "int", "0", "seed of the k-means sample and k-means++ seeding"},
+    {"window_before_s", "float", "0.25", "window start before the R peak, seconds"},
+    {"window_after_s", "float", "0.40", "window end after the R peak, seconds"},
+    {"points", "int", "64", "points per beat window (linear interpolation)"},
+    {"baseline", "string", "\"highpass\"",
+     "baseline removal: \"highpass\" (0.5 Hz) or \"median\" (200 ms + 600 ms medians)"},
+    {"lowpass_hz", "float", "40.0", "low-pass cutoff before windowing; 0 disables it"},
+    {"detect_all_leads", "bool", "true", "find beats on all leads together (R peaks on `lead`)"},
+    {"threads", "int", "1", "threads for the codebook fit (0 = all cores); tokens do not change"},
+    {"codebook", "string", "\"\"", "a codebook file to use instead of fitting one"},
+};
+
+}  // namespace
+
+HLM_PLUGIN("tokenizer", hlm::Tokenizer, "beat-vq", "1.0.0",
+           "heartbeat windows around detected R peaks, quantised by a k-means codebook",
+           kBeatVqParams, make_beat_vq)

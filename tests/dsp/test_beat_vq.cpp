@@ -1,0 +1,102 @@
+// The beat-vq tokenizer and synthetic dataset plugins, loaded as the host loads them. Skips
+// when the plugins are not built (targets beat_vq and synthetic).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "hlm/dataset.h"
+#include "hlm/errors.h"
+#include "hlm/tokenizer.h"
+#include "plugin/plugin_host.h"
+
+namespace {
+std::string plugin_file(const std::string& target) {
+  return std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_" + target + ".so";
+}
+
+class BeatVq : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* target : {"beat_vq", "synthetic"})
+      if (!std::filesystem::exists(plugin_file(target)))
+        GTEST_SKIP() << plugin_file(target) << " is not built (cmake --build <dir> --target " << target << ")";
+    host_.load_library(plugin_file("beat_vq"));
+    host_.load_library(plugin_file("synthetic"));
+    dataset_ = host_.create<hlm::Dataset>("dataset", "synthetic",
+                                          {{"records", 3}, {"seconds", 90.0}, {"seed", 5}});
+  }
+  std::shared_ptr<hlm::Tokenizer> tokenizer(nlohmann::json params = {{"codes", 16}}) {
+    return host_.create<hlm::Tokenizer>("tokenizer", "beat-vq", params);
+  }
+  hlm::PluginHost host_;
+  std::shared_ptr<hlm::Dataset> dataset_;
+};
+}  // namespace
+
+TEST_F(BeatVq, ExtractsOneLabelledWindowPerDetectedBeat) {
+  const hlm::Record rec = dataset_->read("syn000");
+  const hlm::Beats b = tokenizer()->extract(rec);
+  int annotated = 0, pvcs = 0;
+  for (const auto& a : rec.annotations) annotated += hlm::is_beat_code(a.code), pvcs += a.code == 5;
+  EXPECT_NEAR(double(b.size()), annotated, 2.0);  // windows at the record's ends may not fit
+  EXPECT_EQ(b.feature_dim, 64);
+  EXPECT_EQ(b.features.size(), b.size() * 64);
+  ASSERT_EQ(b.labels.size(), b.size());
+  ASSERT_EQ(b.rr_seconds.size(), b.size());
+  EXPECT_EQ(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kV)), pvcs);
+  EXPECT_EQ(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kNone)), 0);
+  for (size_t i = 1; i < b.size(); ++i) EXPECT_GT(b.rr_seconds[i], 0.25f) << i;
+}
+
+TEST_F(BeatVq, FitsACodebookAndAssignsTokensInsideTheVocabulary) {
+  auto t = tokenizer();
+  EXPECT_EQ(t->vocab_size(), 16u + hlm::kFirstContentToken);
+  EXPECT_TRUE(t->needs_fit());
+  std::vector<hlm::Beats> beats;
+  for (const auto& name : dataset_->records()) beats.push_back(t->extract(dataset_->read(name)));
+  t->fit({&beats[0], &beats[1]});
+  EXPECT_FALSE(t->needs_fit());
+  t->assign(beats[2]);
+  ASSERT_EQ(beats[2].tokens.size(), beats[2].size());
+  for (uint32_t tok : beats[2].tokens) {
+    EXPECT_GE(tok, hlm::kFirstContentToken);
+    EXPECT_LT(tok, t->vocab_size());
+  }
+}
+
+TEST_F(BeatVq, SavedCodebookReloadsToTheSameTokensAndIdentity) {
+  auto t = tokenizer();
+  const std::string before = t->identity();
+  hlm::Beats b = t->extract(dataset_->read("syn001"));
+  t->fit({&b});
+  EXPECT_EQ(t->identity().rfind("beat-vq:", 0), 0u);
+  EXPECT_NE(t->identity(), before);
+  const std::string path = (std::filesystem::temp_directory_path() / "hlm_beat_vq_test.cb").string();
+  t->save_state(path);
+  hlm::Beats again = b;
+  t->assign(b);
+  auto loaded = tokenizer({{"codes", 16}, {"codebook", path}});
+  EXPECT_FALSE(loaded->needs_fit());
+  loaded->assign(again);
+  EXPECT_EQ(again.tokens, b.tokens);
+  EXPECT_EQ(loaded->identity(), t->identity());
+  EXPECT_THROW(tokenizer({{"codes", 32}, {"codebook", path}}), hlm::PluginError);
+  std::remove(path.c_str());
+}
+
+TEST_F(BeatVq, RefusesARecordWithoutTheRequestedLead) {
+  auto t = tokenizer({{"codes", 16}, {"lead", 5}});
+  EXPECT_THROW(t->extract(dataset_->read("syn000")), hlm::DataError);
+}
+
+TEST_F(BeatVq, SyntheticDatasetNamesItsRecordsAndRegeneratesThemIdentically) {
+  EXPECT_EQ(dataset_->records(), (std::vector<std::string>{"syn000", "syn001", "syn002"}));
+  EXPECT_EQ(dataset_->read("syn002").digital, dataset_->read("syn002").digital);
+  EXPECT_NE(dataset_->read("syn000").digital, dataset_->read("syn001").digital);
+  auto other = host_.create<hlm::Dataset>("dataset", "synthetic",
+                                          {{"records", 3}, {"seconds", 90.0}, {"seed", 6}});
+  EXPECT_NE(other->fingerprint(), dataset_->fingerprint());
+  EXPECT_THROW(dataset_->read("syn009"), hlm::DataError);
+}

@@ -1,0 +1,100 @@
+// Filters: baseline-wander removal (high-pass and median pair), low-pass, running median.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "hlm/dsp/filter.h"
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+std::vector<float> sine(size_t n, double fs, double hz, double amp, double phase = 0.0) {
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = float(amp * std::sin(2 * kPi * hz * i / fs + phase));
+  return x;
+}
+
+double rms(const std::vector<float>& x, size_t from, size_t to) {
+  double s = 0;
+  for (size_t i = from; i < to; ++i) s += double(x[i]) * x[i];
+  return std::sqrt(s / double(to - from));
+}
+}  // namespace
+
+TEST(DspFilter, HighPassRemovesSlowBaselineAndKeepsQrsBand) {
+  const double fs = 360;
+  const size_t n = 36000;
+  std::vector<float> wander = sine(n, fs, 0.1, 1.0), qrs_band = sine(n, fs, 10.0, 0.5);
+  std::vector<float> out(n);
+  hlm::dsp::highpass(wander.data(), n, fs, 0.5, out.data());
+  EXPECT_LT(rms(out, 0, n), 0.01 * rms(wander, 0, n));
+  hlm::dsp::highpass(qrs_band.data(), n, fs, 0.5, out.data());
+  EXPECT_NEAR(rms(out, 0, n), rms(qrs_band, 0, n), 0.01 * rms(qrs_band, 0, n));
+}
+
+TEST(DspFilter, HighPassIsZeroPhase) {
+  const double fs = 250;
+  const size_t n = 5000;
+  std::vector<float> x = sine(n, fs, 5.0, 1.0), out(n);
+  hlm::dsp::highpass(x.data(), n, fs, 0.5, out.data());
+  for (size_t i = 1000; i < 4000; ++i) ASSERT_NEAR(out[i], x[i], 0.02) << i;
+}
+
+TEST(DspFilter, LowPassRemovesPowerLineAndWorksInPlace) {
+  const double fs = 360;
+  const size_t n = 7200;
+  std::vector<float> x = sine(n, fs, 60.0, 1.0), slow = sine(n, fs, 5.0, 1.0);
+  hlm::dsp::lowpass(x.data(), n, fs, 40.0, x.data());
+  EXPECT_LT(rms(x, 100, n - 100), 0.2 * std::sqrt(0.5));  // 60 Hz keeps under 1/5 of its size
+  hlm::dsp::lowpass(slow.data(), n, fs, 40.0, slow.data());
+  EXPECT_NEAR(rms(slow, 100, n - 100), std::sqrt(0.5), 0.01);
+}
+
+TEST(DspFilter, RunningMedianMatchesBruteForceWithRepeatedEdges) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> level(-20, 20);  // many ties
+  const size_t n = 3000;
+  std::vector<float> x(n), out(n);
+  for (float& v : x) v = float(level(rng));
+  for (int width : {1, 2, 3, 9, 73, 217}) {
+    hlm::dsp::running_median(x.data(), n, width, out.data());
+    const int w = width | 1, h = w / 2;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<float> win;
+      for (int j = -h; j <= h; ++j)
+        win.push_back(x[std::clamp<ptrdiff_t>(ptrdiff_t(i) + j, 0, ptrdiff_t(n) - 1)]);
+      std::nth_element(win.begin(), win.begin() + h, win.end());
+      ASSERT_EQ(out[i], win[h]) << "width " << width << " at " << i;
+    }
+  }
+}
+
+TEST(DspFilter, MedianPairRemovesBaselineButKeepsNarrowSpikes) {
+  const double fs = 360;
+  const size_t n = 36000;
+  std::vector<float> x = sine(n, fs, 0.2, 1.0);
+  for (size_t i = 500; i < n; i += 300)
+    for (int j = -5; j <= 5; ++j) x[i + j] += float(1.0 - std::abs(j) / 6.0);  // 30 ms spikes
+  std::vector<float> out(n);
+  hlm::dsp::remove_baseline_median(x.data(), n, fs, out.data());
+  for (size_t i = 500; i + 300 < n; i += 300) {
+    ASSERT_NEAR(out[i], 1.0f, 0.05f) << i;        // the spike survives
+    ASSERT_NEAR(out[i + 150], 0.0f, 0.05f) << i;  // the baseline between spikes is gone
+  }
+}
+
+TEST(DspFilter, CleanEcgOffersBothBaselineMethods) {
+  const double fs = 500;
+  const size_t n = 20000;
+  std::vector<float> x = sine(n, fs, 0.15, 2.0);
+  for (auto method : {hlm::dsp::BaselineMethod::kHighPass, hlm::dsp::BaselineMethod::kMedianPair}) {
+    hlm::dsp::CleanOptions o;
+    o.baseline = method;
+    const std::vector<float> y = hlm::dsp::clean_ecg(x.data(), n, fs, o);
+    ASSERT_EQ(y.size(), n);
+    EXPECT_LT(rms(y, 1000, n - 1000), 0.05);
+  }
+}

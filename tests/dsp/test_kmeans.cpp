@@ -1,0 +1,130 @@
+// k-means codebooks: clustering quality, determinism, fast assignment, codebook files.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "hlm/dsp/kmeans.h"
+#include "hlm/errors.h"
+
+namespace {
+// `per` points around each of `k` centres in `dim` dimensions, centres 10 apart, noise 0.1.
+std::vector<float> blobs(int k, int per, int dim, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.1f);
+  std::vector<float> x;
+  for (int p = 0; p < per; ++p)
+    for (int c = 0; c < k; ++c)
+      for (int d = 0; d < dim; ++d) x.push_back((d == c % dim ? 10.0f * (1 + c / dim) : 0.0f) + noise(rng));
+  return x;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("hlm_dsp_" + name)).string();
+}
+}  // namespace
+
+TEST(Kmeans, FindsWellSeparatedClusters) {
+  const int k = 8, per = 200, dim = 16;
+  const std::vector<float> x = blobs(k, per, dim, 1);
+  hlm::dsp::KmeansOptions o;
+  o.codes = k;
+  hlm::dsp::KmeansReport report;
+  const auto cb = hlm::dsp::kmeans_fit(x.data(), x.size() / dim, dim, o, &report);
+  ASSERT_EQ(cb.codes(), k);
+  EXPECT_EQ(report.rows_used, k * per);
+  EXPECT_LT(report.inertia / (k * per), 2.0 * dim * 0.01);  // about the noise variance per row
+}
+
+TEST(Kmeans, IsDeterministicForAFixedSeedAndAnyThreadCount) {
+  const int dim = 64;
+  const std::vector<float> x = blobs(40, 50, dim, 2);
+  hlm::dsp::KmeansOptions o;
+  o.codes = 50;
+  o.sample_size = 1500;  // a real sample: 2000 rows
+  o.seed = 42;
+  const auto a = hlm::dsp::kmeans_fit(x.data(), x.size() / dim, dim, o);
+  o.threads = 3;
+  const auto b = hlm::dsp::kmeans_fit(x.data(), x.size() / dim, dim, o);
+  EXPECT_EQ(a.centroids, b.centroids);
+  o.seed = 43;
+  const auto c = hlm::dsp::kmeans_fit(x.data(), x.size() / dim, dim, o);
+  EXPECT_NE(a.centroids, c.centroids);
+}
+
+TEST(Kmeans, AssignNearestMatchesBruteForce) {
+  const int dim = 64, codes = 37, rows = 301;  // sizes that leave partial tiles
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g;
+  hlm::dsp::Codebook cb;
+  cb.dim = dim;
+  for (int i = 0; i < codes * dim; ++i) cb.centroids.push_back(g(rng));
+  std::vector<float> x(size_t(rows) * dim);
+  for (float& v : x) v = g(rng);
+  std::vector<uint32_t> idx(rows);
+  std::vector<float> d2(rows);
+  hlm::dsp::assign_nearest(cb, x.data(), rows, idx.data(), d2.data(), 2);
+  for (int r = 0; r < rows; ++r) {
+    int best = 0;
+    double best_d = 1e300;
+    for (int c = 0; c < codes; ++c) {
+      double d = 0;
+      for (int j = 0; j < dim; ++j) d += double(x[r * dim + j] - cb.centroids[c * dim + j]) * (x[r * dim + j] - cb.centroids[c * dim + j]);
+      if (d < best_d) best_d = d, best = c;
+    }
+    ASSERT_EQ(int(idx[r]), best) << "row " << r;
+    ASSERT_NEAR(d2[r], best_d, 1e-3 * best_d) << "row " << r;
+  }
+}
+
+TEST(Kmeans, KeepsWorkingWithMoreCodesThanRows) {
+  const std::vector<float> x = {0, 0, 1, 1, 5, 5};
+  hlm::dsp::KmeansOptions o;
+  o.codes = 5;
+  const auto cb = hlm::dsp::kmeans_fit(x.data(), 3, 2, o);
+  EXPECT_EQ(cb.codes(), 5);
+  std::vector<uint32_t> idx(3);
+  std::vector<float> d2(3);
+  hlm::dsp::assign_nearest(cb, x.data(), 3, idx.data(), d2.data());
+  for (float d : d2) EXPECT_EQ(d, 0.0f);
+}
+
+TEST(Kmeans, CodebookRoundTripsThroughAFileWithItsMetadata) {
+  hlm::dsp::Codebook cb;
+  cb.dim = 3;
+  cb.centroids = {1, 2, 3, 4, 5, 6};
+  const std::string path = temp_path("roundtrip.cb");
+  hlm::dsp::save_codebook(cb, path, "{\"codes\":2}");
+  std::string meta;
+  const auto back = hlm::dsp::load_codebook(path, &meta);
+  EXPECT_EQ(back.dim, 3);
+  EXPECT_EQ(back.centroids, cb.centroids);
+  EXPECT_EQ(meta, "{\"codes\":2}");
+  EXPECT_EQ(hlm::dsp::codebook_hash(back), hlm::dsp::codebook_hash(cb));
+  std::remove(path.c_str());
+}
+
+TEST(Kmeans, LoadRejectsACorruptOrForeignFileNamingIt) {
+  hlm::dsp::Codebook cb;
+  cb.dim = 2;
+  cb.centroids = {1, 2};
+  const std::string path = temp_path("corrupt.cb");
+  hlm::dsp::save_codebook(cb, path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(26);  // inside the centroids
+    f.put('\x7f');
+  }
+  try {
+    hlm::dsp::load_codebook(path);
+    FAIL() << "a corrupt codebook loaded";
+  } catch (const hlm::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  std::ofstream(path, std::ios::binary) << "not a codebook at all, just text";
+  EXPECT_THROW(hlm::dsp::load_codebook(path), hlm::CheckpointError);
+  std::remove(path.c_str());
+}

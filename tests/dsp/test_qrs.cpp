@@ -1,0 +1,97 @@
+// QRS detector on synthetic ECG: beats found at any sampling rate, noise in one lead of two,
+// argument checks, and speed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+
+#include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/qrs.h"
+#include "hlm/dsp/synthetic_ecg.h"
+#include "hlm/errors.h"
+
+namespace {
+hlm::Record make(double fs, uint64_t seed, double noise_mv = 0.01, double seconds = 180) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = seconds;
+  o.sampling_hz = fs;
+  o.seed = seed;
+  o.pvc_rate = 0.08;
+  o.af_fraction = 0.3;
+  o.noise_mv = noise_mv;
+  return hlm::dsp::synthesize_ecg("q", o);
+}
+
+hlm::dsp::MatchCounts score(const hlm::Record& r, const std::vector<int64_t>& det) {
+  return hlm::dsp::match_beats(hlm::dsp::reference_beats(r.annotations), det,
+                               hlm::dsp::match_window_samples(r.sampling_hz));
+}
+}  // namespace
+
+TEST(Qrs, FindsCleanSyntheticBeatsAtAnySamplingRate) {
+  for (double fs : {128.0, 250.0, 360.0, 500.0, 1000.0}) {
+    const hlm::Record r = make(fs, uint64_t(fs));
+    const std::vector<float> x = r.physical(0);
+    const auto c = score(r, hlm::dsp::detect_qrs(x.data(), x.size(), fs));
+    EXPECT_GE(c.sensitivity(), 0.99) << fs << " Hz: FN " << c.fn;
+    EXPECT_GE(c.positive_predictivity(), 0.99) << fs << " Hz: FP " << c.fp;
+  }
+}
+
+TEST(Qrs, PlacesDetectionsOnTheRPeak) {
+  const hlm::Record r = make(360, 11);
+  const std::vector<float> x = r.physical(0);
+  const auto det = hlm::dsp::detect_qrs(x.data(), x.size(), 360);
+  const auto ref = hlm::dsp::reference_beats(r.annotations);
+  const auto pair = hlm::dsp::pair_beats(ref, det, 54);
+  int close = 0, matched = 0;
+  for (size_t j = 0; j < det.size(); ++j) {
+    if (pair[j] < 0) continue;
+    ++matched;
+    close += std::abs(det[j] - ref[size_t(pair[j])]) <= 4;  // 11 ms
+  }
+  EXPECT_GE(close, matched * 95 / 100);
+}
+
+TEST(Qrs, SecondLeadRescuesBeatsLostInNoiseOnTheFirst) {
+  const hlm::Record r = make(360, 12);
+  std::vector<float> x0 = r.physical(0), x1 = r.physical(1);
+  // One minute of heavy noise on lead 0 only.
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 0.6f);
+  for (size_t i = 60 * 360; i < 120 * 360; ++i) x0[i] += g(rng);
+  const auto one = score(r, hlm::dsp::detect_qrs(x0.data(), x0.size(), 360));
+  const auto two = score(r, hlm::dsp::detect_qrs({x0.data(), x1.data()}, x0.size(), 360));
+  EXPECT_GE(two.sensitivity(), 0.99) << "FN " << two.fn;
+  EXPECT_GE(two.positive_predictivity(), 0.99) << "FP " << two.fp;
+  EXPECT_LT(two.fn + two.fp, one.fn + one.fp);
+}
+
+TEST(Qrs, ReturnsNothingForAFlatSignalAndRejectsBadArguments) {
+  const std::vector<float> flat(3600, 0.0f);
+  EXPECT_TRUE(hlm::dsp::detect_qrs(flat.data(), flat.size(), 360).empty());
+  EXPECT_THROW(hlm::dsp::detect_qrs(flat.data(), flat.size(), 0.0), hlm::ConfigError);
+  hlm::dsp::QrsOptions o;
+  o.fiducial_lead = 1;
+  EXPECT_THROW(hlm::dsp::detect_qrs(flat.data(), flat.size(), 360, o), hlm::ConfigError);
+}
+
+TEST(Qrs, DetectsAtLeast150000BeatsPerSecondOnOneLead) {
+  const hlm::Record r = make(360, 13, 0.01, 1800);
+  const std::vector<float> x = r.physical(0);
+  hlm::dsp::detect_qrs(x.data(), x.size(), 360);  // warm caches
+  double best = 1e9;
+  size_t beats = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    beats = hlm::dsp::detect_qrs(x.data(), x.size(), 360).size();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double rate = double(beats) / best;
+  RecordProperty("beats_per_second", std::to_string(rate));
+#ifdef NDEBUG
+  EXPECT_GE(rate, 150000.0) << beats << " beats in " << best << " s";
+#else
+  GTEST_SKIP() << "speed is only checked in optimised builds (" << rate << " beats/s here)";
+#endif
+}

@@ -1,0 +1,59 @@
+// QRS detector on the MIT-BIH Arrhythmia DS1 records, scored like WFDB's bxb (150 ms window,
+// whole record, reference beats = hlm::is_beat_code). Skips when the data folder is absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/qrs.h"
+#include "hlm/wfdb.h"
+
+namespace {
+const char* const kDs1[] = {"101", "106", "108", "109", "112", "114", "115", "116",
+                            "118", "119", "122", "124", "201", "203", "205", "207",
+                            "208", "209", "215", "220", "223", "230"};
+
+struct Totals {
+  hlm::dsp::MatchCounts two_leads, lead0;
+};
+
+// Runs once for the suite: reading and detecting 22 records takes a second or two.
+const Totals& ds1_totals() {
+  static const Totals totals = [] {
+    Totals t;
+    const std::string dir = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
+    for (const char* name : kDs1) {
+      const hlm::Record r = hlm::wfdb::read_record(dir, name);
+      const std::vector<float> x0 = r.physical(0), x1 = r.physical(1);
+      const auto ref = hlm::dsp::reference_beats(r.annotations);
+      const int64_t w = hlm::dsp::match_window_samples(r.sampling_hz);
+      t.two_leads += hlm::dsp::match_beats(
+          ref, hlm::dsp::detect_qrs({x0.data(), x1.data()}, x0.size(), r.sampling_hz), w);
+      t.lead0 += hlm::dsp::match_beats(ref, hlm::dsp::detect_qrs(x0.data(), x0.size(), r.sampling_hz), w);
+    }
+    return t;
+  }();
+  return totals;
+}
+
+bool have_mitdb() {
+  return std::filesystem::exists(std::string(HLM_TEST_DATA_DIR) + "/mitdb/208.hea");
+}
+}  // namespace
+
+TEST(QrsMitdb, TwoLeadDetectionReachesGrossSensitivityAndPredictivityOf99Point7OnDs1) {
+  if (!have_mitdb()) GTEST_SKIP() << "MIT-BIH data not found under " << HLM_TEST_DATA_DIR;
+  const auto& c = ds1_totals().two_leads;
+  RecordProperty("tp", std::to_string(c.tp));
+  RecordProperty("fn", std::to_string(c.fn));
+  RecordProperty("fp", std::to_string(c.fp));
+  EXPECT_GE(c.sensitivity(), 0.997) << "TP " << c.tp << " FN " << c.fn;
+  EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
+}
+
+TEST(QrsMitdb, SingleLeadDetectionReachesTheSpecsBarOf99Point5OnDs1) {
+  if (!have_mitdb()) GTEST_SKIP() << "MIT-BIH data not found under " << HLM_TEST_DATA_DIR;
+  const auto& c = ds1_totals().lead0;
+  EXPECT_GE(c.sensitivity(), 0.995) << "TP " << c.tp << " FN " << c.fn;
+  EXPECT_GE(c.positive_predictivity(), 0.995) << "TP " << c.tp << " FP " << c.fp;
+}

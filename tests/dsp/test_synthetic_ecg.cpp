@@ -1,0 +1,116 @@
+// Synthetic ECG: ground-truth annotations, determinism, PVCs and AF as generated.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hlm/dsp/synthetic_ecg.h"
+
+namespace {
+hlm::dsp::SyntheticEcgOptions options(uint64_t seed) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 120;
+  o.seed = seed;
+  o.pvc_rate = 0.1;
+  o.af_fraction = 0.5;
+  return o;
+}
+
+// Coefficient of variation of successive RR differences over beats inside / outside AF.
+double rr_irregularity(const hlm::dsp::SyntheticRhythm& r, bool af) {
+  double sum = 0, sum_rr = 0;
+  int n = 0;
+  for (size_t i = 2; i < r.beats.size(); ++i) {
+    const auto &a = r.beats[i - 2], &b = r.beats[i - 1], &c = r.beats[i];
+    if (a.in_af != af || b.in_af != af || c.in_af != af) continue;
+    if (a.kind != hlm::dsp::SyntheticBeat::kNormal || b.kind != a.kind || c.kind != a.kind) continue;
+    const double rr1 = b.seconds - a.seconds, rr2 = c.seconds - b.seconds;
+    sum += std::fabs(rr2 - rr1);
+    sum_rr += rr2;
+    ++n;
+  }
+  return n ? sum / sum_rr : 0.0;
+}
+}  // namespace
+
+TEST(SyntheticEcg, AnnotatesEveryGeneratedBeatAtItsRPeak) {
+  const auto o = options(1);
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  const auto rec = hlm::dsp::synthesize_ecg("syn000", o);
+  std::vector<hlm::Annotation> beats;
+  for (const auto& a : rec.annotations)
+    if (hlm::is_beat_code(a.code)) beats.push_back(a);
+  ASSERT_EQ(beats.size(), rhythm.beats.size());
+  int pvcs = 0;
+  for (size_t i = 0; i < beats.size(); ++i) {
+    EXPECT_EQ(beats[i].sample, std::llround(rhythm.beats[i].seconds * o.sampling_hz));
+    EXPECT_EQ(beats[i].code, uint8_t(rhythm.beats[i].kind));
+    pvcs += beats[i].code == 5;
+  }
+  EXPECT_GT(pvcs, 0);
+  // The annotated sample is the R peak: the largest |deflection| within 50 ms on lead 0.
+  const auto x = rec.physical(0);
+  for (size_t i = 1; i + 1 < beats.size(); ++i) {
+    if (beats[i].code != 1) continue;
+    const int64_t s = beats[i].sample;
+    int64_t best = s;
+    for (int64_t j = s - 18; j <= s + 18; ++j)
+      if (x[j] > x[best]) best = j;
+    EXPECT_LE(std::abs(best - s), 3) << "beat at " << s;
+  }
+}
+
+TEST(SyntheticEcg, WritesDigitalSignalsWithTheirGain) {
+  const auto rec = hlm::dsp::synthesize_ecg("syn001", options(2));
+  ASSERT_EQ(rec.signals.size(), 2u);
+  EXPECT_EQ(rec.frames, 120 * 360);
+  EXPECT_EQ(rec.digital[0].size(), size_t(rec.frames));
+  EXPECT_EQ(rec.signals[0].gain, 200.0);
+  EXPECT_EQ(rec.signals[0].format, 16);
+  EXPECT_EQ(rec.name, "syn001");
+}
+
+TEST(SyntheticEcg, IsDeterministicForAFixedSeed) {
+  const auto a = hlm::dsp::synthesize_ecg("a", options(7));
+  const auto b = hlm::dsp::synthesize_ecg("a", options(7));
+  const auto c = hlm::dsp::synthesize_ecg("a", options(8));
+  EXPECT_EQ(a.digital, b.digital);
+  ASSERT_EQ(a.annotations.size(), b.annotations.size());
+  for (size_t i = 0; i < a.annotations.size(); ++i)
+    EXPECT_EQ(a.annotations[i].sample, b.annotations[i].sample);
+  EXPECT_NE(a.digital, c.digital);
+}
+
+TEST(SyntheticEcg, MarksAfEpisodesWithRhythmAnnotations) {
+  const auto rec = hlm::dsp::synthesize_ecg("af", options(3));
+  std::vector<std::string> changes;
+  for (const auto& a : rec.annotations)
+    if (a.code == 28) changes.push_back(a.aux);
+  ASSERT_GE(changes.size(), 2u);
+  for (size_t i = 1; i < changes.size(); ++i) EXPECT_NE(changes[i], changes[i - 1]);
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "(AFIB"), changes.end());
+  EXPECT_EQ(rec.annotations.front().code, 28);
+  EXPECT_EQ(rec.annotations.front().sample, 0);
+}
+
+TEST(SyntheticEcg, AfSegmentsHaveMoreIrregularRr) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const auto r = hlm::dsp::synthesize_rhythm(options(seed));
+    const double af = rr_irregularity(r, true), sinus = rr_irregularity(r, false);
+    EXPECT_GT(af, 3.0 * sinus) << "seed " << seed;
+  }
+}
+
+TEST(SyntheticEcg, GeneratesAtAnySamplingRateAndLength) {
+  auto o = options(4);
+  o.sampling_hz = 128;
+  o.seconds = 10.5;
+  const auto rec = hlm::dsp::synthesize_ecg("x", o);
+  EXPECT_EQ(rec.frames, std::llround(10.5 * 128));
+  EXPECT_EQ(rec.sampling_hz, 128.0);
+}
+
+TEST(SyntheticEcg, RejectsOutOfRangeOptions) {
+  auto o = options(5);
+  o.af_fraction = 1.5;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}

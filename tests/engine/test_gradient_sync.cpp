@@ -1,0 +1,119 @@
+// Data-parallel gradients: two Gloo ranks (threads of this process) each on half a batch must
+// give the update one rank makes on the whole batch; accumulation must equal a bigger batch.
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/torch.h>
+
+#include <thread>
+
+#include "train/gradient_sync.h"
+
+namespace {
+
+torch::nn::Sequential make_model() {
+  torch::manual_seed(42);
+  return torch::nn::Sequential(torch::nn::Linear(8, 32), torch::nn::GELU(), torch::nn::Linear(32, 32),
+                               torch::nn::GELU(), torch::nn::Linear(32, 4));
+}
+
+std::pair<at::Tensor, at::Tensor> batch(int64_t rows) {
+  torch::manual_seed(7);
+  return {torch::randn({rows, 8}), torch::randint(0, 4, {rows})};
+}
+
+at::Tensor loss_of(torch::nn::Sequential& model, const at::Tensor& x, const at::Tensor& y) {
+  return torch::nn::functional::cross_entropy(model->forward(x), y);
+}
+
+std::vector<at::Tensor> after_one_step(torch::nn::Sequential& model) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+void expect_close(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_LT((a[i] - b[i]).abs().max().item<double>(), tol) << "parameter " << i;
+}
+
+// Two ranks, each on its half of a 16-row batch in `micro_steps` accumulation steps; the
+// all-reduce is armed only for the last micro-step's backward.
+std::vector<std::vector<at::Tensor>> train_two_ranks(int micro_steps, std::vector<size_t>& buckets) {
+  const auto data = batch(16);
+  const at::Tensor x = data.first, y = data.second;  // lambdas cannot capture bindings (C++17)
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::vector<at::Tensor>> results(2);
+  buckets.assign(2, 0);
+  auto rank_main = [&](int rank) {
+    auto options = c10d::ProcessGroupGloo::Options::create();
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);
+    auto model = make_model();
+    if (rank == 1) {  // different initial weights: the broadcast must fix them
+      torch::NoGradGuard no_grad;
+      for (auto& p : model->parameters()) p.add_(1.0);
+    }
+    // A tiny bucket cap forces several buckets, launched as gradients arrive.
+    hlm::GradientSync sync(model->parameters(), group, /*bucket_cap_mb=*/0.002);
+    buckets[rank] = sync.bucket_count();
+    sync.broadcast_parameters();
+    torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-2));
+    const int64_t rows = 8 / micro_steps;
+    for (int micro = 0; micro < micro_steps; ++micro) {
+      if (micro + 1 == micro_steps) sync.prepare_for_backward();
+      const int64_t first = rank * 8 + micro * rows;
+      (loss_of(model, x.narrow(0, first, rows), y.narrow(0, first, rows)) / double(micro_steps))
+          .backward();
+    }
+    sync.finish();
+    opt.step();
+    results[rank] = after_one_step(model);
+  };
+  std::thread other(rank_main, 1);
+  rank_main(0);
+  other.join();
+  return results;
+}
+
+std::vector<at::Tensor> one_rank_whole_batch() {
+  const auto [x, y] = batch(16);
+  auto single = make_model();
+  torch::optim::AdamW opt(single->parameters(), torch::optim::AdamWOptions(1e-2));
+  loss_of(single, x, y).backward();
+  opt.step();
+  return after_one_step(single);
+}
+
+TEST(GradientSync, TwoGlooRanksOnHalfBatchesMatchOneRankOnTheWholeBatch) {
+  std::vector<size_t> buckets;
+  const auto results = train_two_ranks(1, buckets);
+  EXPECT_GT(buckets[0], 1u);
+  const auto expected = one_rank_whole_batch();
+  expect_close(results[0], expected, 1e-5);
+  expect_close(results[1], expected, 1e-5);
+}
+
+TEST(GradientSync, AccumulationOverRanksSkipsEarlyMicroStepsAndMatchesTheWholeBatch) {
+  std::vector<size_t> buckets;
+  const auto results = train_two_ranks(4, buckets);
+  const auto expected = one_rank_whole_batch();
+  expect_close(results[0], expected, 1e-5);
+  expect_close(results[1], expected, 1e-5);
+}
+
+TEST(GradientSync, AccumulatingFourMicroStepsEqualsOneFourTimesBiggerBatch) {
+  const auto [x, y] = batch(32);
+  auto big = make_model();
+  loss_of(big, x, y).backward();
+  auto accumulated = make_model();
+  for (int micro = 0; micro < 4; ++micro)
+    (loss_of(accumulated, x.narrow(0, micro * 8, 8), y.narrow(0, micro * 8, 8)) / 4.0).backward();
+  std::vector<at::Tensor> a, b;
+  for (const auto& p : big->parameters()) a.push_back(p.grad());
+  for (const auto& p : accumulated->parameters()) b.push_back(p.grad());
+  expect_close(a, b, 1e-6);
+}
+
+}  // namespace
