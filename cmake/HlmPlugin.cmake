@@ -1,29 +1,22 @@
-# hlm_add_plugin(<target> SOURCES <files...> [TORCH]): builds one hlm plugin shared library.
-# The same function serves in-tree and out-of-tree plugins: it links the SDK, stamps the
-# build fingerprint the host checks at load time, and puts the library where the host looks.
-# Pass TORCH when the plugin uses LibTorch (models, backends).
+# hlm_add_plugin(<target> SOURCES <files...> [TORCH] [LIBRARIES <libs...>]): builds one hlm
+# plugin shared library. The same function serves in-tree and out-of-tree plugins (after
+# find_package(hlm)): it links the SDK, stamps the build fingerprint the host checks at load
+# time, and writes the library to HLM_PLUGIN_OUTPUT_DIR (default <build>/plugins), a folder
+# `hlm --plugin-path` or HLM_PLUGIN_PATH can name. Pass TORCH when the plugin uses LibTorch.
 function(hlm_add_plugin target)
   cmake_parse_arguments(ARG "TORCH" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT HLM_PLUGIN_OUTPUT_DIR)
+    set(HLM_PLUGIN_OUTPUT_DIR "${CMAKE_BINARY_DIR}/plugins")
+  endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   set_target_properties(${target} PROPERTIES
     PREFIX "libhlm_plugin_" OUTPUT_NAME "${target}"
     LIBRARY_OUTPUT_DIRECTORY "${HLM_PLUGIN_OUTPUT_DIR}"
-    CXX_VISIBILITY_PRESET hidden)
-  if(TARGET hlm::engine)
-    set(_sdk hlm::base)
-    if(ARG_TORCH)
-      set(_sdk hlm::engine)
-    endif()
-  else()
-    find_package(hlm REQUIRED)
-    set(_sdk hlm::base)
-    if(ARG_TORCH)
-      set(_sdk hlm::engine)
-    endif()
-  endif()
-  target_link_libraries(${target} PRIVATE ${_sdk} ${ARG_LIBRARIES})
+    CXX_STANDARD 17 CXX_VISIBILITY_PRESET hidden)
   if(ARG_TORCH)
-    target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES})
+    target_link_libraries(${target} PRIVATE hlm::engine ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
     target_precompile_headers(${target} PRIVATE <torch/torch.h>)
+  else()
+    target_link_libraries(${target} PRIVATE hlm::base ${ARG_LIBRARIES})
   endif()
 endfunction()

@@ -38,6 +38,8 @@ void expect_close(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
     EXPECT_LT((a[i] - b[i]).abs().max().item<double>(), tol) << "parameter " << i;
 }
 
+// SGD, not Adam: Adam's first step is lr * sign(g), which rounding can flip for gradients
+// near zero, while SGD's update is linear in the gradient.
 // Two ranks, each on its half of a 16-row batch in `micro_steps` accumulation steps; the
 // all-reduce is armed only for the last micro-step's backward.
 std::vector<std::vector<at::Tensor>> train_two_ranks(int micro_steps, std::vector<size_t>& buckets) {
@@ -46,20 +48,22 @@ std::vector<std::vector<at::Tensor>> train_two_ranks(int micro_steps, std::vecto
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::vector<at::Tensor>> results(2);
   buckets.assign(2, 0);
+  // Built before the threads start: the global RNG is not meant for concurrent seeding.
+  std::vector<torch::nn::Sequential> models{make_model(), make_model()};
+  {
+    torch::NoGradGuard no_grad;  // rank 1 starts elsewhere: the broadcast must fix that
+    for (auto& p : models[1]->parameters()) p.add_(1.0);
+  }
   auto rank_main = [&](int rank) {
     auto options = c10d::ProcessGroupGloo::Options::create();
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);
-    auto model = make_model();
-    if (rank == 1) {  // different initial weights: the broadcast must fix them
-      torch::NoGradGuard no_grad;
-      for (auto& p : model->parameters()) p.add_(1.0);
-    }
+    auto& model = models[rank];
     // A tiny bucket cap forces several buckets, launched as gradients arrive.
     hlm::GradientSync sync(model->parameters(), group, /*bucket_cap_mb=*/0.002);
     buckets[rank] = sync.bucket_count();
     sync.broadcast_parameters();
-    torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-2));
+    torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
     const int64_t rows = 8 / micro_steps;
     for (int micro = 0; micro < micro_steps; ++micro) {
       if (micro + 1 == micro_steps) sync.prepare_for_backward();
@@ -80,7 +84,7 @@ std::vector<std::vector<at::Tensor>> train_two_ranks(int micro_steps, std::vecto
 std::vector<at::Tensor> one_rank_whole_batch() {
   const auto [x, y] = batch(16);
   auto single = make_model();
-  torch::optim::AdamW opt(single->parameters(), torch::optim::AdamWOptions(1e-2));
+  torch::optim::SGD opt(single->parameters(), torch::optim::SGDOptions(0.1));
   loss_of(single, x, y).backward();
   opt.step();
   return after_one_step(single);

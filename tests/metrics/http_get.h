@@ -10,8 +10,9 @@
 
 namespace hlm::test {
 
-// Body of GET http://127.0.0.1:port/target, or "" when the connection fails.
-inline std::string http_get(int port, const std::string& target) {
+// The whole response (status line, headers, body) to a raw request sent to 127.0.0.1:port,
+// or "" when the connection fails.
+inline std::string http_exchange(int port, const std::string& request) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return "";
   sockaddr_in addr{};
@@ -24,7 +25,6 @@ inline std::string http_get(int port, const std::string& target) {
     ::close(fd);
     return "";
   }
-  const std::string request = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
     ::close(fd);
     return "";
@@ -34,6 +34,13 @@ inline std::string http_get(int port, const std::string& target) {
   ssize_t n;
   while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
   ::close(fd);
+  return response;
+}
+
+// Body of GET http://127.0.0.1:port/target, or "" when the connection fails.
+inline std::string http_get(int port, const std::string& target) {
+  const std::string response =
+      http_exchange(port, "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
   const size_t body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
 }

@@ -35,21 +35,35 @@ State steady_state(const Biquad& s, double input) {
   return st;
 }
 
-// One pass of the cascade over buf[0..m) in the given direction, in place.
+// One pass of the cascade over buf[0..m) in the given direction, in place. All sections run
+// in one loop so that their recursions, each bound by its own latency, overlap.
 void run_pass(const std::vector<Biquad>& sections, double* buf, size_t m, bool backward) {
-  for (const Biquad& s : sections) {
-    const ptrdiff_t step = backward ? -1 : 1;
-    double* p = backward ? buf + m - 1 : buf;
-    State st = steady_state(s, *p);
-    double z1 = st.z1, z2 = st.z2;
-    const double b0 = s.b0, b1 = s.b1, b2 = s.b2, a1 = s.a1, a2 = s.a2;
-    for (size_t i = 0; i < m; ++i, p += step) {
-      const double in = *p;
-      const double y = b0 * in + z1;
-      z1 = b1 * in - a1 * y + z2;
-      z2 = b2 * in - a2 * y;
-      *p = y;
+  constexpr size_t kMax = 4;
+  if (sections.size() > kMax) {  // rare: run the sections one after another
+    for (const Biquad& s : sections) run_pass({s}, buf, m, backward);
+    return;
+  }
+  const size_t k = sections.size();
+  const ptrdiff_t step = backward ? -1 : 1;
+  double* p = backward ? buf + m - 1 : buf;
+  double z1[kMax], z2[kMax];
+  double level = *p;  // each section starts settled on what the first sample becomes there
+  for (size_t s = 0; s < k; ++s) {
+    const State st = steady_state(sections[s], level);
+    z1[s] = st.z1;
+    z2[s] = st.z2;
+    level *= sections[s].dc_gain();
+  }
+  for (size_t i = 0; i < m; ++i, p += step) {
+    double v = *p;
+    for (size_t s = 0; s < k; ++s) {
+      const Biquad& q = sections[s];
+      const double y = q.b0 * v + z1[s];
+      z1[s] = q.b1 * v - q.a1 * y + z2[s];
+      z2[s] = q.b2 * v - q.a2 * y;
+      v = y;
     }
+    *p = v;
   }
 }
 }  // namespace

@@ -10,7 +10,7 @@
 namespace hlm::dsp {
 
 namespace {
-constexpr int kRowTile = 4;
+constexpr int kRowTile = 4;  // nearest_codes is written out for 4 rows
 constexpr int kCodeTile = 16;
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -45,42 +45,66 @@ PackedCodes pack(const Codebook& cb) {
   return p;
 }
 
-// Dot products of kRowTile rows with one tile of codes.
+// Nearest code for kRowTile rows: for each tile of 16 codes, the 4 x 16 dot products are
+// accumulated in registers, turned into ||c||^2 - 2 x.c and folded into a per-lane running
+// minimum (branch-free; strict < keeps the lowest index per lane). Lanes are merged at the end,
+// ties going to the lower code index, which makes the result independent of the tiling.
 HLM_VECTOR_CLONES
-void tile_dots(const float* const rows[kRowTile], const float* tile, int dim,
-               float acc[kRowTile][kCodeTile]) {
+void nearest_codes(const float* const rows[kRowTile], const PackedCodes& p,
+                   float best_out[kRowTile], uint32_t code_out[kRowTile]) {
+  const int dim = p.dim;
+  const float* __restrict r0 = rows[0];
+  const float* __restrict r1 = rows[1];
+  const float* __restrict r2 = rows[2];
+  const float* __restrict r3 = rows[3];
+  float best[kRowTile][kCodeTile];
+  uint32_t code[kRowTile][kCodeTile];
   for (int r = 0; r < kRowTile; ++r)
-    for (int j = 0; j < kCodeTile; ++j) acc[r][j] = 0.0f;
-  for (int d = 0; d < dim; ++d) {
-    const float* c = tile + size_t(d) * kCodeTile;
-    for (int r = 0; r < kRowTile; ++r) {
-      const float x = rows[r][d];
-      for (int j = 0; j < kCodeTile; ++j) acc[r][j] += x * c[j];
+    for (int j = 0; j < kCodeTile; ++j) best[r][j] = std::numeric_limits<float>::infinity(), code[r][j] = 0;
+  for (int t = 0; t < p.tiles; ++t) {
+    const float* __restrict tile = &p.values[size_t(t) * dim * kCodeTile];
+    float acc[kRowTile][kCodeTile] = {};
+    for (int d = 0; d < dim; ++d) {
+      const float* __restrict c = tile + size_t(d) * kCodeTile;
+      const float x0 = r0[d], x1 = r1[d], x2 = r2[d], x3 = r3[d];
+      for (int j = 0; j < kCodeTile; ++j) {
+        acc[0][j] += x0 * c[j];
+        acc[1][j] += x1 * c[j];
+        acc[2][j] += x2 * c[j];
+        acc[3][j] += x3 * c[j];
+      }
     }
+    const float* __restrict norms = &p.norms[size_t(t) * kCodeTile];
+    const uint32_t base = uint32_t(t * kCodeTile);
+    for (int r = 0; r < kRowTile; ++r)
+      for (int j = 0; j < kCodeTile; ++j) {
+        const float d = norms[j] - 2.0f * acc[r][j];
+        const bool better = d < best[r][j];
+        best[r][j] = better ? d : best[r][j];
+        code[r][j] = better ? base + uint32_t(j) : code[r][j];
+      }
+  }
+  for (int r = 0; r < kRowTile; ++r) {
+    float b = best[r][0];
+    uint32_t c = code[r][0];
+    for (int j = 1; j < kCodeTile; ++j)
+      if (best[r][j] < b || (best[r][j] == b && code[r][j] < c)) b = best[r][j], c = code[r][j];
+    best_out[r] = b;
+    code_out[r] = c;
   }
 }
 
 void assign_range(const PackedCodes& p, const float* data, size_t first, size_t last,
                   uint32_t* index, float* distance2) {
   const int dim = p.dim;
-  float acc[kRowTile][kCodeTile];
   for (size_t r0 = first; r0 < last; r0 += kRowTile) {
     const float* rows[kRowTile];
     // A short last tile repeats its final row; only the real rows are written back.
     for (int r = 0; r < kRowTile; ++r)
       rows[r] = data + std::min(r0 + r, last - 1) * size_t(dim);
     float best[kRowTile];
-    uint32_t best_code[kRowTile] = {0, 0, 0, 0};
-    std::fill(best, best + kRowTile, std::numeric_limits<float>::infinity());
-    for (int t = 0; t < p.tiles; ++t) {
-      tile_dots(rows, &p.values[size_t(t) * dim * kCodeTile], dim, acc);
-      const float* norms = &p.norms[size_t(t) * kCodeTile];
-      for (int r = 0; r < kRowTile; ++r)
-        for (int j = 0; j < kCodeTile; ++j) {
-          const float d = norms[j] - 2.0f * acc[r][j];
-          if (d < best[r]) best[r] = d, best_code[r] = uint32_t(t * kCodeTile + j);
-        }
-    }
+    uint32_t best_code[kRowTile];
+    nearest_codes(rows, p, best, best_code);
     for (int r = 0; r < kRowTile && r0 + r < last; ++r) {
       index[r0 + r] = best_code[r];
       if (distance2) {

@@ -56,22 +56,29 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
     throw ConfigError("detect_qrs: fiducial_lead=" + std::to_string(options.fiducial_lead) +
                       " but " + std::to_string(leads_mv.size()) + " lead(s) given");
   if (n < 2) return {};
+  // Big arrays live in a per-thread workspace, reused from record to record.
+  struct Workspace {
+    std::vector<qrs::LeadEnvelope> env;
+    qrs::Fused fused;
+  };
+  thread_local Workspace ws;
   const size_t leads = leads_mv.size();
-  std::vector<qrs::LeadEnvelope> env;
-  std::vector<std::vector<float>> level, weight;
-  for (const float* lead : leads_mv) {
-    env.push_back(qrs::lead_envelope(lead, n, sampling_hz));
-    level.push_back(qrs::qrs_level(env.back()));
-    weight.push_back(leads > 1 ? qrs::peak_weight(env.back(), level.back())
-                               : std::vector<float>(level.back().size(), 1.0f));
+  ws.env.resize(leads);
+  std::vector<std::vector<float>> level(leads), weight(leads);
+  for (size_t k = 0; k < leads; ++k) {
+    qrs::lead_envelope(leads_mv[k], n, sampling_hz, ws.env[k]);
+    level[k] = qrs::qrs_level(ws.env[k]);
+    weight[k] = leads > 1 ? qrs::peak_weight(ws.env[k], level[k])
+                          : std::vector<float>(level[k].size(), 1.0f);
   }
   const int64_t separation = std::llround(0.10 * kRateHz);
-  std::vector<Candidate> beats =
-      qrs::decide(qrs::find_candidates(qrs::fuse(env, level, weight), separation), options);
+  qrs::fuse(ws.env, level, weight, ws.fused);
+  std::vector<Candidate> beats = qrs::decide(qrs::find_candidates(ws.fused, separation), options);
   // With several leads, a second pass weighs each lead by how well it shows the beats found.
   if (leads > 1) {
-    for (size_t k = 0; k < leads; ++k) weight[k] = qrs::beat_weight(env[k], level[k], beats);
-    beats = qrs::decide(qrs::find_candidates(qrs::fuse(env, level, weight), separation), options);
+    for (size_t k = 0; k < leads; ++k) weight[k] = qrs::beat_weight(ws.env[k], level[k], beats);
+    qrs::fuse(ws.env, level, weight, ws.fused);
+    beats = qrs::decide(qrs::find_candidates(ws.fused, separation), options);
   }
 
   // R peaks at the native rate on the fiducial lead; a beat that lands within half a

@@ -12,24 +12,34 @@ constexpr float kSearchBack = 0.5f;     // threshold factor when searching a gap
 constexpr float kTWaveSlope = 0.5f;     // a T wave is flatter than half the QRS slope ...
 constexpr float kTWaveHeight = 0.6f;    // ... and lower than 0.6 of the beat level
 
-// A ring of the last 8 values with their median.
+// A ring of the last 8 values; the median is recomputed only when a value changes.
 template <class T>
 struct Recent {
   T v[8];
   size_t next = 0;
-  explicit Recent(T init) { std::fill(v, v + 8, init); }
-  void push(T x) { v[next++ % 8] = x; }
-  void replace_last(T x) { v[(next + 7) % 8] = x; }
-  T median() const {
-    T c[8];
-    std::copy(v, v + 8, c);
-    std::nth_element(c, c + 4, c + 8);
-    return c[4];
+  T med;
+  explicit Recent(T init) : med(init) { std::fill(v, v + 8, init); }
+  void push(T x) {
+    v[next++ % 8] = x;
+    update();
   }
+  void replace_last(T x) {
+    v[(next + 7) % 8] = x;
+    update();
+  }
+  T median() const { return med; }
   double mean() const {
     double s = 0.0;
     for (const T& x : v) s += double(x);
     return s / 8.0;
+  }
+
+ private:
+  void update() {
+    T c[8];
+    std::copy(v, v + 8, c);
+    std::nth_element(c, c + 4, c + 8);
+    med = c[4];
   }
 };
 }  // namespace
@@ -90,6 +100,11 @@ std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats
   std::vector<float> h, rr;
   for (size_t j = 0; j < beats.size(); ++j) {
     if (j == 0 || j + 1 == beats.size()) {
+      out.push_back(beats[j]);
+      continue;
+    }
+    // Cheap test first: the split test needs the next beat 1.14 times higher than this one.
+    if (beats[j + 1].height <= beats[j].height * (0.8f / 0.7f)) {
       out.push_back(beats[j]);
       continue;
     }

@@ -17,7 +17,9 @@ struct LeadEnvelope {
   std::vector<float> slope;
   std::vector<float> energy;
 };
-LeadEnvelope lead_envelope(const float* x, size_t n, double sampling_hz);
+// Fills `out`, reusing its storage (the detector keeps one per thread: on a 30-minute record,
+// fresh pages cost more than the arithmetic). Scratch buffers are per thread too.
+void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& out);
 
 // Indices of the local maxima of h that are the largest within `separation` samples either
 // side (the first of equal values wins).

@@ -114,13 +114,12 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
   return w;
 }
 
-Fused fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
-           const std::vector<std::vector<float>>& weight) {
-  Fused f;
+void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
+          const std::vector<std::vector<float>>& weight, Fused& f) {
   const size_t m = leads.empty() ? 0 : leads[0].energy.size();
   f.energy.assign(m, 0.0f);
   f.slope.assign(m, 0.0f);
-  if (m == 0) return f;
+  if (m == 0) return;
   const size_t blocks = level[0].size();
   std::vector<float> weight_sum(blocks, 0.0f), c(blocks);
   for (size_t k = 0; k < leads.size(); ++k)
@@ -142,7 +141,6 @@ Fused fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector
       }
     }
   }
-  return f;
 }
 
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation) {

@@ -30,13 +30,14 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
                                const std::vector<Candidate>& beats);
 
 // The leads' envelopes (and slopes), each divided by its QRS level and weighted by its share of
-// the weights, summed; the coefficients are interpolated between block centres.
+// the weights, summed into `out` (its storage reused); the coefficients are interpolated
+// between block centres.
 struct Fused {
   std::vector<float> slope;
   std::vector<float> energy;
 };
-Fused fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
-           const std::vector<std::vector<float>>& weight);
+void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
+          const std::vector<std::vector<float>>& weight, Fused& out);
 
 // Local maxima of the fused envelope (see local_maxima) with their height and nearby slope.
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "hlm/errors.h"
+#include "metrics/http_exposer.h"
 
 namespace hlm {
 namespace {
@@ -90,8 +90,8 @@ struct Metrics::Impl {
       gauge(r, "hlm_checkpoint_duration_seconds", "Wall time of the last checkpoint write");
   std::shared_ptr<ProcessCollector> process = std::make_shared<ProcessCollector>(*this);
 
-  // Guards run, rank and jsonl. Scrapes take it (ProcessCollector), so it is never held
-  // while calling into the exposer: that would invert the exposer's own lock order.
+  // Guards run, rank and jsonl. Scrapes take it (ProcessCollector) on the server thread, so it
+  // is never held while starting or stopping the exposer, which joins that thread.
   mutable std::mutex mutex;
   std::string run;
   int rank = 0;
@@ -99,7 +99,7 @@ struct Metrics::Impl {
   mutable std::mutex exposer_mutex;  // exposer, port
   int port = 0;
   // Reset first in ~Impl, so no scrape runs against a half-destroyed Impl.
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<MetricsHttpServer> exposer;
 
   ~Impl() {
     exposer.reset();
@@ -151,15 +151,14 @@ int Metrics::start_exposer(int port, const std::string& bind_address) {
   if (impl_->exposer) throw InternalError("metrics exposer started twice");
   const std::string address = bind_address + ":" + std::to_string(port);
   try {
-    impl_->exposer = std::make_unique<prometheus::Exposer>(address);
+    impl_->exposer = std::make_unique<MetricsHttpServer>(
+        bind_address, port,
+        std::vector<std::shared_ptr<prometheus::Collectable>>{impl_->registry, impl_->process});
   } catch (const std::exception& e) {
     throw ConfigError("cannot serve metrics on " + address + ": " + e.what() +
                       "; set another metrics port, or 0 for any free port");
   }
-  impl_->exposer->RegisterCollectable(impl_->registry);
-  impl_->exposer->RegisterCollectable(impl_->process);
-  const std::vector<int> ports = impl_->exposer->GetListeningPorts();
-  impl_->port = ports.empty() ? port : ports.front();
+  impl_->port = impl_->exposer->port();
   return impl_->port;
 }
 

@@ -1,0 +1,50 @@
+// Runs the built hlm binary from the source root (where workflows/ resolves) for integration
+// tests, capturing its output and exit code.
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace hlm::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CommandResult run_hlm(const std::string& args) {
+  const std::string command = "cd '" HLM_SOURCE_DIR "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) result.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+// A fresh folder under the system temp dir, removed at scope exit.
+struct ScratchDir {
+  std::filesystem::path path;
+  explicit ScratchDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+};
+
+// The last line of output that ends with report.md: the run's report path.
+inline std::string report_path(const std::string& output) {
+  const size_t end = output.rfind("report.md");
+  if (end == std::string::npos) return "";
+  const size_t start = output.rfind('\n', end);
+  return output.substr(start == std::string::npos ? 0 : start + 1, end + 9 - (start == std::string::npos ? 0 : start + 1));
+}
+
+}  // namespace hlm::test
