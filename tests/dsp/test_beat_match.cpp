@@ -33,11 +33,11 @@ TEST(DspBeatMatch, MatchWindowIs150MillisecondsByDefault) {
 
 TEST(DspBeatMatch, LabelsDetectionsWithTheAamiClassOfTheMatchedBeat) {
   std::vector<hlm::Annotation> ann(5);
-  ann[0].sample = 100, ann[0].code = 1;   // N
-  ann[1].sample = 400, ann[1].code = 28;  // rhythm change: not a beat
-  ann[2].sample = 420, ann[2].code = 5;   // V
-  ann[3].sample = 800, ann[3].code = 8;   // A -> S
-  ann[4].sample = 1200, ann[4].code = 13; // Q
+  ann[0].sample = 100, ann[0].code = 1;    // N
+  ann[1].sample = 400, ann[1].code = 28;   // rhythm change: not a beat
+  ann[2].sample = 420, ann[2].code = 5;    // V
+  ann[3].sample = 800, ann[3].code = 8;    // A -> S
+  ann[4].sample = 1200, ann[4].code = 13;  // Q
   const auto labels = hlm::dsp::label_beats({95, 410, 805, 1000, 1190}, ann, 54);
   using B = hlm::BeatClass;
   const std::vector<uint8_t> want = {uint8_t(B::kN), uint8_t(B::kV), uint8_t(B::kS),

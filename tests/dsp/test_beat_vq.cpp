@@ -21,7 +21,8 @@ class BeatVq : public ::testing::Test {
   void SetUp() override {
     for (const char* target : {"beat_vq", "synthetic"})
       if (!std::filesystem::exists(plugin_file(target)))
-        GTEST_SKIP() << plugin_file(target) << " is not built (cmake --build <dir> --target " << target << ")";
+        GTEST_SKIP() << plugin_file(target) << " is not built (cmake --build <dir> --target "
+                     << target << ")";
     host_.load_library(plugin_file("beat_vq"));
     host_.load_library(plugin_file("synthetic"));
     dataset_ = host_.create<hlm::Dataset>("dataset", "synthetic",
@@ -73,7 +74,8 @@ TEST_F(BeatVq, SavedCodebookReloadsToTheSameTokensAndIdentity) {
   t->fit({&b});
   EXPECT_EQ(t->identity().rfind("beat-vq:", 0), 0u);
   EXPECT_NE(t->identity(), before);
-  const std::string path = (std::filesystem::temp_directory_path() / "hlm_beat_vq_test.cb").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hlm_beat_vq_test.cb").string();
   t->save_state(path);
   hlm::Beats again = b;
   t->assign(b);

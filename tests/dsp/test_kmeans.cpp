@@ -17,7 +17,8 @@ std::vector<float> blobs(int k, int per, int dim, uint32_t seed) {
   std::vector<float> x;
   for (int p = 0; p < per; ++p)
     for (int c = 0; c < k; ++c)
-      for (int d = 0; d < dim; ++d) x.push_back((d == c % dim ? 10.0f * (1 + c / dim) : 0.0f) + noise(rng));
+      for (int d = 0; d < dim; ++d)
+        x.push_back((d == c % dim ? 10.0f * (1 + c / dim) : 0.0f) + noise(rng));
   return x;
 }
 
@@ -71,11 +72,44 @@ TEST(Kmeans, AssignNearestMatchesBruteForce) {
     double best_d = 1e300;
     for (int c = 0; c < codes; ++c) {
       double d = 0;
-      for (int j = 0; j < dim; ++j) d += double(x[r * dim + j] - cb.centroids[c * dim + j]) * (x[r * dim + j] - cb.centroids[c * dim + j]);
+      for (int j = 0; j < dim; ++j)
+        d += double(x[r * dim + j] - cb.centroids[c * dim + j]) *
+             (x[r * dim + j] - cb.centroids[c * dim + j]);
       if (d < best_d) best_d = d, best = c;
     }
     ASSERT_EQ(int(idx[r]), best) << "row " << r;
     ASSERT_NEAR(d2[r], best_d, 1e-3 * best_d) << "row " << r;
+  }
+}
+
+TEST(Kmeans, ConvergesToAFixedPointOfLloydDespiteSkippingRows) {
+  // Unstructured data takes many iterations, so the bounds that skip rows are exercised.
+  const int dim = 8, rows = 3000, codes = 30;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> g;
+  std::vector<float> x(size_t(rows) * dim);
+  for (float& v : x) v = g(rng);
+  hlm::dsp::KmeansOptions o;
+  o.codes = codes;
+  o.max_iterations = 300;
+  hlm::dsp::KmeansReport report;
+  const auto cb = hlm::dsp::kmeans_fit(x.data(), rows, dim, o, &report);
+  ASSERT_LT(report.iterations, 300) << "did not converge";
+  EXPECT_GT(report.iterations, 5);
+  // One more full Lloyd step by brute force leaves every code where it is.
+  std::vector<uint32_t> idx(rows);
+  hlm::dsp::assign_nearest(cb, x.data(), rows, idx.data());
+  std::vector<double> sum(size_t(codes) * dim, 0.0);
+  std::vector<int> count(codes, 0);
+  for (int r = 0; r < rows; ++r) {
+    ++count[idx[r]];
+    for (int d = 0; d < dim; ++d) sum[idx[r] * dim + d] += x[size_t(r) * dim + d];
+  }
+  for (int c = 0; c < codes; ++c) {
+    ASSERT_GT(count[c], 0) << "code " << c;
+    for (int d = 0; d < dim; ++d)
+      EXPECT_NEAR(sum[size_t(c) * dim + d] / count[c], cb.centroids[size_t(c) * dim + d], 1e-4)
+          << "code " << c;
   }
 }
 

@@ -67,6 +67,17 @@ TEST(Qrs, SecondLeadRescuesBeatsLostInNoiseOnTheFirst) {
   EXPECT_LT(two.fn + two.fp, one.fn + one.fp);
 }
 
+TEST(Qrs, AFlatStretchInOneLeadDoesNotHideTheBeatsOfTheOther) {
+  for (double seconds : {10.0, 180.0}) {
+    const hlm::Record r = make(125, 14, 0.01, seconds);
+    std::vector<float> x0 = r.physical(0), x1 = r.physical(1);
+    std::fill(x1.begin(), x1.begin() + static_cast<ptrdiff_t>(4 * 125), 0.0f);  // lead off
+    const auto c = score(r, hlm::dsp::detect_qrs({x0.data(), x1.data()}, x0.size(), 125));
+    EXPECT_EQ(c.fn, 0) << seconds << " s record";
+    EXPECT_EQ(c.fp, 0) << seconds << " s record";
+  }
+}
+
 TEST(Qrs, ReturnsNothingForAFlatSignalAndRejectsBadArguments) {
   const std::vector<float> flat(3600, 0.0f);
   EXPECT_TRUE(hlm::dsp::detect_qrs(flat.data(), flat.size(), 360).empty());
@@ -85,7 +96,8 @@ TEST(Qrs, DetectsAtLeast150000BeatsPerSecondOnOneLead) {
   for (int rep = 0; rep < 3; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     beats = hlm::dsp::detect_qrs(x.data(), x.size(), 360).size();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   const double rate = double(beats) / best;
   RecordProperty("beats_per_second", std::to_string(rate));

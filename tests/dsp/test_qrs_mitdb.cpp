@@ -2,6 +2,9 @@
 // whole record, reference beats = hlm::is_beat_code). Skips when the data folder is absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 
 #include "hlm/dsp/beat_match.h"
@@ -15,7 +18,15 @@ const char* const kDs1[] = {"101", "106", "108", "109", "112", "114", "115", "11
 
 struct Totals {
   hlm::dsp::MatchCounts two_leads, lead0;
+  size_t beats_two_leads = 0;
+  double cpu_seconds_two_leads = 0.0;  // best of 3 per record, this thread's CPU time
 };
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 // Runs once for the suite: reading and detecting 22 records takes a second or two.
 const Totals& ds1_totals() {
@@ -27,9 +38,18 @@ const Totals& ds1_totals() {
       const std::vector<float> x0 = r.physical(0), x1 = r.physical(1);
       const auto ref = hlm::dsp::reference_beats(r.annotations);
       const int64_t w = hlm::dsp::match_window_samples(r.sampling_hz);
-      t.two_leads += hlm::dsp::match_beats(
-          ref, hlm::dsp::detect_qrs({x0.data(), x1.data()}, x0.size(), r.sampling_hz), w);
-      t.lead0 += hlm::dsp::match_beats(ref, hlm::dsp::detect_qrs(x0.data(), x0.size(), r.sampling_hz), w);
+      std::vector<int64_t> det;
+      double best = 1e9;
+      for (int rep = 0; rep < 3; ++rep) {
+        const double start = thread_cpu_seconds();
+        det = hlm::dsp::detect_qrs({x0.data(), x1.data()}, x0.size(), r.sampling_hz);
+        best = std::min(best, thread_cpu_seconds() - start);
+      }
+      t.two_leads += hlm::dsp::match_beats(ref, det, w);
+      t.beats_two_leads += det.size();
+      t.cpu_seconds_two_leads += best;
+      t.lead0 +=
+          hlm::dsp::match_beats(ref, hlm::dsp::detect_qrs(x0.data(), x0.size(), r.sampling_hz), w);
     }
     return t;
   }();
@@ -51,9 +71,23 @@ TEST(QrsMitdb, TwoLeadDetectionReachesGrossSensitivityAndPredictivityOf99Point7O
   EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
 }
 
-TEST(QrsMitdb, SingleLeadDetectionReachesTheSpecsBarOf99Point5OnDs1) {
+TEST(QrsMitdb, FirstLeadAloneAlsoReachesGrossSensitivityAndPredictivityOf99Point7OnDs1) {
   if (!have_mitdb()) GTEST_SKIP() << "MIT-BIH data not found under " << HLM_TEST_DATA_DIR;
   const auto& c = ds1_totals().lead0;
-  EXPECT_GE(c.sensitivity(), 0.995) << "TP " << c.tp << " FN " << c.fn;
-  EXPECT_GE(c.positive_predictivity(), 0.995) << "TP " << c.tp << " FP " << c.fp;
+  EXPECT_GE(c.sensitivity(), 0.997) << "TP " << c.tp << " FN " << c.fn;
+  EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
+}
+
+TEST(QrsMitdb, DetectsAtLeast150000BeatsPerSecondWithBothLeadsOnOneCore) {
+  if (!have_mitdb()) GTEST_SKIP() << "MIT-BIH data not found under " << HLM_TEST_DATA_DIR;
+  const Totals& t = ds1_totals();
+  const double rate = double(t.beats_two_leads) / t.cpu_seconds_two_leads;
+  RecordProperty("beats_per_second", std::to_string(rate));
+  std::printf("DS1, two leads: %zu beats in %.3f s of CPU: %.0f beats/s\n", t.beats_two_leads,
+              t.cpu_seconds_two_leads, rate);
+#ifdef NDEBUG
+  EXPECT_GE(rate, 150000.0);
+#else
+  GTEST_SKIP() << "speed is only checked in optimised builds (" << rate << " beats/s here)";
+#endif
 }

@@ -22,7 +22,8 @@ double rr_irregularity(const hlm::dsp::SyntheticRhythm& r, bool af) {
   for (size_t i = 2; i < r.beats.size(); ++i) {
     const auto &a = r.beats[i - 2], &b = r.beats[i - 1], &c = r.beats[i];
     if (a.in_af != af || b.in_af != af || c.in_af != af) continue;
-    if (a.kind != hlm::dsp::SyntheticBeat::kNormal || b.kind != a.kind || c.kind != a.kind) continue;
+    if (a.kind != hlm::dsp::SyntheticBeat::kNormal || b.kind != a.kind || c.kind != a.kind)
+      continue;
     const double rr1 = b.seconds - a.seconds, rr2 = c.seconds - b.seconds;
     sum += std::fabs(rr2 - rr1);
     sum_rr += rr2;

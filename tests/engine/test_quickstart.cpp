@@ -18,6 +18,7 @@ namespace {
 // Small enough for CI: fewer steps and a short synthetic record set.
 const std::string kSmall =
     "workflows/quickstart.yaml vars.steps=30 scale.steps=8 "
+    "'vars.model={plugin: gpt, vocab_size: 72, context: 64, d_model: 32, n_layer: 1, n_head: 2, d_ff: 64}' "
     "'tokenize.datasets=[{plugin: wfdb, dir: workflows/data/mitdb, records: [\"208\"]}, "
     "{plugin: synthetic, records: 2, seconds: 120, sampling_hz: 250, seed: 3}]'";
 

@@ -27,11 +27,9 @@ std::vector<int64_t> pair_beats(const std::vector<int64_t>& reference,
       ++j;  // detection too early for any remaining reference beat: a false positive
     } else if (d > r + window_samples) {
       ++i;  // reference beat with no detection left near it: a false negative
-    } else if (j + 1 < detected.size() &&
-               std::llabs(detected[j + 1] - r) < std::llabs(d - r)) {
+    } else if (j + 1 < detected.size() && std::llabs(detected[j + 1] - r) < std::llabs(d - r)) {
       ++j;  // the next detection is closer to this reference beat
-    } else if (i + 1 < reference.size() &&
-               std::llabs(reference[i + 1] - d) < std::llabs(d - r)) {
+    } else if (i + 1 < reference.size() && std::llabs(reference[i + 1] - d) < std::llabs(d - r)) {
       ++i;  // this detection belongs to the next reference beat
     } else {
       pair[j] = static_cast<int64_t>(i);
@@ -41,8 +39,8 @@ std::vector<int64_t> pair_beats(const std::vector<int64_t>& reference,
   return pair;
 }
 
-MatchCounts match_beats(const std::vector<int64_t>& reference,
-                        const std::vector<int64_t>& detected, int64_t window_samples) {
+MatchCounts match_beats(const std::vector<int64_t>& reference, const std::vector<int64_t>& detected,
+                        int64_t window_samples) {
   MatchCounts c;
   for (int64_t p : pair_beats(reference, detected, window_samples)) c.tp += p >= 0;
   c.fn = static_cast<int64_t>(reference.size()) - c.tp;

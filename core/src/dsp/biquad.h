@@ -1,5 +1,5 @@
 // Second-order IIR sections (Butterworth by the bilinear transform) and zero-phase cascades:
-// the building blocks of the ECG filters and of the QRS detector's band-pass.
+// the building blocks of the ECG filters (filter.cpp).
 #pragma once
 #include <cstddef>
 #include <vector>

@@ -47,7 +47,8 @@ void save_codebook(const Codebook& codebook, const std::string& path, const std:
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f.flush()) throw CheckpointError(tmp + ": cannot write the codebook (disk full or no permission?)");
+    if (!f.flush())
+      throw CheckpointError(tmp + ": cannot write the codebook (disk full or no permission?)");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw CheckpointError(path + ": cannot rename " + tmp + " into place");

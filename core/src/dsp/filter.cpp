@@ -11,81 +11,49 @@ namespace hlm::dsp {
 
 namespace {
 
-// Median of a window that always holds 2h+1 values: a max-heap `lo` of the h+1 smallest and a
-// min-heap `hi` of the rest, with each slot's heap position tracked so the oldest value can be
-// overwritten in place (no lazy deletion, no allocation per sample).
+// First position in a[0, n) whose value is not below x: a binary search without branches
+// (the compiler turns the choice into a conditional move), as the comparisons are unpredictable.
+inline size_t lower_rank(const float* a, size_t n, float x) {
+  const float* base = a;
+  for (size_t len = n; len > 1;) {
+    const size_t half = len / 2;
+    base = base[half - 1] < x ? base + half : base;
+    len -= half;
+  }
+  return size_t(base - a) + (n > 0 && *base < x);
+}
+
+// Median of a window that always holds `width` values, kept sorted. Replacing the oldest
+// value finds its rank and the new value's by binary search (O(log w)) and shifts the values
+// between the two ranks by one place: few for a smooth signal such as a baseline, never more
+// than w (a few hundred floats, one memmove).
 class SlidingMedian {
  public:
-  explicit SlidingMedian(const float* init, int width) : val_(init, init + width), where_(width) {
-    std::vector<int> order(width);
-    for (int i = 0; i < width; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return val_[a] < val_[b]; });
-    const int h = width / 2;
-    // A descending array is a max-heap and an ascending one a min-heap.
-    for (int i = h; i >= 0; --i) lo_.push_back(order[i]);
-    for (int i = h + 1; i < width; ++i) hi_.push_back(order[i]);
-    for (size_t i = 0; i < lo_.size(); ++i) where_[lo_[i]] = static_cast<int>(i);
-    for (size_t i = 0; i < hi_.size(); ++i) where_[hi_[i]] = -1 - static_cast<int>(i);
+  SlidingMedian(const float* init, int width) : window_(init, init + width), sorted_(window_) {
+    std::sort(sorted_.begin(), sorted_.end());
   }
 
-  float median() const { return val_[lo_[0]]; }
+  float median() const { return sorted_[sorted_.size() / 2]; }
 
   void replace(int slot, float v) {
-    const float old = val_[slot];
-    val_[slot] = v;
-    const int w = where_[slot];
-    if (w >= 0) {
-      v > old ? up_lo(w) : down_lo(w);
+    const float old = window_[slot];
+    window_[slot] = v;
+    float* a = sorted_.data();
+    const size_t n = sorted_.size();
+    const size_t from = lower_rank(a, n, old);  // holds `old`: it entered with its slot
+    size_t to = lower_rank(a, n, v);
+    if (to > from) {
+      --to;  // v lands after the values below it, which move down one place
+      std::memmove(a + from, a + from + 1, sizeof(float) * (to - from));
     } else {
-      v < old ? up_hi(-1 - w) : down_hi(-1 - w);
+      std::memmove(a + to + 1, a + to, sizeof(float) * (from - to));
     }
-    // One changed value can break the order of the two tops at most once.
-    if (!hi_.empty() && val_[lo_[0]] > val_[hi_[0]]) {
-      std::swap(lo_[0], hi_[0]);
-      where_[lo_[0]] = 0;
-      where_[hi_[0]] = -1;
-      down_lo(0);
-      down_hi(0);
-    }
+    a[to] = v;
   }
 
  private:
-  void set_lo(int i, int slot) { lo_[i] = slot; where_[slot] = i; }
-  void set_hi(int i, int slot) { hi_[i] = slot; where_[slot] = -1 - i; }
-  void up_lo(int i) {
-    const int s = lo_[i];
-    while (i > 0 && val_[lo_[(i - 1) / 2]] < val_[s]) set_lo(i, lo_[(i - 1) / 2]), i = (i - 1) / 2;
-    set_lo(i, s);
-  }
-  void down_lo(int i) {
-    const int s = lo_[i], m = static_cast<int>(lo_.size());
-    for (int c = 2 * i + 1; c < m; c = 2 * i + 1) {
-      if (c + 1 < m && val_[lo_[c + 1]] > val_[lo_[c]]) ++c;
-      if (val_[lo_[c]] <= val_[s]) break;
-      set_lo(i, lo_[c]);
-      i = c;
-    }
-    set_lo(i, s);
-  }
-  void up_hi(int i) {
-    const int s = hi_[i];
-    while (i > 0 && val_[hi_[(i - 1) / 2]] > val_[s]) set_hi(i, hi_[(i - 1) / 2]), i = (i - 1) / 2;
-    set_hi(i, s);
-  }
-  void down_hi(int i) {
-    const int s = hi_[i], m = static_cast<int>(hi_.size());
-    for (int c = 2 * i + 1; c < m; c = 2 * i + 1) {
-      if (c + 1 < m && val_[hi_[c + 1]] < val_[hi_[c]]) ++c;
-      if (val_[hi_[c]] >= val_[s]) break;
-      set_hi(i, hi_[c]);
-      i = c;
-    }
-    set_hi(i, s);
-  }
-
-  std::vector<float> val_;
-  std::vector<int> where_;  // >= 0: index in lo_; < 0: -1 - index in hi_
-  std::vector<int> lo_, hi_;
+  std::vector<float> window_;  // values by slot, the oldest overwritten first
+  std::vector<float> sorted_;
 };
 
 int odd_width(double seconds, double sampling_hz) {
@@ -123,8 +91,10 @@ void running_median(const float* x, size_t n, int width_samples, float* out) {
   SlidingMedian med(init.data(), width);
   out[0] = med.median();
   // Reads run h samples ahead of writes, so out may alias x.
+  int slot = 0;
   for (size_t i = 1; i < n; ++i) {
-    med.replace(static_cast<int>((i - 1) % width), at(static_cast<ptrdiff_t>(i) + h));
+    med.replace(slot, at(static_cast<ptrdiff_t>(i) + h));
+    slot = slot + 1 == width ? 0 : slot + 1;
     out[i] = med.median();
   }
 }

@@ -1,39 +1,29 @@
 // k-means++ seeding and Lloyd iterations on a seeded random sample (see hlm/dsp/kmeans.h).
+// Iterations skip rows whose code cannot have changed (Hamerly's bounds, J. Hamerly, SDM 2010),
+// so later iterations cost a fraction of a full assignment.
+#include "hlm/dsp/kmeans.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
 
+#include "dsp/kmeans_kernels.h"
 #include "dsp/parallel.h"
-#include "hlm/dsp/kmeans.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
 
 namespace hlm::dsp {
 
 namespace {
+using kmeans::squared_distance;
+
 // Uniform in [0, 1) from 53 random bits: std::uniform_real_distribution differs between
 // standard libraries, and the codebook must not.
 double unit(std::mt19937_64& rng) { return double(rng() >> 11) * (1.0 / 9007199254740992.0); }
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define HLM_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HLM_VECTOR_CLONES
-#endif
-
-// Eight partial sums, so the loop vectorises without reassociating a single float sum.
-HLM_VECTOR_CLONES
-float squared_distance(const float* __restrict a, const float* __restrict b, int dim) {
-  float part[8] = {};
-  int d = 0;
-  for (; d + 8 <= dim; d += 8)
-    for (int k = 0; k < 8; ++k) part[k] += (a[d + k] - b[d + k]) * (a[d + k] - b[d + k]);
-  float s = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  for (; d < dim; ++d) s += (a[d] - b[d]) * (a[d] - b[d]);
-  return s;
-}
 
 // Row indices of the sample, in increasing order: all rows, or a partial Fisher-Yates draw.
 std::vector<size_t> draw_sample(size_t rows, int64_t want, std::mt19937_64& rng) {
@@ -82,6 +72,48 @@ void seed_codes(const std::vector<float>& x, size_t n, int dim, int codes, int t
     }
   }
 }
+
+// Lloyd's update: each code moves to the mean of its rows. An empty code moves to the row worst
+// served (farthest from its code, ties to the lower row), as scikit-learn does.
+void update_codes(const std::vector<float>& x, size_t n, int dim, const std::vector<uint32_t>& code,
+                  Codebook& cb) {
+  const int k = cb.codes();
+  std::vector<double> sums(size_t(k) * dim, 0.0);
+  std::vector<int64_t> counts(k, 0);
+  for (size_t i = 0; i < n; ++i) {
+    double* s = &sums[size_t(code[i]) * dim];
+    for (int d = 0; d < dim; ++d) s[d] += x[i * dim + d];
+    ++counts[code[i]];
+  }
+  std::vector<size_t> far;  // candidate rows, the farthest last
+  bool far_ready = false;
+  for (int c = 0; c < k; ++c) {
+    if (counts[c] > 0) {
+      for (int d = 0; d < dim; ++d)
+        cb.centroids[size_t(c) * dim + d] = float(sums[size_t(c) * dim + d] / counts[c]);
+      continue;
+    }
+    if (!far_ready) {
+      far_ready = true;
+      std::vector<float> dist(n);
+      for (size_t i = 0; i < n; ++i)
+        dist[i] = squared_distance(&x[i * dim], &cb.centroids[size_t(code[i]) * dim], dim);
+      far.resize(n);
+      std::iota(far.begin(), far.end(), size_t{0});
+      const size_t keep = std::min<size_t>(n, size_t(k));
+      std::partial_sort(far.begin(), far.begin() + keep, far.end(), [&](size_t a, size_t b) {
+        return dist[a] > dist[b] || (dist[a] == dist[b] && a < b);
+      });
+      far.resize(keep);
+      std::reverse(far.begin(), far.end());
+      while (!far.empty() && dist[far.front()] <= 0.0f) far.erase(far.begin());
+    }
+    if (!far.empty()) {
+      std::memcpy(&cb.centroids[size_t(c) * dim], &x[far.back() * dim], sizeof(float) * dim);
+      far.pop_back();
+    }
+  }
+}
 }  // namespace
 
 Codebook kmeans_fit(const float* data, size_t rows, int dim, const KmeansOptions& options,
@@ -105,56 +137,94 @@ Codebook kmeans_fit(const std::vector<const float*>& data, int dim, const Kmeans
   const std::vector<size_t> pick = draw_sample(rows, options.sample_size, rng);
   const size_t n = pick.size();
   std::vector<float> x(n * dim);
-  for (size_t i = 0; i < n; ++i)
+  std::vector<const float*> row(n);
+  for (size_t i = 0; i < n; ++i) {
     std::memcpy(&x[i * dim], data[pick[i]], sizeof(float) * dim);
-
+    row[i] = &x[i * dim];
+  }
   Codebook cb;
   cb.dim = dim;
-  seed_codes(x, n, dim, options.codes, options.threads, rng, cb.centroids);
+  const int k = options.codes;
+  seed_codes(x, n, dim, k, options.threads, rng, cb.centroids);
 
-  std::vector<uint32_t> code(n), previous(n, UINT32_MAX);
-  std::vector<float> dist(n);
-  std::vector<double> sums(size_t(options.codes) * dim);
-  std::vector<int64_t> counts(options.codes);
+  // Hamerly's bounds per row: upper >= distance to its code, lower <= distance to any other.
+  std::vector<uint32_t> code(n);
+  std::vector<float> upper(n), lower(n), d1(n), d2(n);
+  kmeans::nearest_two(kmeans::pack(cb), row.data(), n, code.data(), d1.data(), d2.data(),
+                      options.threads);
+  for (size_t i = 0; i < n; ++i) upper[i] = std::sqrt(d1[i]), lower[i] = std::sqrt(d2[i]);
+  std::vector<float> old(cb.centroids.size()), drift(k), half_gap(k);
+  std::vector<size_t> redo;
+  std::vector<uint32_t> redo_code;
+  std::vector<const float*> redo_row;
   int iterations = 0;
   for (; iterations < options.max_iterations; ++iterations) {
-    assign_nearest(cb, x.data(), n, code.data(), dist.data(), options.threads);
-    if (code == previous) break;
-    previous = code;
-    std::fill(sums.begin(), sums.end(), 0.0);
-    std::fill(counts.begin(), counts.end(), 0);
-    for (size_t i = 0; i < n; ++i) {
-      double* s = &sums[size_t(code[i]) * dim];
-      for (int d = 0; d < dim; ++d) s[d] += x[i * dim + d];
-      ++counts[code[i]];
+    if (iterations > 0) {
+      // Half the distance from each code to its nearest other code: a row closer than that
+      // to its code keeps it. (Each code's nearest is itself; the second is the other.)
+      std::vector<const float*> code_row(k);
+      for (int c = 0; c < k; ++c) code_row[c] = &cb.centroids[size_t(c) * dim];
+      std::vector<uint32_t> self(k);
+      std::vector<float> zero(k), gap(k);
+      kmeans::nearest_two(kmeans::pack(cb), code_row.data(), k, self.data(), zero.data(),
+                          gap.data(), 1);
+      for (int c = 0; c < k; ++c) half_gap[c] = 0.5f * std::sqrt(gap[c]);
+      // The margin keeps the test on the safe side of rounding in the distances.
+      std::vector<char> again(n, 0);
+      parallel_chunks(n, 4096, options.threads, [&](size_t a, size_t b) {
+        for (size_t i = a; i < b; ++i) {
+          const float bound = std::max(lower[i], half_gap[code[i]]) * (1.0f - 1e-5f);
+          if (upper[i] <= bound) continue;
+          upper[i] = std::sqrt(squared_distance(row[i], &cb.centroids[size_t(code[i]) * dim], dim));
+          again[i] = upper[i] > bound;
+        }
+      });
+      redo.clear();
+      for (size_t i = 0; i < n; ++i)
+        if (again[i]) redo.push_back(i);
+      redo_row.resize(redo.size());
+      redo_code.resize(redo.size());
+      d1.resize(redo.size());
+      d2.resize(redo.size());
+      for (size_t j = 0; j < redo.size(); ++j) redo_row[j] = row[redo[j]];
+      kmeans::nearest_two(kmeans::pack(cb), redo_row.data(), redo.size(), redo_code.data(),
+                          d1.data(), d2.data(), options.threads);
+      size_t changed = 0;
+      for (size_t j = 0; j < redo.size(); ++j) {
+        const size_t i = redo[j];
+        changed += redo_code[j] != code[i];
+        code[i] = redo_code[j];
+        upper[i] = std::sqrt(d1[j]);
+        lower[i] = std::sqrt(d2[j]);
+      }
+      if (changed == 0) break;
     }
-    // An empty code moves to the row worst served, farthest first (as scikit-learn does).
-    std::vector<size_t> far;
-    for (int k = 0; k < options.codes; ++k) {
-      if (counts[k] > 0) {
-        for (int d = 0; d < dim; ++d)
-          cb.centroids[size_t(k) * dim + d] = float(sums[size_t(k) * dim + d] / counts[k]);
-        continue;
-      }
-      if (far.empty()) {
-        far.resize(n);
-        std::iota(far.begin(), far.end(), size_t{0});
-        std::stable_sort(far.begin(), far.end(), [&](size_t a, size_t b) { return dist[a] > dist[b]; });
-        far.resize(std::min<size_t>(n, options.codes));
-        std::reverse(far.begin(), far.end());
-      }
-      if (!far.empty() && dist[far.back()] > 0.0f) {
-        std::memcpy(&cb.centroids[size_t(k) * dim], &x[far.back() * dim], sizeof(float) * dim);
-        far.pop_back();
-      }
+    old = cb.centroids;
+    update_codes(x, n, dim, code, cb);
+    // Bounds follow the codes: a row's code moved by its drift, any other by at most the
+    // largest drift of the others.
+    int far1 = 0;
+    for (int c = 0; c < k; ++c) {
+      drift[c] =
+          std::sqrt(squared_distance(&old[size_t(c) * dim], &cb.centroids[size_t(c) * dim], dim));
+      if (drift[c] > drift[far1]) far1 = c;
+    }
+    float second_drift = 0.0f;
+    for (int c = 0; c < k; ++c)
+      if (c != far1) second_drift = std::max(second_drift, drift[c]);
+    for (size_t i = 0; i < n; ++i) {
+      upper[i] += drift[code[i]];
+      lower[i] -= int(code[i]) == far1 ? second_drift : drift[far1];
     }
   }
   if (report) {
-    assign_nearest(cb, x.data(), n, code.data(), dist.data(), options.threads);
+    d1.resize(n);
+    kmeans::nearest_two(kmeans::pack(cb), row.data(), n, code.data(), d1.data(), nullptr,
+                        options.threads);
     report->rows_used = static_cast<int64_t>(n);
     report->iterations = iterations;
     report->inertia = 0.0;
-    for (float d : dist) report->inertia += d;
+    for (size_t i = 0; i < n; ++i) report->inertia += d1[i];
   }
   return cb;
 }

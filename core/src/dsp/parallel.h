@@ -12,7 +12,8 @@ namespace hlm::dsp {
 template <class Fn>
 void parallel_chunks(size_t n, size_t chunk, int threads, Fn fn) {
   const size_t chunks = (n + chunk - 1) / chunk;
-  size_t workers = threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
+  size_t workers =
+      threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min(workers, chunks);
   if (workers <= 1) {
     for (size_t c = 0; c < chunks; ++c) fn(c * chunk, std::min(n, (c + 1) * chunk));

@@ -93,6 +93,12 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
     if (!out.empty() && r - out.back() < half_refractory) continue;
     out.push_back(r);
   }
+  for (qrs::LeadEnvelope& e : ws.env) {
+    qrs::release_if_large(e.slope);
+    qrs::release_if_large(e.energy);
+  }
+  qrs::release_if_large(ws.fused.slope);
+  qrs::release_if_large(ws.fused.energy);
   std::sort(out.begin(), out.end());
   return out;
 }

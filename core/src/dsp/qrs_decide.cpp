@@ -7,10 +7,10 @@
 namespace hlm::dsp::qrs {
 
 namespace {
-constexpr float kThreshold = 0.35f;     // share of the way from the noise to the beat level
-constexpr float kSearchBack = 0.5f;     // threshold factor when searching a gap again
-constexpr float kTWaveSlope = 0.5f;     // a T wave is flatter than half the QRS slope ...
-constexpr float kTWaveHeight = 0.6f;    // ... and lower than 0.6 of the beat level
+constexpr float kThreshold = 0.35f;   // share of the way from the noise to the beat level
+constexpr float kSearchBack = 0.5f;   // threshold factor when searching a gap again
+constexpr float kTWaveSlope = 0.5f;   // a T wave is flatter than half the QRS slope ...
+constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level
 
 // A ring of the last 8 values; the median is recomputed only when a value changes.
 template <class T>

@@ -14,10 +14,10 @@ namespace hlm::dsp::qrs {
 // that split one normal interval in two are dropped (see prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
 
-// Drops a beat that is weaker than its neighbours (< 0.7 of their median height), early
-// (< 0.8 of the local median RR) and followed by a strong beat such that the two intervals
-// around it add up to about one (< 1.1): noise splitting an interval. Premature beats are
-// followed by a pause, and interpolated ones are rare.
+// Drops a beat that is weaker than its 20 neighbours (< 0.7 of their median height), early
+// (< 0.8 of their median RR) and followed by a strong beat (>= 0.8) such that the two
+// intervals around it add up to about one (< 1.1): noise splitting an interval. Premature
+// beats are followed by a pause, and interpolated ones are rare.
 std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats);
 
 }  // namespace hlm::dsp::qrs

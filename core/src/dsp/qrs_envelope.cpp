@@ -14,8 +14,10 @@ constexpr ptrdiff_t kIntegrate = 12;  // 125 ms moving mean of the slope
 // Centred moving means of v over 5 and 25 samples (windows clipped at the ends). Interior
 // values come from sums of five 5-sample sums: short, independent loops that vectorise, and
 // float suffices since nothing accumulates along the record.
-void moving_means(const std::vector<float>& v, std::vector<float>& mean5, std::vector<float>& mean25) {
-  static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12, "sums are built from 5-sample sums");
+void moving_means(const std::vector<float>& v, std::vector<float>& mean5,
+                  std::vector<float>& mean25) {
+  static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
+                "sums are built from 5-sample sums");
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
   thread_local std::vector<float> sum5;
   sum5.assign(m, 0.0f);
@@ -37,6 +39,7 @@ void moving_means(const std::vector<float>& v, std::vector<float>& mean5, std::v
     if (i < 2 || i + 2 >= m) mean5[i] = clipped(i, 2);
     mean25[i] = clipped(i, 12);
   }
+  release_if_large(sum5);
 }
 }  // namespace
 
@@ -92,6 +95,7 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   if (m > 1) e.slope[m - 1] = 0.5f * std::fabs(band[m - 1] - band[m - 2]);
   // 125 ms centred moving mean of the slope.
   moving_means(e.slope, mean5, e.energy);
+  for (std::vector<float>* v : {&smooth, &y, &band, &mean5, &mean25}) release_if_large(*v);
 }
 
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation) {
@@ -121,6 +125,8 @@ std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separatio
     for (int64_t j = a; j < i && first; ++j) first = h[j] != h[i];
     if (first) out.push_back(i);
   }
+  release_if_large(left);
+  release_if_large(right);
   return out;
 }
 

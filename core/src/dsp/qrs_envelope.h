@@ -11,6 +11,15 @@ namespace hlm::dsp::qrs {
 // all records.
 constexpr double kRateHz = 200.0;
 
+// Work buffers are kept per thread from record to record (fresh pages cost more than the
+// arithmetic), unless they grew past this: a worker should not hold hundreds of megabytes
+// after a day-long record.
+constexpr size_t kKeepFloats = size_t(1) << 24;
+template <class Vector>
+void release_if_large(Vector& v) {
+  if (v.capacity() > kKeepFloats) Vector().swap(v);
+}
+
 // One lead at kRateHz: |slope| of its ~5-30 Hz band and the 125 ms moving mean of that (the
 // envelope), both centred on the input (no delay). Sample j lies at time j / kRateHz.
 struct LeadEnvelope {

@@ -9,8 +9,8 @@ namespace hlm::dsp::qrs {
 namespace {
 constexpr int kLevelHalfBlocks = 15;
 constexpr int kQualityHalfBlocks = 2;
-constexpr int kBackgroundStride = 8;     // every 8th sample estimates a block's median
-constexpr float kNoisePercentile = 0.95f;
+constexpr int kBackgroundStride = 8;  // every 8th sample estimates a block's median
+constexpr float kNoisePercentile = 0.9f;
 
 float median_in_place(float* v, size_t count) {
   std::nth_element(v, v + count / 2, v + count);
@@ -33,7 +33,8 @@ std::vector<float> running_block_median(const std::vector<float>& v, int half) {
 struct BlockValues {
   std::vector<float> value;
   std::vector<size_t> start;  // start[b] = first value of block b; start[blocks] = size
-  BlockValues(const std::vector<std::pair<size_t, float>>& tagged, size_t blocks) : start(blocks + 1, 0) {
+  BlockValues(const std::vector<std::pair<size_t, float>>& tagged, size_t blocks)
+      : start(blocks + 1, 0) {
     for (const auto& t : tagged) ++start[t.first + 1];
     for (size_t b = 0; b < blocks; ++b) start[b + 1] += start[b];
     value.resize(tagged.size());
@@ -48,7 +49,8 @@ std::vector<float> qrs_level(const LeadEnvelope& lead) {
   const size_t m = e.size(), blocks = (m + kBlock - 1) / kBlock;
   std::vector<float> block_max(blocks);
   for (size_t b = 0; b < blocks; ++b)
-    block_max[b] = *std::max_element(e.begin() + b * kBlock, e.begin() + std::min(m, (b + 1) * kBlock));
+    block_max[b] =
+        *std::max_element(e.begin() + b * kBlock, e.begin() + std::min(m, (b + 1) * kBlock));
   std::vector<float> level = running_block_median(block_max, kLevelHalfBlocks);
   for (float& v : level) v = std::max(v, 1e-12f);
   return level;
@@ -69,7 +71,9 @@ std::vector<float> peak_weight(const LeadEnvelope& lead, const std::vector<float
   const std::vector<float> peak = running_block_median(block_max, kQualityHalfBlocks);
   const std::vector<float> bg = running_block_median(block_bg, kQualityHalfBlocks);
   for (size_t b = 0; b < blocks; ++b) {
-    const float q = peak[b] / (bg[b] + 0.002f);
+    // The block's own maximum caps the neighbourhood's, so a lead flat in this block is not
+    // trusted on the strength of the blocks around it.
+    const float q = std::min(peak[b], block_max[b]) / (bg[b] + 0.002f);
     w[b] = q * q + 1e-6f;
   }
   return w;
@@ -87,12 +91,17 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
     const size_t b = size_t(c.i / kBlock);
     at_beats.emplace_back(b, *std::max_element(e.begin() + a, e.begin() + z + 1) / level[b]);
   }
-  size_t next = 0;  // first beat not behind the scan by more than the guard
-  for (const int64_t i : local_maxima(e, std::llround(0.1 * kRateHz))) {
-    while (next < beats.size() && beats[next].i < i - guard) ++next;
-    if (next < beats.size() && std::llabs(beats[next].i - i) <= guard) continue;
-    const size_t b = size_t(i / kBlock);
-    elsewhere.emplace_back(b, e[i] / level[b]);
+  // Noise: the highest point of each stretch between beats (a guard away from both), and of
+  // the stretches before the first and after the last beat.
+  int64_t from = 0;
+  for (size_t k = 0; k <= beats.size(); ++k) {
+    const int64_t to = k < beats.size() ? beats[k].i - guard : m;
+    if (to > from) {
+      const auto top = std::max_element(e.begin() + from, e.begin() + to);
+      const size_t b = size_t((top - e.begin()) / kBlock);
+      elsewhere.emplace_back(b, *top / level[b]);
+    }
+    if (k < beats.size()) from = beats[k].i + guard + 1;
   }
   const BlockValues beat_h(at_beats, blocks), noise_h(elsewhere, blocks);
   std::vector<float> w(blocks), scratch;
@@ -102,9 +111,11 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
     float beat = 0.0f, noise = 0.0f;
     scratch.assign(beat_h.value.begin() + beat_h.start[a], beat_h.value.begin() + beat_h.start[z]);
     if (!scratch.empty()) beat = median_in_place(scratch.data(), scratch.size());
-    scratch.assign(noise_h.value.begin() + noise_h.start[a], noise_h.value.begin() + noise_h.start[z]);
+    scratch.assign(noise_h.value.begin() + noise_h.start[a],
+                   noise_h.value.begin() + noise_h.start[z]);
     if (!scratch.empty()) {
-      const size_t k = std::min(scratch.size() - 1, size_t(float(scratch.size()) * kNoisePercentile));
+      const size_t k =
+          std::min(scratch.size() - 1, size_t(float(scratch.size()) * kNoisePercentile));
       std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
       noise = scratch[k];
     }

@@ -23,8 +23,8 @@ std::vector<float> qrs_level(const LeadEnvelope& lead);
 // Lead weights per block: a squared quality over about 10 s, so the best lead dominates.
 // Before any beat is known, how far the lead's block maxima stand above its background (a flat
 // lead scores near 0, a noisy one near 1). Once beats are known, the lead's median height at
-// the beats over the 95th percentile of its other peaks, so artefacts that look like beats
-// also lower it.
+// the beats over the 90th percentile of its highest point between beats, so artefacts that
+// look like beats also lower it.
 std::vector<float> peak_weight(const LeadEnvelope& lead, const std::vector<float>& level);
 std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float>& level,
                                const std::vector<Candidate>& beats);

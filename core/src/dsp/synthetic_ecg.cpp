@@ -1,14 +1,12 @@
-// Synthetic ECG waveforms on the beat train of synthetic_rhythm.cpp (see hlm/dsp/synthetic_ecg.h).
-// ECGSYN's z-equation, dz/dt = -sum_i a_i dtheta_i omega exp(-dtheta_i^2 / 2 b_i^2), integrates
-// to a sum of Gaussians in the phase theta. With the limit cycle's angular speed omega = 2 pi/RR
-// held per beat and widths b_i = omega w_i, each wave is a Gaussian in time of width w_i centred
-// at the R time plus theta_i / omega. That closed form is evaluated directly (no ODE error).
+// Synthetic ECG waveforms, f-waves, wander and noise on the beat train of synthetic_rhythm.cpp,
+// written out as an hlm::Record with annotations (see hlm/dsp/synthetic_ecg.h).
+#include "hlm/dsp/synthetic_ecg.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "dsp/synthetic_random.h"
-#include "hlm/dsp/synthetic_ecg.h"
 #include "hlm/errors.h"
 
 namespace hlm::dsp {
@@ -16,16 +14,25 @@ namespace hlm::dsp {
 namespace {
 constexpr double kTwoPi = 6.283185307179586;
 
+// ECGSYN's z-equation, dz/dt = -sum_i a_i dtheta_i omega exp(-dtheta_i^2 / 2 b_i^2), integrates
+// to a sum of Gaussians in the phase theta. With the limit cycle's angular speed omega = 2 pi/RR
+// held per beat and widths b_i = omega w_i, each wave is a Gaussian in time of width w_i centred
+// at the R time plus theta_i / omega. That closed form is evaluated directly (no ODE error),
+// and the QRS keeps its width in time whatever the rate, as a real one does.
 struct Wave {
   double offset_s, width_s, amp_mv;
   bool follows_rr;  // T waves move and widen with sqrt(RR) (Bazett); P, Q, R, S do not
 };
 // Per kind and lead: MLII-like then V1-like. Values follow ECGSYN's defaults turned into time.
-const std::vector<Wave> kNormal[2] = {
-    {{-0.20, 0.025, 0.15, false}, {-0.030, 0.010, -0.10, false}, {0.0, 0.011, 1.10, false},
-     {0.030, 0.010, -0.22, false}, {0.26, 0.055, 0.30, true}},
-    {{-0.20, 0.025, 0.07, false}, {-0.008, 0.010, 0.30, false}, {0.022, 0.014, -0.75, false},
-     {0.26, 0.060, 0.12, true}}};
+const std::vector<Wave> kNormal[2] = {{{-0.20, 0.025, 0.15, false},
+                                       {-0.030, 0.010, -0.10, false},
+                                       {0.0, 0.011, 1.10, false},
+                                       {0.030, 0.010, -0.22, false},
+                                       {0.26, 0.055, 0.30, true}},
+                                      {{-0.20, 0.025, 0.07, false},
+                                       {-0.008, 0.010, 0.30, false},
+                                       {0.022, 0.014, -0.75, false},
+                                       {0.26, 0.060, 0.12, true}}};
 const std::vector<Wave> kPvc[2] = {
     {{0.0, 0.026, 1.40, false}, {0.065, 0.030, -0.35, false}, {0.30, 0.075, -0.45, true}},
     {{0.010, 0.028, 1.00, false}, {0.075, 0.028, -0.20, false}, {0.30, 0.070, -0.35, true}}};
@@ -137,8 +144,8 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
     s.description = lead == 0 ? "synthetic MLII" : "synthetic V1";
     std::vector<int32_t> d(n);
     for (size_t i = 0; i < n; ++i)
-      d[i] = static_cast<int32_t>(std::clamp<long long>(std::llround(x[lead][i] * o.gain_adu_per_mv),
-                                                        -32767, 32767));
+      d[i] = static_cast<int32_t>(
+          std::clamp<long long>(std::llround(x[lead][i] * o.gain_adu_per_mv), -32767, 32767));
     s.initial_value = n ? d[0] : 0;
     rec.signals.push_back(s);
     rec.digital.push_back(std::move(d));
@@ -147,7 +154,8 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
   bool af_now = !rhythm.af_episodes.empty() && rhythm.af_episodes.front().first <= 0.0;
   rec.annotations.push_back(rhythm_annotation(0, af_now));
   for (const auto& ep : rhythm.af_episodes) {
-    if (ep.first > 0.0) rec.annotations.push_back(rhythm_annotation(std::llround(ep.first * fs), true));
+    if (ep.first > 0.0)
+      rec.annotations.push_back(rhythm_annotation(std::llround(ep.first * fs), true));
     if (ep.second < o.seconds)
       rec.annotations.push_back(rhythm_annotation(std::llround(ep.second * fs), false));
   }

@@ -14,7 +14,8 @@ constexpr double kTwoPi = 6.283185307179586;
 
 // AF episodes covering af_fraction of the record: about one per minute of AF, separated by
 // random stretches of sinus rhythm.
-std::vector<std::pair<double, double>> place_episodes(double seconds, double fraction, Random& rng) {
+std::vector<std::pair<double, double>> place_episodes(double seconds, double fraction,
+                                                      Random& rng) {
   std::vector<std::pair<double, double>> out;
   if (fraction <= 0.0) return out;
   if (fraction >= 1.0) return {{0.0, seconds}};
@@ -48,7 +49,8 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
   // little white jitter, which gives ECGSYN's bimodal RR spectrum.
   const double rr_mean = 60.0 / o.heart_rate_bpm;
   const double lf_phase = rng.unit() * kTwoPi, hf_phase = rng.unit() * kTwoPi;
-  const double lf = o.rr_std_seconds * 1.0, hf = o.rr_std_seconds * 0.8, jitter = o.rr_std_seconds * 0.3;
+  const double lf = o.rr_std_seconds * 1.0, hf = o.rr_std_seconds * 0.8,
+               jitter = o.rr_std_seconds * 0.3;
   auto sinus_rr = [&](double t) {
     const double v = rr_mean + lf * std::sin(kTwoPi * 0.1 * t + lf_phase) +
                      hf * std::sin(kTwoPi * 0.25 * t + hf_phase) + jitter * rng.normal();

@@ -26,7 +26,8 @@ class SyntheticDataset final : public hlm::Dataset {
     base_.af_fraction = p.value("af_fraction", 0.25);
     base_.noise_mv = p.value("noise_mv", 0.01);
     if (count < 1 || count > 100000)
-      throw hlm::ConfigError("synthetic: records=" + std::to_string(count) + " must be in [1, 100000]");
+      throw hlm::ConfigError("synthetic: records=" + std::to_string(count) +
+                             " must be in [1, 100000]");
     for (int i = 0; i < count; ++i) {
       char name[32];
       std::snprintf(name, sizeof(name), "syn%03d", i);
@@ -88,6 +89,7 @@ const hlm_param_decl kSyntheticParams[] = {
 
 }  // namespace
 
-HLM_PLUGIN("dataset", hlm::Dataset, "synthetic", "1.0.0",
-           "seeded ECGSYN-style ECG with PVCs and atrial fibrillation, with ground-truth annotations",
-           kSyntheticParams, make_synthetic)
+HLM_PLUGIN(
+    "dataset", hlm::Dataset, "synthetic", "1.0.0",
+    "seeded ECGSYN-style ECG with PVCs and atrial fibrillation, with ground-truth annotations",
+    kSyntheticParams, make_synthetic)

@@ -33,22 +33,26 @@ class BeatVq final : public hlm::Tokenizer {
     detect_all_leads_ = p.value("detect_all_leads", true);
     const std::string baseline = p.value("baseline", std::string("highpass"));
     if (baseline != "highpass" && baseline != "median")
-      throw hlm::ConfigError("beat-vq: baseline='" + baseline + "', expected 'highpass' or 'median'" +
+      throw hlm::ConfigError("beat-vq: baseline='" + baseline +
+                             "', expected 'highpass' or 'median'" +
                              hlm::did_you_mean(baseline, {"highpass", "median"}));
     clean_.baseline = baseline == "median" ? hlm::dsp::BaselineMethod::kMedianPair
                                            : hlm::dsp::BaselineMethod::kHighPass;
     clean_.lowpass_hz = p.value("lowpass_hz", 40.0);
     if (codes_ < 1 || codes_ > 65000)
       throw hlm::ConfigError("beat-vq: codes=" + std::to_string(codes_) + " must be in [1, 65000]");
-    if (lead_ < 0) throw hlm::ConfigError("beat-vq: lead=" + std::to_string(lead_) + " must be >= 0");
+    if (lead_ < 0)
+      throw hlm::ConfigError("beat-vq: lead=" + std::to_string(lead_) + " must be >= 0");
     if (window_.points < 2 || window_.before_seconds < 0 || window_.after_seconds < 0 ||
         window_.before_seconds + window_.after_seconds <= 0)
-      throw hlm::ConfigError("beat-vq: points must be >= 2 and the window (window_before_s + "
-                             "window_after_s) longer than 0");
+      throw hlm::ConfigError(
+          "beat-vq: points must be >= 2 and the window (window_before_s + "
+          "window_after_s) longer than 0");
     if (kmeans_.sample_size < 1 || kmeans_.max_iterations < 0)
       throw hlm::ConfigError("beat-vq: sample_beats must be >= 1 and iters >= 0");
     // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
-    nlohmann::json id = {{"codes", codes_},       {"lead", lead_},
+    nlohmann::json id = {{"codes", codes_},
+                         {"lead", lead_},
                          {"points", window_.points},
                          {"window_before_s", window_.before_seconds},
                          {"window_after_s", window_.after_seconds},
@@ -67,15 +71,17 @@ class BeatVq final : public hlm::Tokenizer {
 
   std::string identity() const override {
     uint64_t h = hlm::fnv1a64(params_text_);
-    if (!codebook_.empty()) h = hlm::fnv1a64(params_text_ + hlm::hex64(hlm::dsp::codebook_hash(codebook_)));
+    if (!codebook_.empty())
+      h = hlm::fnv1a64(params_text_ + hlm::hex64(hlm::dsp::codebook_hash(codebook_)));
     return "beat-vq:" + hlm::hex64(h);
   }
 
   hlm::Beats extract(const hlm::Record& record) const override {
     if (lead_ >= static_cast<int>(record.digital.size()))
       throw hlm::DataError("beat-vq: record '" + record.name + "' (" + record.source + ") has " +
-                           std::to_string(record.digital.size()) + " signal(s) with samples; lead=" +
-                           std::to_string(lead_) + " (HINT: set the tokenizer's lead parameter)");
+                           std::to_string(record.digital.size()) +
+                           " signal(s) with samples; lead=" + std::to_string(lead_) +
+                           " (HINT: set the tokenizer's lead parameter)");
     const double fs = record.sampling_hz;
     const std::vector<float> x = record.physical(lead_);
     const size_t n = x.size();
@@ -102,8 +108,8 @@ class BeatVq final : public hlm::Tokenizer {
       b.positions.push_back(peaks[k]);
       b.rr_seconds.push_back(k > 0 ? float(double(peaks[k] - peaks[k - 1]) / fs) : 0.0f);
     }
-    b.labels = hlm::dsp::label_beats(b.positions, record.annotations,
-                                     hlm::dsp::match_window_samples(fs));
+    b.labels =
+        hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
     return b;
   }
 
@@ -130,15 +136,17 @@ class BeatVq final : public hlm::Tokenizer {
   void load_state(const std::string& path) override {
     Codebook cb = hlm::dsp::load_codebook(path);
     if (cb.dim != window_.points || cb.codes() != codes_)
-      throw hlm::CheckpointError(path + ": codebook of " + std::to_string(cb.codes()) + " codes x " +
-                                 std::to_string(cb.dim) + " points, but the tokenizer has codes=" +
-                                 std::to_string(codes_) + " points=" + std::to_string(window_.points) +
+      throw hlm::CheckpointError(path + ": codebook of " + std::to_string(cb.codes()) +
+                                 " codes x " + std::to_string(cb.dim) +
+                                 " points, but the tokenizer has codes=" + std::to_string(codes_) +
+                                 " points=" + std::to_string(window_.points) +
                                  " (HINT: use the parameters it was trained with)");
     codebook_ = std::move(cb);
   }
 
   void assign(hlm::Beats& beats) const override {
-    if (codebook_.empty()) throw hlm::InternalError("beat-vq: assign() before fit() or load_state()");
+    if (codebook_.empty())
+      throw hlm::InternalError("beat-vq: assign() before fit() or load_state()");
     if (beats.size() && beats.feature_dim != codebook_.dim)
       throw hlm::DataError("beat-vq: record '" + beats.record + "' has " +
                            std::to_string(beats.feature_dim) + " features per beat, the codebook " +

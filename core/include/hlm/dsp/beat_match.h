@@ -34,8 +34,8 @@ std::vector<int64_t> pair_beats(const std::vector<int64_t>& reference,
                                 const std::vector<int64_t>& detected, int64_t window_samples);
 
 // TP, FN and FP of the pairing above.
-MatchCounts match_beats(const std::vector<int64_t>& reference,
-                        const std::vector<int64_t>& detected, int64_t window_samples);
+MatchCounts match_beats(const std::vector<int64_t>& reference, const std::vector<int64_t>& detected,
+                        int64_t window_samples);
 
 // For each detection, the AAMI class (hlm::aami_class, as uint8_t) of the reference beat
 // annotation it pairs with, or BeatClass::kNone. Non-beat annotations are ignored.

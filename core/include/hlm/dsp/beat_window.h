@@ -19,6 +19,7 @@ struct BeatWindowOptions {
 // dropped. Returns the indices into r_peaks of the beats kept, in order.
 std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_hz,
                                      const std::vector<int64_t>& r_peaks,
-                                     const BeatWindowOptions& options, std::vector<float>* features);
+                                     const BeatWindowOptions& options,
+                                     std::vector<float>* features);
 
 }  // namespace hlm::dsp

@@ -15,7 +15,8 @@ void highpass(const float* x, size_t n, double sampling_hz, double cutoff_hz, fl
 void lowpass(const float* x, size_t n, double sampling_hz, double cutoff_hz, float* out);
 
 // Running median over width_samples (made odd), edges padded by repeating the end values.
-// O(n log w): two indexed heaps that replace the oldest sample in place.
+// A sorted window: each step is two binary searches (O(log w)) and a shift of the values
+// between the old and the new sample's ranks - few on ECG, at most w.
 void running_median(const float* x, size_t n, int width_samples, float* out);
 // x minus its baseline, the baseline being a 600 ms median of a 200 ms median (de Chazal).
 void remove_baseline_median(const float* x, size_t n, double sampling_hz, float* out);

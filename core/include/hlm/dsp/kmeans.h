@@ -32,8 +32,11 @@ struct KmeansReport {
 };
 
 // Fits options.codes centroids to rows of `dim` floats, each given by a pointer (so rows may
-// live in many buffers, e.g. one per record). With fewer distinct rows than codes, the
-// surplus codes repeat existing rows. Throws ConfigError on bad sizes.
+// live in many buffers, e.g. one per record). Lloyd iterations skip the rows whose code cannot
+// have changed (Hamerly's distance bounds), which gives the same codebook as plain Lloyd up to
+// rounding in near ties, in a fraction of the time. An empty code moves to the row farthest from
+// its code. With fewer distinct rows than codes, the surplus codes repeat existing rows. Throws
+// ConfigError on bad sizes.
 Codebook kmeans_fit(const std::vector<const float*>& rows, int dim, const KmeansOptions& options,
                     KmeansReport* report = nullptr);
 // The same for `rows` rows stored one after another in data.

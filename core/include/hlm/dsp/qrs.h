@@ -1,5 +1,7 @@
 // QRS detection: R-peak sample indices from one or more ECG leads in mV, at any sampling
-// rate, with no per-record tuning. Quality is scored like WFDB's bxb (hlm/dsp/beat_match.h).
+// rate, with no per-record tuning. Quality is scored like WFDB's bxb (hlm/dsp/beat_match.h):
+// on the 22 MIT-BIH DS1 records, gross Se/+P 99.84/99.81 % with both leads, 99.70/99.71 % with
+// the first alone (tests/dsp/test_qrs_mitdb.cpp); about 200,000 beats/s per core with two leads.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,12 +10,12 @@
 namespace hlm::dsp {
 
 struct QrsOptions {
-  // Leads: the lead whose R peaks are returned when several are given.
+  // With several leads: the lead whose R peaks are returned.
   int fiducial_lead = 0;
-  // Shortest interval between two beats; no QRS can follow another sooner.
+  // Shortest interval between two beats; a bigger peak within it replaces the beat before.
   double refractory_seconds = 0.20;
-  // Detections closer than this to the previous beat must have a steeper slope than half
-  // the previous QRS's, or they are taken for T waves.
+  // A peak closer than this to the previous beat, with less than half its slope and less
+  // than 0.6 of the recent beat height, is taken for a T wave.
   double t_wave_seconds = 0.36;
   // When no beat came for this many mean RR intervals, the gap is searched again with half
   // the threshold.
@@ -21,13 +23,23 @@ struct QrsOptions {
 };
 
 // R peaks of a single lead of n samples (mV) recorded at sampling_hz, in increasing order.
+//
+// How: the lead is resampled to 200 Hz and band-passed by moving means (25 ms minus 125 ms,
+// linear phase); the 125 ms moving mean of its rectified slope is the envelope, scaled to the
+// local QRS level. Local maxima of the envelope are accepted as beats when they clear a
+// threshold between the medians of the last 8 beat and noise heights (Hamilton-Tompkins style),
+// with a refractory period, T-wave rejection and search-back; weak early peaks that split one
+// normal interval in two are then dropped. Each beat's R peak is the largest deflection from
+// the local baseline within 80 ms, at the original rate. Thread-safe (work buffers are per
+// thread and reused between calls). Throws ConfigError for sampling_hz <= 0.
 std::vector<int64_t> detect_qrs(const float* ecg_mv, size_t n, double sampling_hz,
                                 const QrsOptions& options = {});
 
-// R peaks found on several simultaneous leads (each of n samples, mV): the leads' QRS
-// energies are combined, each weighted by how clearly its beats stand out of its noise, so a
-// lead that goes noisy or flat for a while costs little. Positions refer to
-// options.fiducial_lead.
+// R peaks found on several simultaneous leads (each of n samples, mV). The leads' envelopes
+// are summed with weights from each lead's quality over ~10 s - first how far its peaks stand
+// above its background, then, in a second pass, how far its beats stand above its highest
+// points between the beats of the first pass - so a lead that goes flat, noisy or full of
+// artefacts for a while costs little. Positions refer to options.fiducial_lead.
 std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_t n,
                                 double sampling_hz, const QrsOptions& options = {});
 

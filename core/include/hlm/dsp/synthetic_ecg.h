@@ -15,15 +15,15 @@ struct SyntheticEcgOptions {
   double seconds = 300.0;
   double sampling_hz = 360.0;
   uint64_t seed = 0;
-  double heart_rate_bpm = 70.0;   // mean sinus rate
-  double rr_std_seconds = 0.04;   // sinus RR variability (LF 0.1 Hz + HF 0.25 Hz + jitter)
-  double pvc_rate = 0.0;          // probability that a beat is a premature ventricular one
-  double af_fraction = 0.0;       // share of the record's time in atrial fibrillation
-  double af_rate_bpm = 100.0;     // mean ventricular rate in AF
-  double noise_mv = 0.01;         // white measurement noise, standard deviation
-  double baseline_mv = 0.1;       // baseline wander amplitude (respiration + drift)
-  double gain_adu_per_mv = 200.0; // digital units per mV (format 16 semantics)
-  int leads = 2;                  // 1 or 2: an MLII-like lead and a V1-like lead
+  double heart_rate_bpm = 70.0;    // mean sinus rate
+  double rr_std_seconds = 0.04;    // sinus RR variability (LF 0.1 Hz + HF 0.25 Hz + jitter)
+  double pvc_rate = 0.0;           // probability that a beat is a premature ventricular one
+  double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
+  double af_rate_bpm = 100.0;      // mean ventricular rate in AF
+  double noise_mv = 0.01;          // white measurement noise, standard deviation
+  double baseline_mv = 0.1;        // baseline wander amplitude (respiration + drift)
+  double gain_adu_per_mv = 200.0;  // digital units per mV (format 16 semantics)
+  int leads = 2;                   // 1 or 2: an MLII-like lead and a V1-like lead
 };
 
 // Kinds of synthetic beat, with the MIT annotation codes they are written as.
