@@ -11,33 +11,49 @@ constexpr ptrdiff_t kShort = 2;       // 25 ms mean: the band's upper edge (~30 
 constexpr ptrdiff_t kLong = 12;       // 125 ms mean, subtracted: its lower edge (~5 Hz)
 constexpr ptrdiff_t kIntegrate = 12;  // 125 ms moving mean of the slope
 
-// Centred moving means of v over 5 and 25 samples (windows clipped at the ends). Interior
-// values come from sums of five 5-sample sums: short, independent loops that vectorise, and
-// float suffices since nothing accumulates along the record.
-void moving_means(const std::vector<float>& v, std::vector<float>& mean5,
-                  std::vector<float>& mean25) {
+// Centred moving sums of v over 5 samples (interior only: the ends use clipped windows).
+void sums_of_5(const std::vector<float>& v, std::vector<float>& sum5) {
   static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
-                "sums are built from 5-sample sums");
+                "the means are built from 5-sample sums");
+  const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
+  sum5.resize(m);
+  for (ptrdiff_t i = 2; i + 2 < m; ++i) sum5[i] = v[i - 2] + v[i - 1] + v[i] + v[i + 1] + v[i + 2];
+}
+
+// Mean of v over the centred window of 2h + 1 samples clipped to the record.
+float clipped_mean(const std::vector<float>& v, ptrdiff_t i, ptrdiff_t h) {
+  const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
+  const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(m - 1, i + h);
+  float sum = 0.0f;
+  for (ptrdiff_t k = a; k <= z; ++k) sum += v[k];
+  return sum / float(z - a + 1);
+}
+
+// out = (5-sample mean of v, if with_short) - 25-sample mean of v. Interior values come from
+// sums of five 5-sample sums: short loops that vectorise, one pass each, and float suffices
+// since nothing accumulates along the record.
+void centred_means(const std::vector<float>& v, bool with_short, std::vector<float>& out) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
   thread_local std::vector<float> sum5;
-  sum5.assign(m, 0.0f);
-  mean5.resize(m);
-  mean25.resize(m);
-  for (ptrdiff_t i = 2; i + 2 < m; ++i) sum5[i] = v[i - 2] + v[i - 1] + v[i] + v[i + 1] + v[i + 2];
-  for (ptrdiff_t i = 2; i + 2 < m; ++i) mean5[i] = sum5[i] * 0.2f;
-  for (ptrdiff_t i = 12; i + 12 < m; ++i)
-    mean25[i] = (sum5[i - 10] + sum5[i - 5] + sum5[i] + sum5[i + 5] + sum5[i + 10]) * 0.04f;
-  // Near the ends, the clipped windows directly.
-  auto clipped = [&](ptrdiff_t i, ptrdiff_t h) {
-    const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(m - 1, i + h);
-    float sum = 0.0f;
-    for (ptrdiff_t k = a; k <= z; ++k) sum += v[k];
-    return sum / float(z - a + 1);
-  };
+  sums_of_5(v, sum5);
+  out.resize(m);
+  const float* s = sum5.data();
+  if (with_short) {
+    for (ptrdiff_t i = 12; i + 12 < m; ++i)
+      out[i] = s[i] * 0.2f - (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
+  } else {
+    for (ptrdiff_t i = 12; i + 12 < m; ++i)
+      out[i] = (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
+  }
   for (ptrdiff_t i = 0; i < m; ++i) {
     if (i == 12 && m > 24) i = m - 12;
-    if (i < 2 || i + 2 >= m) mean5[i] = clipped(i, 2);
-    mean25[i] = clipped(i, 12);
+    const float long_mean = clipped_mean(v, i, 12);
+    if (!with_short) {
+      out[i] = long_mean;
+      continue;
+    }
+    const float short_mean = i >= 2 && i + 2 < m ? s[i] * 0.2f : clipped_mean(v, i, 2);
+    out[i] = short_mean - long_mean;
   }
   release_if_large(sum5);
 }
@@ -51,51 +67,43 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
   // Resample: a centred boxcar of ~ratio samples against aliasing, then linear interpolation.
-  // Work buffers are kept per thread: fresh pages cost more than the arithmetic.
   const ptrdiff_t h = std::max<ptrdiff_t>(1, std::lround(ratio)) / 2;
-  thread_local std::vector<float> smooth, y, band, mean5, mean25;
-  const float* src = x;
-  if (h > 0) {
-    smooth.resize(n);
-    const float inv = 1.0f / float(2 * h + 1);
-    if (h == 1) {  // 360 Hz and similar: a 3-tap loop the compiler vectorises
-      for (ptrdiff_t i = 1; i + 1 < nn; ++i) smooth[i] = (x[i - 1] + x[i] + x[i + 1]) * inv;
-    } else {
-      for (ptrdiff_t i = h; i + h < nn; ++i) {
-        float sum = 0.0f;
-        for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
-        smooth[i] = sum * inv;
-      }
-    }
-    for (ptrdiff_t i = 0; i < nn; ++i) {
-      if (i == h && nn > 2 * h) i = nn - h;
+  const float inv = 1.0f / float(2 * h + 1);
+  auto box = [&](ptrdiff_t i) {
+    if (h == 0) return x[i];
+    if (i < h || i + h >= nn) {
       const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(nn - 1, i + h);
       float sum = 0.0f;
       for (ptrdiff_t k = a; k <= z; ++k) sum += x[k];
-      smooth[i] = sum / float(z - a + 1);
+      return sum / float(z - a + 1);
     }
-    src = smooth.data();
-  }
+    if (h == 1) return (x[i - 1] + x[i] + x[i + 1]) * inv;  // 360 Hz and similar
+    float sum = 0.0f;
+    for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
+    return sum * inv;
+  };
+  // Work buffers are kept per thread: fresh pages cost more than the arithmetic.
+  thread_local std::vector<float> y, band;
   y.resize(m);
   for (ptrdiff_t j = 0; j < m; ++j) {
     const double t = double(j) * ratio;
     const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
     const float f = float(t - double(i));
-    y[j] = i + 1 < nn ? src[i] + f * (src[i + 1] - src[i]) : src[i];
+    const float a = box(i);
+    y[j] = i + 1 < nn ? a + f * (box(i + 1) - a) : a;
   }
   // Band-pass: a 25 ms mean minus a 125 ms mean; its rectified central difference is the
   // slope. Unlike the squared slope, that keeps wide ventricular beats and flutter waves within
   // reach of narrow QRS complexes.
-  moving_means(y, mean5, mean25);
-  band.resize(m);
-  for (ptrdiff_t i = 0; i < m; ++i) band[i] = mean5[i] - mean25[i];
+  centred_means(y, true, band);
   e.slope.resize(m);
   for (ptrdiff_t i = 1; i + 1 < m; ++i) e.slope[i] = 0.5f * std::fabs(band[i + 1] - band[i - 1]);
   e.slope[0] = m > 1 ? 0.5f * std::fabs(band[1] - band[0]) : 0.0f;
   if (m > 1) e.slope[m - 1] = 0.5f * std::fabs(band[m - 1] - band[m - 2]);
-  // 125 ms centred moving mean of the slope.
-  moving_means(e.slope, mean5, e.energy);
-  for (std::vector<float>* v : {&smooth, &y, &band, &mean5, &mean25}) release_if_large(*v);
+  // The envelope: the 125 ms centred moving mean of the slope.
+  centred_means(e.slope, false, e.energy);
+  release_if_large(y);
+  release_if_large(band);
 }
 
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation) {

@@ -90,10 +90,12 @@ StageOutput run_evaluate(StageContext& ctx) {
   StageOutput out;
   out.results["records"] = records;
   out.results["tail"] = tail;
-  const std::string scope = "Evaluated on records " + nlohmann::json(records).dump() +
-                            (tail > 0 ? " and the last " + std::to_string(int(tail * 100)) +
-                                            " % of every other record (not seen in fine-tuning)"
-                                      : "");
+  std::string scope = "Evaluated on ";
+  if (!records.empty()) scope += "records " + nlohmann::json(records).dump();
+  if (tail > 0)
+    scope += std::string(records.empty() ? "" : " and ") + "the last " +
+             std::to_string(int(tail * 100)) + " % of every " + (records.empty() ? "" : "other ") +
+             "record (beats fine-tuning did not see)";
   out.report_md = scope + ".\n\n" + table(confusion, out.results);
   const std::string path = ctx.stage_dir + "/evaluation.md";
   std::ofstream(path) << out.report_md;
