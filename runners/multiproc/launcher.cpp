@@ -134,7 +134,13 @@ LaunchResult launch_ranks(const LaunchOptions& o) {
   LaunchResult result;
   result.exit_codes.assign(size_t(o.nproc), -1);
   size_t open_pipes = ranks.size();
+  bool stop_forwarded = false;
   while (open_pipes > 0) {
+    if (!stop_forwarded && o.stop_requested && o.stop_requested()) {
+      stop_forwarded = true;
+      for (auto& r : ranks)
+        if (r.exit_code < 0) kill(r.pid, SIGTERM);
+    }
     std::vector<pollfd> fds;
     std::vector<int> owner;
     for (int r = 0; r < o.nproc; ++r)

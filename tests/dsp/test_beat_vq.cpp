@@ -102,3 +102,24 @@ TEST_F(BeatVq, SyntheticDatasetNamesItsRecordsAndRegeneratesThemIdentically) {
   EXPECT_NE(other->fingerprint(), dataset_->fingerprint());
   EXPECT_THROW(dataset_->read("syn009"), hlm::DataError);
 }
+
+TEST_F(BeatVq, BeatsTouchingInvalidSamplesBecomeUnk) {
+  hlm::Record rec = dataset_->read("syn001");
+  const int64_t from = int64_t(30 * rec.sampling_hz), to = int64_t(33 * rec.sampling_hz);
+  for (int64_t i = from; i < to; ++i) rec.digital[0][i] = hlm::kInvalidSample;
+  auto t = tokenizer();
+  hlm::Beats b = t->extract(rec);
+  t->fit({&b});
+  t->assign(b);
+  int unk = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    // Windows reach 0.25 s back and 0.40 s forward from the R peak.
+    const bool touches = b.positions[i] + int64_t(0.4 * rec.sampling_hz) + 1 >= from &&
+                         b.positions[i] - int64_t(0.25 * rec.sampling_hz) - 1 < to;
+    if (b.tokens[i] == hlm::kUnk) ++unk;
+    if (!touches) {
+      EXPECT_GE(b.tokens[i], hlm::kFirstContentToken) << "beat " << i;
+    }
+  }
+  EXPECT_GE(unk, 3);  // about 3 s of beats
+}

@@ -48,3 +48,48 @@ inline std::string report_path(const std::string& output) {
 }
 
 }  // namespace hlm::test
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <functional>
+
+namespace hlm::test {
+
+// Starts hlm in the background and calls on_line for each output line until it exits;
+// on_line gets the child's pid so it can signal it. Returns the exit code (128 + signal).
+inline CommandResult run_hlm_watching(const std::string& args,
+                                      const std::function<void(pid_t, const std::string&)>& on_line) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    if (chdir(HLM_SOURCE_DIR) != 0) _exit(127);
+    execl("/bin/sh", "sh", "-c", ("exec '" HLM_BINARY_DIR "/bin/hlm' " + args).c_str(), nullptr);
+    _exit(127);
+  }
+  close(fds[1]);
+  CommandResult result;
+  std::string partial;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) {
+    partial.append(buf, size_t(n));
+    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
+      const std::string line = partial.substr(0, nl);
+      partial.erase(0, nl + 1);
+      result.output += line + "\n";
+      on_line(pid, line);
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace hlm::test

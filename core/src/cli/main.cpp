@@ -7,12 +7,15 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/bench_tokenize.h"
+#include "cli/qrs_eval.h"
 #include "engine/run.h"
 #include "engine/run_directory.h"
 #include "hlm/errors.h"
 #include "metrics/metrics.h"
 #include "plugin/plugin_host.h"
 #include "train/dist_env.h"
+#include "train/preemption.h"
 #include "train/rank_job.h"
 
 namespace {
@@ -42,6 +45,7 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   if (!in) throw hlm::ConfigError(job_path + ": cannot read the rank job file");
   const auto job = nlohmann::json::parse(in);
   const auto env = hlm::DistEnv::from_environment();
+  spdlog::set_pattern("%v");  // the launcher prefixes and timestamps rank output
   hlm::metrics().set_labels(job.value("stage", "rank"), env.rank);
   hlm::metrics().open_jsonl(job.at("out_dir").get<std::string>() + "/metrics.rank" +
                             std::to_string(env.rank) + ".jsonl");
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   bool dry_run = false;
   int metrics_port = -1;
+  int nproc = 0;
   auto* run = app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
   run->add_option("workflow", workflow_path, "workflow YAML file");
   run->add_option("overrides", overrides, "stage.key=value overrides");
@@ -68,6 +73,7 @@ int main(int argc, char** argv) {
   run->add_option("--resume", resume_dir, "continue a failed or interrupted run directory");
   run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)");
   run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
+  run->add_option("--nproc", nproc, "ranks per training stage on this host (sets world_size)");
   auto* validate = app.add_subcommand("validate", "validate a workflow and exit");
   validate->add_option("workflow", workflow_path, "workflow YAML file")->required();
   validate->add_option("overrides", overrides, "stage.key=value overrides");
@@ -75,9 +81,25 @@ int main(int argc, char** argv) {
   auto* rank = app.add_subcommand("rank", "run one rank of a training job (used by runners)");
   rank->add_option("job", job_path, "job JSON written by the launching stage")->required();
   rank->group("");  // internal: hidden from --help
+  std::string data_dir;
+  std::vector<std::string> record_names;
+  int threads = 0, codes = 500;
+  auto* qrs_eval = app.add_subcommand("qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
+  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")->required();
+  qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
+  qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
+  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR");
+  bench->require_subcommand(1);
+  auto* bench_tokenize = bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
+  bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
+  bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
+  bench_tokenize->add_option("--codes", codes, "codebook size K");
 
   CLI11_PARSE(app, argc, argv);
+  hlm::install_stop_handlers();
   try {
+    if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads);
+    if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes);
     const auto host = load_plugins(plugin_dirs);
     if (*plugins) return list_plugins(host);
     if (*rank) return run_rank(host, job_path);
@@ -88,7 +110,13 @@ int main(int argc, char** argv) {
         throw hlm::ConfigError(resume_dir + ": not a run directory (no workflow.resolved.yaml)");
     }
     if (workflow_path.empty()) throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
-    const auto wf = hlm::workflow::load_workflow(workflow_path, resume_dir.empty() ? overrides : std::vector<std::string>{}, schema);
+    if (!resume_dir.empty()) overrides.clear();  // the run directory holds the resolved workflow
+    auto wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
+    if (nproc > 0) {  // like torchrun --nproc-per-node: every pretrain stage runs on nproc ranks
+      for (const auto& stage : wf.stages)
+        if (stage.kind == "pretrain") overrides.push_back(stage.base_id + ".world_size=" + std::to_string(nproc));
+      wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
+    }
     if (*validate) {
       std::printf("%s: valid (%zu stage instances)\n", workflow_path.c_str(), wf.stages.size());
       return 0;
@@ -103,6 +131,9 @@ int main(int argc, char** argv) {
     const std::string dir = hlm::run_workflow(wf, host, options);
     std::printf("%s/report.md\n", dir.c_str());
     return 0;
+  } catch (const hlm::Preempted& e) {
+    std::fprintf(stderr, "stopped: %s\n", e.what());
+    return hlm::kExitRequeue;
   } catch (const hlm::ConfigError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

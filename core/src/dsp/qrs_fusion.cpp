@@ -17,14 +17,21 @@ float median_in_place(float* v, size_t count) {
   return v[count / 2];
 }
 
-// Median of v[b - half .. b + half] (clipped), for every b.
+// Median of v[b - half .. b + half] (clipped), for every b: a sorted window that gains the
+// entering value and loses the leaving one by binary search and a short shift.
 std::vector<float> running_block_median(const std::vector<float>& v, int half) {
-  std::vector<float> out(v.size());
-  float window[2 * kLevelHalfBlocks + 1];
-  for (size_t b = 0; b < v.size(); ++b) {
-    const size_t a = b >= size_t(half) ? b - half : 0, z = std::min(v.size(), b + half + 1);
-    std::copy(v.begin() + a, v.begin() + z, window);
-    out[b] = median_in_place(window, z - a);
+  const size_t n = v.size(), h = size_t(half);
+  std::vector<float> out(n), window;
+  window.reserve(2 * h + 1);
+  auto insert = [&](float x) {
+    window.insert(std::upper_bound(window.begin(), window.end(), x), x);
+  };
+  auto erase = [&](float x) { window.erase(std::lower_bound(window.begin(), window.end(), x)); };
+  for (size_t b = 0; b < std::min(n, h); ++b) insert(v[b]);
+  for (size_t b = 0; b < n; ++b) {
+    if (b + h < n) insert(v[b + h]);
+    if (b > h) erase(v[b - h - 1]);
+    out[b] = window[window.size() / 2];
   }
   return out;
 }

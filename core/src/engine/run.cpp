@@ -14,6 +14,7 @@
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "train/preemption.h"
 
 namespace fs = std::filesystem;
 
@@ -163,6 +164,12 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       m["results"] = out.results;
       m["report_md"] = out.report_md;
       m["status"] = "done";
+    } catch (const Preempted& e) {
+      m["status"] = "interrupted";
+      m["error"] = e.what();
+      m["finished_at"] = utc_timestamp();
+      write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+      throw;
     } catch (const std::exception& e) {
       m["status"] = "failed";
       m["error"] = e.what();

@@ -29,7 +29,8 @@ StageOutput run_pretrain(StageContext& ctx) {
                         {"backend", p.at("backend")},
                         {"options", training_options_json(p)},
                         {"token_store", tokens.at("artifacts").at("token_store")},
-                        {"out_dir", ctx.stage_dir}};
+                        {"out_dir", ctx.stage_dir},
+                        {"max_restarts", p.at("max_restarts")}};
   const int world = p.at("world_size").get<int>();
   ctx.progress("training on " + std::to_string(world) + " rank(s), " +
                std::to_string(p.at("steps").get<int64_t>()) + " steps");
@@ -63,6 +64,8 @@ StageKind pretrain_stage() {
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})",
                     "process-group backend for world_size > 1", false});
   params.push_back({"world_size", "int", "1", "data-parallel ranks on this host", false});
+  params.push_back({"max_restarts", "int", "3",
+                    "times a failed group of ranks is restarted from its newest checkpoint", false});
   return {"pretrain", "1", params, run_pretrain};
 }
 

@@ -20,6 +20,8 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"eval_batches", "int", "4", "held-out batches evaluated at the end", false},
       {"holdout_fraction", "float", "0.05", "tail of the tokens kept for evaluation", false},
       {"log_every", "int", "10", "steps between log lines", false},
+      {"checkpoint_every", "int", "0", "steps between checkpoints (0 = only when stopped)", false},
+      {"resume", "bool", "true", "continue from the stage's newest complete checkpoint", false},
   };
 }
 

@@ -14,6 +14,7 @@
 #include "hlm/token_store.h"
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
+#include "train/preemption.h"
 #include "train/trainer.h"
 
 namespace hlm {
@@ -73,6 +74,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
                    train.options.steps, s.loss, s.learning_rate, double(s.tokens) / s.step_seconds);
   };
+  train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
   const TrainResult r = train_language_model(*model, store, train);
   nlohmann::json result = {{"rank", env.rank},
                             {"world_size", r.world_size},
@@ -111,15 +113,26 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   launch.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
   launch.env["OMP_NUM_THREADS"] = std::to_string(threads);
   launch.log_dir = out_dir;
+  launch.stop_requested = stop_signal_received;
   launch.on_line = [&](int rank, const std::string& line) {
     if (rank == 0 && progress) progress(line);
   };
-  const LaunchResult launched = launch_ranks(launch);
-  if (!launched.ok())
-    throw Error("rank " + std::to_string(launched.failed_rank) + " of " +
-                std::to_string(world_size) + " failed with exit code " +
-                std::to_string(launched.exit_codes[launched.failed_rank]) + "; see " + out_dir +
-                "/rank" + std::to_string(launched.failed_rank) + ".log");
+  // A failed rank stops the group; it is restarted (resuming from the newest complete
+  // checkpoint) up to max_restarts times. A stop signal is not a failure: it propagates.
+  const int max_restarts = job.value("max_restarts", 0);
+  for (int attempt = 0;; ++attempt) {
+    const LaunchResult launched = launch_ranks(launch);
+    if (launched.ok()) break;
+    const int code = launched.exit_codes[launched.failed_rank];
+    const std::string where = "rank " + std::to_string(launched.failed_rank) + " of " +
+                              std::to_string(world_size) + " exited with " + std::to_string(code) +
+                              "; see " + out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
+    if (code == kExitRequeue) throw Preempted("stopped by a signal (checkpoint written): " + where);
+    if (attempt >= max_restarts) throw Error(where);
+    if (progress)
+      progress(where + "; restarting the group from the newest checkpoint (restart " +
+               std::to_string(attempt + 1) + " of " + std::to_string(max_restarts) + ")");
+  }
   std::ifstream in(out_dir + "/result_rank0.json");
   return nlohmann::json::parse(in);
 }

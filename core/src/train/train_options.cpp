@@ -29,6 +29,8 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "eval_batches", o.eval_batches);
   read(p, "holdout_fraction", o.holdout_fraction);
   read(p, "log_every", o.log_every);
+  read(p, "checkpoint_every", o.checkpoint_every);
+  read(p, "resume", o.resume);
   return o;
 }
 

@@ -25,6 +25,8 @@ struct TrainOptions {
   int64_t eval_batches = 4;
   double holdout_fraction = 0.05;   // tail of the token stream kept for evaluation
   int64_t log_every = 10;
+  int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = only on a stop signal
+  bool resume = true;               // continue from the newest complete checkpoint
 
   static TrainOptions from_params(const nlohmann::json& params);
 };

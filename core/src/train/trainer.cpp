@@ -3,6 +3,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <dlfcn.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +11,10 @@
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "train/batch_prefetcher.h"
+#include "train/checkpoint.h"
 #include "train/gradient_sync.h"
+#include "train/preemption.h"
 #include "train/window_sampler.h"
 
 namespace hlm {
@@ -120,18 +124,33 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
                                             .betas({o.beta1, o.beta2})
                                             .eps(o.eps)
                                             .weight_decay(o.weight_decay));
-  auto inputs = torch::empty({o.batch, context}, torch::kLong);
-  auto targets = torch::empty({o.batch, context}, torch::kLong);
   const int64_t tokens_per_step = env.world_size * o.batch * o.accumulation * context;
+  const auto group = env.world_size > 1 ? job.group : c10::intrusive_ptr<c10d::ProcessGroup>();
 
   TrainResult result;
   result.world_size = env.world_size;
+  const std::string checkpoints = job.out_dir + "/checkpoints";
+  int64_t start_step = 0;
+  if (o.resume && !job.out_dir.empty()) {
+    if (const std::string path = latest_checkpoint(checkpoints); !path.empty()) {
+      const CheckpointState state =
+          load_checkpoint(path, model.module(), optimizer, env.rank, env.world_size);
+      start_step = state.step;
+      result.losses = state.losses;
+      if (env.rank == 0) spdlog::info("resumed from {} (step {})", path, start_step);
+    }
+  }
+  // Micro-batch k of this rank holds samples starting at (k * world + rank) * batch.
+  BatchPrefetcher batches(
+      train, o.batch,
+      [&](int64_t k) { return uint64_t((k * env.world_size + env.rank) * o.batch); },
+      start_step * o.accumulation);
   result.peak_flops = measure_peak_flops(o.bf16);
   const double flops_per_step = double(tokens_per_step) * model.flops_per_token();
   std::vector<double> step_times;
   const double loop_start = now_seconds();
   model.module().train();
-  for (int64_t step = 0; step < o.steps; ++step) {
+  for (int64_t step = start_step; step < o.steps; ++step) {
     const double step_start = now_seconds();
     StepStats stats;
     stats.step = step + 1;
@@ -141,12 +160,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     optimizer.zero_grad();
     double loss_sum = 0;
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
-      const double data_start = now_seconds();
-      const uint64_t first = uint64_t((step * o.accumulation + micro) * env.world_size + env.rank) *
-                             uint64_t(o.batch);
-      train.fill(first, inputs, targets);
-      stats.data_wait_seconds += now_seconds() - data_start;
-      auto loss = lm_loss(model, inputs, targets, o.bf16) / double(o.accumulation);
+      const auto batch = batches.next(&stats.data_wait_seconds);
+      auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16) / double(o.accumulation);
       const bool last = micro + 1 == o.accumulation;
       if (sync && last) sync->prepare_for_backward();
       loss.backward();
@@ -164,6 +179,17 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     result.data_wait_seconds += stats.data_wait_seconds;
     result.allreduce_seconds += stats.allreduce_seconds;
     if (job.on_step) job.on_step(stats);
+    const bool stop = stop_requested(group);
+    const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
+    if ((stop || periodic) && !job.out_dir.empty()) {
+      const double checkpoint_start = now_seconds();
+      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses}, model.module(),
+                      optimizer, env.rank, group);
+      if (job.on_checkpoint) job.on_checkpoint(now_seconds() - checkpoint_start);
+    }
+    if (stop)
+      throw Preempted("stopped by a signal after step " + std::to_string(step + 1) +
+                      " (checkpoint written); continue with hlm run --resume RUN_DIR");
   }
   result.train_seconds = now_seconds() - loop_start;
   result.steps = o.steps;
@@ -173,6 +199,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
 
   if (held_out) {
     torch::NoGradGuard no_grad;
+    auto inputs = torch::empty({o.batch, context}, torch::kLong);
+    auto targets = torch::empty({o.batch, context}, torch::kLong);
     model.module().eval();
     double sum = 0;
     for (int64_t b = 0; b < o.eval_batches; ++b) {

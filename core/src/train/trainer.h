@@ -43,6 +43,7 @@ struct TrainJob {
   DistEnv env;
   c10::intrusive_ptr<c10d::ProcessGroup> group;  // null for a single process
   std::function<void(const StepStats&)> on_step;  // metrics hook, may be empty
+  std::function<void(double seconds)> on_checkpoint;  // may be empty
 };
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);

@@ -1,6 +1,7 @@
 // The `beat-vq` tokenizer (spec/tokenizers.md): filter one lead, detect R peaks, cut 64-point
 // beat windows, and give each beat the index of its nearest k-means code as its token.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "hlm/dsp/beat_match.h"
@@ -17,6 +18,8 @@ namespace {
 
 using hlm::dsp::Codebook;
 
+constexpr const char* kMethodVersion = "1";
+
 class BeatVq final : public hlm::Tokenizer {
  public:
   explicit BeatVq(const nlohmann::json& p) {
@@ -29,7 +32,7 @@ class BeatVq final : public hlm::Tokenizer {
     kmeans_.sample_size = p.value("sample_beats", int64_t{200000});
     kmeans_.max_iterations = p.value("iters", 25);
     kmeans_.seed = p.value("seed", uint64_t{0});
-    kmeans_.threads = p.value("threads", 1);
+    kmeans_.threads = p.value("threads", 0);
     detect_all_leads_ = p.value("detect_all_leads", true);
     const std::string baseline = p.value("baseline", std::string("highpass"));
     if (baseline != "highpass" && baseline != "median")
@@ -50,8 +53,10 @@ class BeatVq final : public hlm::Tokenizer {
           "window_after_s) longer than 0");
     if (kmeans_.sample_size < 1 || kmeans_.max_iterations < 0)
       throw hlm::ConfigError("beat-vq: sample_beats must be >= 1 and iters >= 0");
-    // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
-    nlohmann::json id = {{"codes", codes_},
+    // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys);
+    // "method" changes whenever the filters, the detector or the windows do.
+    nlohmann::json id = {{"method", kMethodVersion},
+                         {"codes", codes_},
                          {"lead", lead_},
                          {"points", window_.points},
                          {"window_before_s", window_.before_seconds},
@@ -110,6 +115,7 @@ class BeatVq final : public hlm::Tokenizer {
     }
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
+    mark_invalid_windows(record.digital[lead_], b);
     return b;
   }
 
@@ -119,7 +125,9 @@ class BeatVq final : public hlm::Tokenizer {
     std::vector<const float*> rows;
     for (const hlm::Beats* b : sample) {
       if (b->feature_dim != window_.points) continue;
-      for (size_t i = 0; i < b->size(); ++i) rows.push_back(&b->features[i * b->feature_dim]);
+      for (size_t i = 0; i < b->size(); ++i)
+        if (!std::isnan(b->features[i * b->feature_dim]))
+          rows.push_back(&b->features[i * b->feature_dim]);
     }
     if (rows.empty())
       throw hlm::DataError("beat-vq: no beats to fit the codebook on (" +
@@ -154,10 +162,32 @@ class BeatVq final : public hlm::Tokenizer {
     std::vector<uint32_t> index(beats.size());
     hlm::dsp::assign_nearest(codebook_, beats.features.data(), beats.size(), index.data());
     beats.tokens.resize(beats.size());
-    for (size_t i = 0; i < index.size(); ++i) beats.tokens[i] = index[i] + hlm::kFirstContentToken;
+    for (size_t i = 0; i < index.size(); ++i)
+      beats.tokens[i] = std::isnan(beats.features[i * beats.feature_dim])
+                            ? uint32_t(hlm::kUnk)
+                            : index[i] + hlm::kFirstContentToken;
   }
 
  private:
+  // A window that touches a sample the record marks invalid cannot be tokenized: its features
+  // become NaN, fit() leaves it out and assign() gives it kUnk.
+  void mark_invalid_windows(const std::vector<int32_t>& raw, hlm::Beats& b) const {
+    if (std::find(raw.begin(), raw.end(), hlm::kInvalidSample) == raw.end()) return;
+    std::vector<uint32_t> invalid(raw.size() + 1, 0);  // prefix counts
+    for (size_t i = 0; i < raw.size(); ++i)
+      invalid[i + 1] = invalid[i] + (raw[i] == hlm::kInvalidSample);
+    const int64_t last = static_cast<int64_t>(raw.size()) - 1;
+    for (size_t k = 0; k < b.size(); ++k) {
+      const double r = double(b.positions[k]);
+      const int64_t a =
+          std::max<int64_t>(0, int64_t(std::floor(r - window_.before_seconds * b.sampling_hz)));
+      const int64_t z =
+          std::min(last, int64_t(std::ceil(r + window_.after_seconds * b.sampling_hz)));
+      if (invalid[z + 1] == invalid[a]) continue;
+      std::fill_n(b.features.begin() + k * b.feature_dim, b.feature_dim, std::nanf(""));
+    }
+  }
+
   int codes_ = 500, lead_ = 0;
   bool detect_all_leads_ = true;
   hlm::dsp::BeatWindowOptions window_;
@@ -182,7 +212,7 @@ const hlm_param_decl kBeatVqParams[] = {
      "baseline removal: \"highpass\" (0.5 Hz) or \"median\" (200 ms + 600 ms medians)"},
     {"lowpass_hz", "float", "40.0", "low-pass cutoff before windowing; 0 disables it"},
     {"detect_all_leads", "bool", "true", "find beats on all leads together (R peaks on `lead`)"},
-    {"threads", "int", "1", "threads for the codebook fit (0 = all cores); tokens do not change"},
+    {"threads", "int", "0", "threads for the codebook fit (0 = all cores); tokens do not change"},
     {"codebook", "string", "\"\"", "a codebook file to use instead of fitting one"},
 };
 

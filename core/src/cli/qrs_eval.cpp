@@ -1,0 +1,79 @@
+// `hlm qrs-eval`: the detector of hlm/dsp/qrs.h scored per record and gross, like WFDB's bxb.
+#include "cli/qrs_eval.h"
+
+#include <cstdio>
+#include <algorithm>
+#include <thread>
+
+#include "engine/parallel.h"
+#include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/qrs.h"
+#include "hlm/errors.h"
+#include "hlm/wfdb.h"
+
+namespace hlm {
+namespace {
+
+struct RecordScore {
+  dsp::MatchCounts counts;
+  std::string error;  // non-empty when the record could not be scored
+};
+
+RecordScore score_record(const std::string& dir, const std::string& name) {
+  RecordScore s;
+  try {
+    const Record r = wfdb::read_record(dir, name);
+    if (r.digital.empty() || r.digital[0].empty())
+      throw DataError(name + ": no signal samples to detect beats on (annotation-only record?)");
+    // Every lead as long as the first goes to the detector, as the beat-vq tokenizer does.
+    std::vector<std::vector<float>> leads;
+    std::vector<const float*> pointers;
+    for (size_t k = 0; k < r.digital.size(); ++k)
+      if (r.digital[k].size() == r.digital[0].size()) {
+        leads.push_back(r.physical(int(k)));
+        pointers.push_back(leads.back().data());
+      }
+    const std::vector<int64_t> detected = dsp::detect_qrs(pointers, leads[0].size(), r.sampling_hz);
+    s.counts = dsp::match_beats(dsp::reference_beats(r.annotations), detected,
+                                dsp::match_window_samples(r.sampling_hz));
+  } catch (const Error& e) {
+    s.error = e.what();
+  }
+  return s;
+}
+
+double percent(double fraction) { return 100.0 * fraction; }
+
+}  // namespace
+
+int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
+  if (names.empty()) throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
+  std::vector<RecordScore> scores(names.size());
+  parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i]); });
+
+  std::printf("%-10s %8s %6s %6s %7s %7s\n", "record", "TP", "FN", "FP", "Se", "+P");
+  dsp::MatchCounts gross;
+  int failed = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const RecordScore& s = scores[i];
+    if (!s.error.empty()) {
+      std::fprintf(stderr, "qrs-eval: %s/%s: %s\n", dir.c_str(), names[i].c_str(), s.error.c_str());
+      ++failed;
+      continue;
+    }
+    const dsp::MatchCounts& c = s.counts;
+    std::printf("%-10s %8lld %6lld %6lld %7.2f %7.2f\n", names[i].c_str(), (long long)c.tp,
+                (long long)c.fn, (long long)c.fp, percent(c.sensitivity()),
+                percent(c.positive_predictivity()));
+    gross += c;
+  }
+  std::printf("gross TP=%lld FN=%lld FP=%lld Se=%.2f +P=%.2f\n", (long long)gross.tp,
+              (long long)gross.fn, (long long)gross.fp, percent(gross.sensitivity()),
+              percent(gross.positive_predictivity()));
+  if (failed) std::fprintf(stderr, "qrs-eval: %d of %zu record(s) could not be scored\n", failed, names.size());
+  return failed ? 1 : 0;
+}
+
+}  // namespace hlm

@@ -1,0 +1,126 @@
+// Checkpoint files (see checkpoint.h). Files go to a .tmp name, are fsynced and renamed; the
+// step folder gets its DONE marker only after a barrier, so a crash at any point leaves
+// either a complete checkpoint or one that resume ignores.
+#include "train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "hlm/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+namespace {
+
+void fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+template <class Saver>
+void write_atomic(const std::string& path, Saver save) {
+  const std::string tmp = path + ".tmp";
+  save(tmp);
+  fsync_path(tmp);
+  fs::rename(tmp, path);
+}
+
+void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  if (group) group->barrier()->wait();
+}
+
+std::string step_dir(const std::string& dir, int64_t step) {
+  return dir + "/step_" + std::to_string(step);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, int rank,
+                     const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  const std::string out = step_dir(dir, state.step);
+  fs::create_directories(out);
+  // Per rank: the RNG state (dropout); model and optimizer are identical on every rank after
+  // the all-reduce, so rank 0 writes them once.
+  write_atomic(out + "/rank" + std::to_string(rank) + ".pt", [&](const std::string& tmp) {
+    torch::serialize::OutputArchive archive;
+    archive.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+    archive.save_to(tmp);
+  });
+  if (rank == 0) {
+    write_atomic(out + "/model.pt", [&](const std::string& tmp) {
+      torch::serialize::OutputArchive archive;
+      model.save(archive);
+      archive.save_to(tmp);
+    });
+    write_atomic(out + "/optimizer.pt", [&](const std::string& tmp) {
+      torch::serialize::OutputArchive archive;
+      optimizer.save(archive);
+      archive.save_to(tmp);
+    });
+    write_atomic(out + "/meta.json", [&](const std::string& tmp) {
+      nlohmann::json meta = {{"step", state.step}, {"world_size", state.world_size},
+                             {"losses", state.losses}};
+      std::ofstream(tmp) << meta.dump() << '\n';
+    });
+  }
+  barrier(group);  // every rank's files are durable before the marker
+  if (rank == 0) {
+    write_atomic(out + "/DONE", [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
+    fsync_path(dir);
+  }
+  barrier(group);
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  int64_t best = -1;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "DONE")) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (*end == '\0' && step > best) best = step;
+  }
+  return best < 0 ? "" : step_dir(dir, best);
+}
+
+CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& model,
+                                torch::optim::Optimizer& optimizer, int rank, int world_size) {
+  if (!fs::exists(path + "/DONE"))
+    throw CheckpointError(path + ": incomplete checkpoint (no DONE marker); delete it to resume "
+                          "from the one before");
+  std::ifstream meta_file(path + "/meta.json");
+  const auto meta = nlohmann::json::parse(meta_file);
+  CheckpointState state;
+  state.step = meta.at("step");
+  state.world_size = meta.at("world_size");
+  state.losses = meta.at("losses").get<std::vector<double>>();
+  if (state.world_size != world_size)
+    throw CheckpointError(path + ": made with world size " + std::to_string(state.world_size) +
+                          ", this run has " + std::to_string(world_size) +
+                          "; resume with the same number of ranks (the data order depends on it)");
+  torch::serialize::InputArchive model_archive, optimizer_archive, rank_archive;
+  model_archive.load_from(path + "/model.pt");
+  model.load(model_archive);
+  optimizer_archive.load_from(path + "/optimizer.pt");
+  optimizer.load(optimizer_archive);
+  const std::string rank_file = path + "/rank" + std::to_string(rank) + ".pt";
+  if (!fs::exists(rank_file)) throw CheckpointError(rank_file + ": missing; the checkpoint is damaged");
+  rank_archive.load_from(rank_file);
+  at::Tensor rng;
+  rank_archive.read("rng", rng);
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  generator.set_state(rng);
+  return state;
+}
+
+}  // namespace hlm

@@ -1,0 +1,34 @@
+// Training checkpoints: everything needed to continue a run exactly (model, optimizer, step,
+// data position, RNG state, losses so far), written atomically per rank, with a DONE marker
+// written last by rank 0 after every rank has finished writing.
+//   <dir>/step_<N>/model.pt, optimizer.pt, rank<r>.pt, meta.json, DONE
+#pragma once
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/torch.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+struct CheckpointState {
+  int64_t step = 0;                 // optimizer steps completed
+  int world_size = 1;
+  std::vector<double> losses;       // per completed step (rank 0)
+};
+
+// Writes a checkpoint of `step` under dir. Every rank calls it (collective when group is set).
+void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, int rank,
+                     const c10::intrusive_ptr<c10d::ProcessGroup>& group);
+
+// The newest complete checkpoint under dir (one with DONE), or "" when there is none.
+std::string latest_checkpoint(const std::string& dir);
+
+// Loads a checkpoint made by save_checkpoint. Throws CheckpointError when it was made with
+// another world size (the data order would differ) or is incomplete.
+CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& model,
+                                torch::optim::Optimizer& optimizer, int rank, int world_size);
+
+}  // namespace hlm

@@ -1,0 +1,120 @@
+// State-dict export and import through torch::pickle_save / pickle_load (see export.h).
+#include "train/export.h"
+
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+
+namespace {
+
+std::map<std::string, at::Tensor> named_tensors(torch::nn::Module& module) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto& p : module.named_parameters()) out[p.key()] = p.value();
+  for (const auto& b : module.named_buffers()) out[b.key()] = b.value();
+  return out;
+}
+
+// Written and fsync'ed before the rename, so a crash leaves the old file or the whole new one.
+void write_durably(const std::string& path, const std::vector<char>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (size_t done = 0; ok && done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += size_t(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  const int saved_errno = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    throw CheckpointError(path + ": cannot write " + std::to_string(bytes.size()) +
+                          " bytes of tensors (" + std::strerror(saved_errno) +
+                          "); check free space and permissions");
+  }
+}
+
+}  // namespace
+
+void save_tensor_dict(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                      const std::string& path) {
+  // c10::Dict keeps insertion order, and so does the Python dict torch.load rebuilds.
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const auto& [name, tensor] : tensors) dict.insert(name, tensor.detach().cpu());
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  const std::string tmp = path + ".tmp";
+  write_durably(tmp, bytes);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw CheckpointError(path + ": cannot move the written tensors into place: " + ec.message());
+  }
+}
+
+void export_state_dict(torch::nn::Module& module, const std::string& path) {
+  // Parameters first, then buffers, as Python's module.state_dict() lists them.
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& p : module.named_parameters()) tensors.emplace_back(p.key(), p.value());
+  for (const auto& b : module.named_buffers()) tensors.emplace_back(b.key(), b.value());
+  save_tensor_dict(tensors, path);
+}
+
+std::map<std::string, at::Tensor> import_state_dict(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw CheckpointError(path + ": weights file not found; export it with export_state_dict "
+                          "or torch.save(model.state_dict(), path)");
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    throw CheckpointError(path + ": not a torch.save file (" + e.what() + ")");
+  }
+  if (!value.isGenericDict())
+    throw CheckpointError(path + ": holds a " + value.tagKind() +
+                          ", not a dict of tensors; save a state_dict()");
+  std::map<std::string, at::Tensor> out;
+  for (const auto& item : value.toGenericDict()) {
+    if (!item.key().isString() || !item.value().isTensor())
+      throw CheckpointError(path + ": entry of type " + item.key().tagKind() + " -> " +
+                            item.value().tagKind() + " is not a (name, tensor) pair");
+    out[item.key().toStringRef()] = item.value().toTensor();
+  }
+  return out;
+}
+
+void load_state_dict(torch::nn::Module& module, const std::map<std::string, at::Tensor>& tensors,
+                     const std::string& origin) {
+  auto targets = named_tensors(module);
+  for (const auto& [name, tensor] : tensors)
+    if (!targets.count(name))
+      throw CheckpointError(origin + ": unexpected tensor '" + name +
+                            "'; the weights are of another model or configuration");
+  torch::NoGradGuard no_grad;
+  for (auto& [name, target] : targets) {
+    auto it = tensors.find(name);
+    if (it == tensors.end())
+      throw CheckpointError(origin + ": missing tensor '" + name + "'");
+    if (it->second.sizes() != target.sizes())
+      throw CheckpointError(origin + ": tensor '" + name + "' has shape " +
+                            c10::str(it->second.sizes()) + " but the model expects " +
+                            c10::str(target.sizes()));
+    target.copy_(it->second);
+  }
+}
+
+}  // namespace hlm

@@ -1,0 +1,79 @@
+// Encoder forward pass. Pre-LayerNorm rather than BERT's post-LN: it trains stably without a
+// long learning-rate warm-up, and matches the gpt plugin so the two compare like for like.
+#include "bert.h"
+
+#include <cmath>
+
+#include "hlm/tokenizer.h"
+
+namespace hlm::bert {
+
+namespace F = torch::nn::functional;
+
+EncoderBlockImpl::EncoderBlockImpl(const BertOptions& o) : n_head_(o.n_head()), dropout_(o.dropout()) {
+  ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
+  proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
+  ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  fc_ = register_module("fc", torch::nn::Linear(o.d_model(), o.d_ff()));
+  out_ = register_module("out", torch::nn::Linear(o.d_ff(), o.d_model()));
+}
+
+at::Tensor EncoderBlockImpl::forward(const at::Tensor& x, const at::Tensor& key_padding) {
+  const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
+  auto qkv = qkv_(ln1_(x)).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
+  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, T, hd]
+  auto att = torch::matmul(q, k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(hd)));
+  if (key_padding.defined()) att = att.masked_fill(key_padding, -INFINITY);
+  att = att.softmax(-1);
+  if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
+  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, d});
+  auto h = x + proj_(y);
+  return h + out_(torch::gelu(fc_(ln2_(h))));
+}
+
+BertImpl::BertImpl(const BertOptions& o) : options_(o) {
+  TORCH_CHECK(o.d_model() % o.n_head() == 0, "d_model (", o.d_model(),
+              ") must be divisible by n_head (", o.n_head(), ")");
+  TORCH_CHECK(o.vocab_size() > int64_t(kFirstContentToken), "vocab_size (", o.vocab_size(),
+              ") must leave room for content tokens after the ", kFirstContentToken, " special ones");
+  TORCH_CHECK(o.mask_probability() > 0 && o.mask_probability() <= 1, "mask_probability (",
+              o.mask_probability(), ") must be in (0, 1]");
+  tok_ = register_module("tok", torch::nn::Embedding(o.vocab_size(), o.d_model()));
+  pos_ = register_module("pos", torch::nn::Embedding(o.context(), o.d_model()));
+  blocks_ = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.n_layer(); ++i) blocks_->push_back(EncoderBlock(o));
+  ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  // Same initialisation as the gpt plugin: N(0, 0.02) weights, zero biases, LayerNorm (1, 0).
+  torch::NoGradGuard no_grad;
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* linear = m->as<torch::nn::Linear>()) {
+      linear->weight.normal_(0.0, 0.02);
+      linear->bias.zero_();
+    } else if (auto* emb = m->as<torch::nn::Embedding>()) {
+      emb->weight.normal_(0.0, 0.02);
+    }
+  }
+}
+
+at::Tensor BertImpl::hidden(const at::Tensor& tokens) {
+  const int64_t b = tokens.size(0), t = tokens.size(1);
+  TORCH_CHECK(t <= options_.context(), "sequence of ", t, " tokens exceeds the context of ",
+              options_.context());
+  at::Tensor key_padding;  // undefined when nothing is padded: no masking work at all
+  const at::Tensor pad = tokens.eq(int64_t(kPad));
+  if (pad.any().item<bool>()) {
+    // An all-PAD row would softmax over -inf only (NaN); let it attend to itself instead.
+    key_padding = pad.logical_and(pad.all(1, /*keepdim=*/true).logical_not()).view({b, 1, 1, t});
+  }
+  auto positions = torch::arange(t, tokens.options().dtype(torch::kLong));
+  auto x = tok_(tokens) + pos_(positions);
+  for (const auto& block : *blocks_) x = block->as<EncoderBlock>()->forward(x, key_padding);
+  return ln_f_(x);
+}
+
+at::Tensor BertImpl::logits(const at::Tensor& hidden) {
+  return torch::matmul(hidden, tok_->weight.t());
+}
+
+}  // namespace hlm::bert

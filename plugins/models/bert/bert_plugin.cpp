@@ -1,0 +1,62 @@
+// Registers the encoder as the `bert` model plugin (masked language model).
+#include "bert.h"
+#include "hlm/model.h"
+
+namespace {
+
+using hlm::bert::Bert;
+using hlm::bert::BertOptions;
+
+class BertModel : public hlm::Model {
+ public:
+  explicit BertModel(const BertOptions& options) : net_(options) {}
+  torch::nn::Module& module() override { return *net_; }
+  at::Tensor hidden(const at::Tensor& tokens) override { return net_->hidden(tokens); }
+  at::Tensor logits(const at::Tensor& hidden) override { return net_->logits(hidden); }
+  hlm::Objective objective() const override { return hlm::Objective::kMasked; }
+  int64_t vocab_size() const override { return net_->options().vocab_size(); }
+  int64_t context() const override { return net_->options().context(); }
+  int64_t d_model() const override { return net_->options().d_model(); }
+  double flops_per_token() const override {
+    // The spec's formula, as for gpt: 6 * (non-embedding parameters + vocab * d_model) +
+    // 6 * n_layer * context * d_model (the head runs on every position, masked or not).
+    const auto& o = net_->options();
+    int64_t params = 0;
+    for (const auto& p : net_->parameters()) params += p.numel();
+    const int64_t embeddings = (o.vocab_size() + o.context()) * o.d_model();
+    return 6.0 * double(params - embeddings + o.vocab_size() * o.d_model()) +
+           6.0 * double(o.n_layer() * o.context() * o.d_model());
+  }
+
+ private:
+  Bert net_;
+};
+
+const hlm_param_decl kParams[] = {
+    {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},
+    {"context", "int", "128", "context window in tokens (41..1024)"},
+    {"d_model", "int", "256", "embedding width"},
+    {"n_layer", "int", "4", "encoder blocks"},
+    {"n_head", "int", "4", "attention heads (d_model must be divisible)"},
+    {"d_ff", "int", "1024", "MLP hidden width"},
+    {"dropout", "float", "0.0", "dropout on attention weights"},
+    {"mask_probability", "float", "0.15", "share of content tokens the objective masks (80/10/10)"},
+};
+
+hlm::Model* make_bert(const nlohmann::json& p) {
+  BertOptions o;
+  o.vocab_size(p.at("vocab_size").get<int64_t>())
+      .context(p.at("context").get<int64_t>())
+      .d_model(p.at("d_model").get<int64_t>())
+      .n_layer(p.at("n_layer").get<int64_t>())
+      .n_head(p.at("n_head").get<int64_t>())
+      .d_ff(p.at("d_ff").get<int64_t>())
+      .dropout(p.at("dropout").get<double>())
+      .mask_probability(p.at("mask_probability").get<double>());
+  return new BertModel(o);
+}
+
+}  // namespace
+
+HLM_PLUGIN("model", hlm::Model, "bert", "1.0.0",
+           "pre-LayerNorm RoBERTa-style encoder with tied head (masked LM)", kParams, make_bert)

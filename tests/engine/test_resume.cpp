@@ -1,0 +1,103 @@
+// Exact resume and restarts through the hlm binary: a run stopped with SIGTERM checkpoints,
+// exits asking for a requeue and, resumed, ends with the uninterrupted run's losses to the
+// last digit; a rank killed with SIGKILL is restarted by the multiproc runner.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "hlm_cli.h"
+
+namespace fs = std::filesystem;
+using hlm::test::run_hlm;
+using hlm::test::run_hlm_watching;
+using hlm::test::ScratchDir;
+
+namespace {
+
+const std::string kWorkflow = "tests/engine/fixtures/train_small.yaml";
+
+nlohmann::json pretrain_manifest(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "pretrain" / "manifest.json");
+  return nlohmann::json::parse(in);
+}
+
+// The run directory named on the "run directory" line of hlm's output.
+fs::path run_dir_of(const std::string& output) {
+  const std::string marker = "run directory ";
+  const size_t at = output.find(marker);
+  if (at == std::string::npos) return {};
+  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
+}
+
+// The newest process whose command line is `.../hlm rank ...`, or -1.
+pid_t newest_rank_process() {
+  pid_t newest = -1;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> argv;
+    for (size_t start = 0, end; start < cmdline.size(); start = end + 1) {
+      end = cmdline.find('\0', start);
+      if (end == std::string::npos) end = cmdline.size();
+      argv.push_back(cmdline.substr(start, end - start));
+    }
+    if (argv.size() >= 2 && argv[1] == "rank" && argv[0].size() >= 4 &&
+        argv[0].compare(argv[0].size() - 4, 4, "/hlm") == 0)
+      newest = std::max<pid_t>(newest, pid_t(std::stol(name)));
+  }
+  return newest;
+}
+
+TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
+  ScratchDir runs("hlm_resume");
+  const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const auto expected = pretrain_manifest(run_dir_of(whole.output))["results"];
+
+  bool signalled = false;
+  const auto stopped = run_hlm_watching(
+      "run " + kWorkflow + " --runs-dir " + (runs.path / "b").string(),
+      [&](pid_t pid, const std::string& line) {
+        if (!signalled && line.find("step 250/") != std::string::npos) {
+          kill(pid, SIGTERM);
+          signalled = true;
+        }
+      });
+  ASSERT_TRUE(signalled) << stopped.output;
+  ASSERT_EQ(stopped.exit_code, 75) << stopped.output;  // asks the scheduler for a requeue
+  const fs::path run_dir = run_dir_of(stopped.output);
+  EXPECT_EQ(pretrain_manifest(run_dir)["status"], "interrupted");
+
+  const auto resumed = run_hlm("run --resume " + run_dir.string() + " --runs-dir " + (runs.path / "b").string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
+  const auto got = pretrain_manifest(run_dir)["results"];
+  const auto want_losses = expected["losses"].get<std::vector<double>>();
+  const auto got_losses = got["losses"].get<std::vector<double>>();
+  ASSERT_EQ(got_losses.size(), want_losses.size());
+  for (size_t i = 0; i < want_losses.size(); ++i) ASSERT_EQ(got_losses[i], want_losses[i]) << "step " << i + 1;
+  EXPECT_EQ(got["eval_loss"].get<double>(), expected["eval_loss"].get<double>());
+}
+
+TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
+  ScratchDir runs("hlm_restart");
+  bool killed = false;
+  const auto r = run_hlm_watching(
+      "run " + kWorkflow + " vars.world_size=2 --runs-dir " + runs.path.string(),
+      [&](pid_t, const std::string& line) {
+        if (!killed && line.find("step 300/") != std::string::npos) {
+          const pid_t rank = newest_rank_process();  // a child running `hlm rank JOB`
+          killed = rank > 0 && kill(rank, SIGKILL) == 0;
+        }
+      });
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("restarting the group"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
+  EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
+}
+
+}  // namespace
