@@ -76,7 +76,7 @@ void extract(const std::string& dir, const std::string& name, RecordRun& run) {
   Lap lap(run.times);
   const Record r = wfdb::read_record(dir, name);
   if (r.digital.empty() || r.digital[0].empty())
-    throw DataError(name + ": no signal samples (annotation-only record?)");
+    throw DataError("no signal samples (annotation-only record?)");
   std::vector<std::vector<float>> leads;
   std::vector<const float*> pointers;
   for (size_t k = 0; k < r.digital.size(); ++k)

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/bench_pretrain.h"
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
 #include "engine/run.h"
@@ -90,6 +91,16 @@ int main(int argc, char** argv) {
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
   auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR");
   bench->require_subcommand(1);
+  hlm::BenchPretrainOptions pretrain_options;
+  auto* bench_pretrain = bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
+  bench_pretrain->add_option("--steps", pretrain_options.steps, "timed steps");
+  bench_pretrain->add_option("--warmup", pretrain_options.warmup, "untimed steps first");
+  bench_pretrain->add_option("--batch", pretrain_options.batch, "sequences per rank per step");
+  bench_pretrain->add_option("--context", pretrain_options.context, "tokens per sequence");
+  bench_pretrain->add_option("--threads", pretrain_options.threads, "intra-op threads per rank");
+  bench_pretrain->add_option("--world-size", pretrain_options.world_size, "ranks (Gloo)");
+  bench_pretrain->add_option("--bucket-cap-mb", pretrain_options.bucket_cap_mb, "all-reduce bucket size");
+  bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
   auto* bench_tokenize = bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
   bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
@@ -101,6 +112,7 @@ int main(int argc, char** argv) {
     if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads);
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes);
     const auto host = load_plugins(plugin_dirs);
+    if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);
     if (*plugins) return list_plugins(host);
     if (*rank) return run_rank(host, job_path);
     const auto schema = hlm::build_schema(host);

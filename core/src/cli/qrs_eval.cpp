@@ -24,7 +24,7 @@ RecordScore score_record(const std::string& dir, const std::string& name) {
   try {
     const Record r = wfdb::read_record(dir, name);
     if (r.digital.empty() || r.digital[0].empty())
-      throw DataError(name + ": no signal samples to detect beats on (annotation-only record?)");
+      throw DataError("no signal samples to detect beats on (annotation-only record?)");
     // Every lead as long as the first goes to the detector, as the beat-vq tokenizer does.
     std::vector<std::vector<float>> leads;
     std::vector<const float*> pointers;

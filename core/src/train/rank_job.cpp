@@ -3,6 +3,8 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -33,6 +35,12 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
   auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
   return backend->create_group(store, env.rank, env.world_size);
+}
+
+uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return uint64_t(usage.ru_maxrss) * 1024;
 }
 
 void write_json(const std::string& path, const nlohmann::json& value) {
@@ -91,7 +99,8 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                             {"data_wait_seconds", r.data_wait_seconds},
                             {"allreduce_seconds", r.allreduce_seconds},
                             {"flops_per_token", model->flops_per_token()},
-                            {"checkpoint", r.checkpoint}};
+                            {"checkpoint", r.checkpoint},
+                            {"peak_rss_bytes", peak_rss_bytes()}};
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(train.out_dir);
   write_json(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json", result);

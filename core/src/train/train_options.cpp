@@ -31,6 +31,8 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "log_every", o.log_every);
   read(p, "checkpoint_every", o.checkpoint_every);
   read(p, "resume", o.resume);
+  read(p, "timing_skip_steps", o.timing_skip_steps);
+  read(p, "save_weights", o.save_weights);
   return o;
 }
 

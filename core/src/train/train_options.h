@@ -27,6 +27,8 @@ struct TrainOptions {
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = only on a stop signal
   bool resume = true;               // continue from the newest complete checkpoint
+  int64_t timing_skip_steps = -1;   // steps left out of the median step time; -1 = automatic
+  bool save_weights = true;         // write model.pt at the end
 
   static TrainOptions from_params(const nlohmann::json& params);
 };

@@ -60,8 +60,9 @@ void load_module(torch::nn::Module& module, const std::string& path) {
 namespace {
 
 // Median of the step times after the first few, which include allocator warm-up.
-double median_after_warmup(std::vector<double> times) {
-  const size_t skip = std::min<size_t>(times.size() / 5, 3);
+double median_after_warmup(std::vector<double> times, int64_t skip_steps) {
+  const size_t skip = skip_steps >= 0 ? std::min<size_t>(times.size(), size_t(skip_steps))
+                                      : std::min<size_t>(times.size() / 5, 3);
   times.erase(times.begin(), times.begin() + skip);
   if (times.empty()) return 0;
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
@@ -193,7 +194,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   }
   result.train_seconds = now_seconds() - loop_start;
   result.steps = o.steps;
-  result.step_seconds_median = median_after_warmup(step_times);
+  result.step_seconds_median = median_after_warmup(step_times, o.timing_skip_steps);
   result.tokens_per_s =
       result.step_seconds_median > 0 ? double(tokens_per_step) / result.step_seconds_median : 0;
 
@@ -212,7 +213,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   }
   result.mfu = result.tokens_per_s * model.flops_per_token() /
                (result.peak_flops * double(env.world_size));
-  if (env.rank == 0 && !job.out_dir.empty()) {
+  if (env.rank == 0 && !job.out_dir.empty() && o.save_weights) {
     std::filesystem::create_directories(job.out_dir);
     result.checkpoint = job.out_dir + "/model.pt";
     save_module(model.module(), result.checkpoint);

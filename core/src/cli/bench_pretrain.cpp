@@ -1,0 +1,73 @@
+// `hlm bench pretrain` (see bench_pretrain.h).
+#include "cli/bench_pretrain.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "hlm/token_store.h"
+#include "train/rank_job.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+
+// A store of uniformly random tokens, like the peer's default input.
+static std::string random_token_store(const std::string& dir, const BenchPretrainOptions& o) {
+  const std::string path = dir + "/random.hlmt";
+  TokenStoreWriter writer(path, uint32_t(o.vocab), "bench:random", /*resume=*/false);
+  std::mt19937_64 rng(1234);
+  std::uniform_int_distribution<uint32_t> token(0, uint32_t(o.vocab - 1));
+  Beats beats;
+  beats.record = "random";
+  const size_t n = 1 << 20;
+  for (size_t i = 0; i < n; ++i) {
+    beats.tokens.push_back(token(rng));
+    beats.positions.push_back(int64_t(i));
+    beats.rr_seconds.push_back(0.8f);
+  }
+  writer.append(beats);
+  writer.finish();
+  return path;
+}
+
+int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions& o) {
+  const fs::path dir = fs::temp_directory_path() / ("hlm_bench_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string store = random_token_store(dir.string(), o);
+  const nlohmann::json job = {
+      {"stage", "bench"},
+      {"model", {{"plugin", "gpt"}, {"vocab_size", o.vocab}, {"context", o.context},
+                 {"d_model", o.d_model}, {"n_layer", o.layers}, {"n_head", o.heads},
+                 {"d_ff", o.ff}, {"dropout", 0.0}}},
+      {"backend", {{"plugin", "gloo"}, {"host", "127.0.0.1"}, {"timeout_s", 300}}},
+      {"options", {{"steps", o.steps + o.warmup}, {"warmup_steps", 0}, {"batch", o.batch},
+                   {"lr", 3e-4}, {"grad_clip", 0.0}, {"bf16", o.bf16}, {"threads", o.threads},
+                   {"bucket_cap_mb", o.bucket_cap_mb}, {"eval_batches", 0},
+                   {"holdout_fraction", 0.0}, {"log_every", 1000000}, {"resume", false},
+                   {"timing_skip_steps", o.warmup}, {"save_weights", false}}},
+      {"token_store", store},
+      {"out_dir", (dir / "out").string()}};
+  const nlohmann::json r = run_job_on_ranks(job, o.world_size, plugins, nullptr);
+  const nlohmann::json out = {{"impl", "hlm-cpp"},
+                              {"world_size", o.world_size},
+                              {"threads", o.threads},
+                              {"batch", o.batch},
+                              {"context", o.context},
+                              {"bf16", o.bf16},
+                              {"step_s_median", r.at("step_seconds_median")},
+                              {"tokens_per_s", r.at("tokens_per_s")},
+                              {"mfu", r.at("mfu")},
+                              {"loss_first", r.at("loss_first")},
+                              {"loss_last", r.at("loss_last")},
+                              {"allreduce_seconds", r.at("allreduce_seconds")},
+                              {"data_wait_seconds", r.at("data_wait_seconds")},
+                              {"peak_rss_bytes", r.at("peak_rss_bytes")}};
+  std::printf("%s\n", out.dump().c_str());
+  fs::remove_all(dir);
+  return 0;
+}
+
+}  // namespace hlm

@@ -1,0 +1,21 @@
+// `hlm bench pretrain`: trains the reference model (spec hlm-gpt-small by default) on random
+// tokens, as ../shared/peers/torch_pretrain.py does, and prints one JSON line with the same
+// fields (tokens_per_s, step_s_median, loss_first, loss_last, peak_rss_bytes, ...).
+#pragma once
+#include <string>
+
+#include "plugin/plugin_host.h"
+
+namespace hlm {
+
+struct BenchPretrainOptions {
+  int64_t vocab = 512, context = 128, d_model = 256, layers = 4, heads = 4, ff = 1024;
+  int64_t batch = 16, steps = 20, warmup = 3;
+  int threads = 1, world_size = 1;
+  bool bf16 = false;
+  double bucket_cap_mb = 25;
+};
+
+int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions& options);
+
+}  // namespace hlm
