@@ -1,5 +1,5 @@
-// GPT forward pass. Attention is written out (LibTorch 1.13 has no fused SDPA); the loss is
-// computed by the trainer in float32.
+// GPT forward pass. Attention is written out (LibTorch 1.13 has no fused scaled-dot-product
+// attention); the loss is computed by the trainer in float32.
 #include "gpt.h"
 
 #include <cmath>
@@ -17,14 +17,19 @@ BlockImpl::BlockImpl(const GptOptions& o) : n_head_(o.n_head()), dropout_(o.drop
   out_ = register_module("out", torch::nn::Linear(o.d_ff(), o.d_model()));
 }
 
-at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_mask) {
+at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_bias) {
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
   auto qkv = qkv_(ln1_(x)).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
-  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, T, hd]
-  auto att = torch::matmul(q, k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(hd)));
-  att = att.masked_fill(causal_mask.slice(0, 0, t).slice(1, 0, t), -INFINITY).softmax(-1);
+  auto q = qkv[0].reshape({b * n_head_, t, hd});
+  auto k = qkv[1].reshape({b * n_head_, t, hd});
+  auto v = qkv[2].reshape({b * n_head_, t, hd});
+  // One GEMM computes scale * q k^T + causal bias (0 or -inf): no separate scaling and
+  // masking passes, and one [B*H, T, T] tensor less kept for backward.
+  auto att = torch::baddbmm(causal_bias.slice(0, 0, t).slice(1, 0, t), q, k.transpose(1, 2),
+                            /*beta=*/1.0, /*alpha=*/1.0 / std::sqrt(double(hd)))
+                 .softmax(-1);
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
-  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, d});
+  auto y = torch::bmm(att, v).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
   auto h = x + proj_(y);
   return h + out_(torch::gelu(fc_(ln2_(h))));
 }
@@ -47,7 +52,7 @@ GptImpl::GptImpl(const GptOptions& o) : options_(o) {
       emb->weight.normal_(0.0, 0.02);
     }
   }
-  causal_mask_ = torch::ones({o.context(), o.context()}, torch::kBool).triu(1);
+  causal_bias_ = torch::full({o.context(), o.context()}, -INFINITY).triu(1);
 }
 
 at::Tensor GptImpl::hidden(const at::Tensor& tokens) {
@@ -56,7 +61,7 @@ at::Tensor GptImpl::hidden(const at::Tensor& tokens) {
               options_.context());
   auto positions = torch::arange(t, tokens.options().dtype(torch::kLong));
   auto x = tok_(tokens) + pos_(positions);
-  for (const auto& block : *blocks_) x = block->as<Block>()->forward(x, causal_mask_);
+  for (const auto& block : *blocks_) x = block->as<Block>()->forward(x, causal_bias_);
   return ln_f_(x);
 }
 

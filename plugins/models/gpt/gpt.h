@@ -18,8 +18,8 @@ struct GptOptions {
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const GptOptions& options);
-  // x: [B, T, D]; causal_mask: [T, T] bool, true above the diagonal.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& causal_mask);
+  // x: [B, T, D]; causal_bias: [T, T] float, -inf above the diagonal, 0 elsewhere.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& causal_bias);
 
  private:
   int64_t n_head_;
@@ -41,7 +41,7 @@ class GptImpl : public torch::nn::Module {
   torch::nn::Embedding tok_{nullptr}, pos_{nullptr};
   torch::nn::ModuleList blocks_;
   torch::nn::LayerNorm ln_f_{nullptr};
-  at::Tensor causal_mask_;  // not a parameter or buffer: nothing to all-reduce or save
+  at::Tensor causal_bias_;  // not a parameter or buffer: nothing to all-reduce or save
 };
 TORCH_MODULE(Gpt);
 

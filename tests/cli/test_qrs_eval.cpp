@@ -1,0 +1,56 @@
+// `hlm qrs-eval`, run as a user runs it: the built binary on MIT-BIH records, checking the
+// per-record lines, the gross line's format and plausible scores. Skips when the binary is not
+// built (target hlm) or the PhysioNet data is absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "engine/hlm_cli.h"
+
+namespace {
+
+const std::string kMitdb = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
+
+#define HLM_REQUIRE_BINARY_AND(path)                                                       \
+  if (!std::filesystem::exists(HLM_BINARY_DIR "/bin/hlm"))                                 \
+    GTEST_SKIP() << HLM_BINARY_DIR "/bin/hlm is not built (cmake --build <dir> --target hlm)"; \
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent"
+
+}  // namespace
+
+TEST(QrsEval, ScoresNamedRecordsAndEndsWithTheGrossLine) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/208.hea");
+  const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 101 208 209 --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* record : {"101", "208", "209"})
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n") + record +
+                                                       R"( +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d\n)")))
+        << record << " has no score line:\n" << r.output;
+  std::smatch m;
+  const std::regex gross(R"(gross TP=(\d+) FN=(\d+) FP=(\d+) Se=(\d+\.\d\d) \+P=(\d+\.\d\d)\n$)");
+  ASSERT_TRUE(std::regex_search(r.output, m, gross)) << "the last line is not the gross line:\n" << r.output;
+  const long tp = std::stol(m[1]), fn = std::stol(m[2]), fp = std::stol(m[3]);
+  // Reference beats (WFDB isqrs) per mitdb_annotation_counts.tsv: 1865 + 2955 + 3005.
+  EXPECT_EQ(tp + fn, 1865 + 2955 + 3005);
+  EXPECT_GE(std::stod(m[4]), 99.0);
+  EXPECT_GE(std::stod(m[5]), 99.0);
+  EXPECT_NEAR(std::stod(m[4]), 100.0 * double(tp) / double(tp + fn), 0.005);
+  EXPECT_NEAR(std::stod(m[5]), 100.0 * double(tp) / double(tp + fp), 0.005);
+}
+
+TEST(QrsEval, AnAnnotationOnlyRecordIsReportedByNameAndFailsTheRun) {
+  const std::string ltafdb = std::string(HLM_TEST_DATA_DIR) + "/ltafdb";
+  HLM_REQUIRE_BINARY_AND(ltafdb + "/00.hea");
+  const auto r = hlm::test::run_hlm("qrs-eval '" + ltafdb + "' 00");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ltafdb/00: no signal samples"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gross TP=0 FN=0 FP=0"), std::string::npos) << r.output;
+}
+
+TEST(QrsEval, AnUnknownRecordNamesItsMissingHeader) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/208.hea");
+  const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 999");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("999.hea"), std::string::npos) << r.output;
+}
