@@ -2,9 +2,8 @@
 // way workflow validation does, so a test names only the parameters it changes.
 #pragma once
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "hlm/model.h"
 #include "plugin/plugin_host.h"
@@ -13,7 +12,8 @@ namespace hlm::test {
 
 class ModelPlugins {
  public:
-  std::shared_ptr<Model> make(const std::string& name, nlohmann::json params = nlohmann::json::object()) {
+  std::shared_ptr<Model> make(const std::string& name,
+                              nlohmann::json params = nlohmann::json::object()) {
     if (!host_.plugins().count("model/" + name))
       host_.load_library(std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_" + name + ".so");
     for (const auto& decl : host_.get("model", name).params)

@@ -13,7 +13,8 @@ inline constexpr const char* kPythonWithTorch = "/usr/bin/python3";
 
 // Empty when /usr/bin/python3 can import torch; otherwise why not, for GTEST_SKIP.
 inline std::string python_torch_missing() {
-  if (!std::filesystem::exists(kPythonWithTorch)) return std::string(kPythonWithTorch) + " not found";
+  if (!std::filesystem::exists(kPythonWithTorch))
+    return std::string(kPythonWithTorch) + " not found";
   const std::string probe = std::string(kPythonWithTorch) + " -c 'import torch' >/dev/null 2>&1";
   if (std::system(probe.c_str()) != 0)
     return std::string(kPythonWithTorch) + " cannot import torch (install python3-torch)";

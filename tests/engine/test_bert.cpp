@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <iostream>
+#include <numeric>
+
 #include "hlm/tokenizer.h"
 #include "model_plugins.h"
 #include "train/masking.h"
@@ -11,14 +14,17 @@ namespace {
 
 using nlohmann::json;
 
-const json kTiny = {{"vocab_size", 40}, {"d_model", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_ff", 32}};
+const json kTiny = {
+    {"vocab_size", 40}, {"d_model", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_ff", 32}};
 
 hlm::test::ModelPlugins& plugins() {
   static hlm::test::ModelPlugins instance;
   return instance;
 }
 
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
 
 TEST(Bert, DeclaresTheMaskedObjectiveAndTheGptSizeWithItsDefaults) {
   auto model = plugins().make("bert");
@@ -55,7 +61,8 @@ TEST(Bert, GivesUnpaddedPositionsTheSameStatesWithOrWithoutTrailingPad) {
   auto model = plugins().make("bert", kTiny);
   torch::NoGradGuard no_grad;
   const auto tokens = torch::randint(4, 40, {1, 45}, torch::kLong);
-  const auto padded = torch::cat({tokens, torch::full({1, 10}, int64_t(hlm::kPad), torch::kLong)}, 1);
+  const auto padded =
+      torch::cat({tokens, torch::full({1, 10}, int64_t(hlm::kPad), torch::kLong)}, 1);
   const auto a = model->hidden(tokens), b = model->hidden(padded);
   EXPECT_LT(max_abs_diff(a, b.slice(1, 0, 45)), 1e-5);
 }
@@ -68,28 +75,34 @@ TEST(Bert, StaysFiniteOnASequenceOfPadAlone) {
   EXPECT_TRUE(model->logits(model->hidden(tokens)).isfinite().all().item<bool>());
 }
 
-// Pairs of equal tokens (a a b b ...): a masked token is given away by its partner on either
-// side, which a bidirectional model learns quickly; fresh masks every step, as in training.
+// Each row repeats one random content token, so any unmasked token gives the masked ones away:
+// the loss must fall well below chance (ln 20) within a few steps. Fresh masks every step.
 TEST(Bert, LowersTheMaskedLmLossWithinAFewAdamWSteps) {
   torch::manual_seed(11);
-  auto model = plugins().make("bert", {{"vocab_size", 24}, {"context", 48}, {"d_model", 32},
-                                       {"n_layer", 2}, {"n_head", 2}, {"d_ff", 64}});
+  auto model = plugins().make("bert", {{"vocab_size", 24},
+                                       {"context", 48},
+                                       {"d_model", 32},
+                                       {"n_layer", 2},
+                                       {"n_head", 2},
+                                       {"d_ff", 64}});
   torch::optim::AdamW optimizer(model->module().parameters(), torch::optim::AdamWOptions(3e-3));
   std::vector<double> losses;
-  for (uint64_t step = 0; step < 40; ++step) {
-    const auto half = torch::randint(4, 24, {16, 24}, torch::kLong);
-    const auto tokens = half.repeat_interleave(2, 1);
+  for (uint64_t step = 0; step < 30; ++step) {
+    const auto tokens = torch::randint(4, 24, {16, 1}, torch::kLong).repeat({1, 48});
     const auto masked = hlm::mask_tokens(tokens, 0.15, 24, /*seed=*/step);
     const auto logits = model->logits(model->hidden(masked.inputs));
-    auto loss = torch::nn::functional::cross_entropy(logits.view({-1, 24}), masked.targets.view({-1}));
+    auto loss =
+        torch::nn::functional::cross_entropy(logits.view({-1, 24}), masked.targets.view({-1}));
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
     losses.push_back(loss.item<double>());
   }
   const double first = losses.front();
-  const double last = (losses[35] + losses[36] + losses[37] + losses[38] + losses[39]) / 5;
-  EXPECT_LT(last, 0.7 * first) << "first " << first << ", mean of the last five " << last;
+  const double last = std::accumulate(losses.end() - 5, losses.end(), 0.0) / 5;
+  std::cout << "[ bert ] masked-LM loss " << first << " -> " << last
+            << " (mean of the last five)\n";
+  EXPECT_LT(last, 0.6 * first);
 }
 
 }  // namespace

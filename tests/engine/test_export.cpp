@@ -20,7 +20,8 @@ namespace {
 struct SmallNetImpl : torch::nn::Module {
   SmallNetImpl() {
     torch::manual_seed(3);
-    layers = register_module("layers", torch::nn::ModuleList(torch::nn::Linear(4, 3), torch::nn::Linear(3, 2)));
+    layers = register_module(
+        "layers", torch::nn::ModuleList(torch::nn::Linear(4, 3), torch::nn::Linear(3, 2)));
     norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({2})));
     steps = register_buffer("steps", torch::arange(5, torch::kLong));
   }
@@ -48,8 +49,9 @@ TEST(Export, WritesEveryParameterAndBufferUnderItsDottedNameAndReadsThemBack) {
   const auto tensors = hlm::import_state_dict(path);
   std::vector<std::string> names;
   for (const auto& [name, tensor] : tensors) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"layers.0.bias", "layers.0.weight", "layers.1.bias",
-                                             "layers.1.weight", "norm.bias", "norm.weight", "steps"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"layers.0.bias", "layers.0.weight", "layers.1.bias",
+                                      "layers.1.weight", "norm.bias", "norm.weight", "steps"}));
   for (const auto& p : net->named_parameters())
     EXPECT_TRUE(torch::equal(tensors.at(p.key()), p.value())) << p.key();
   EXPECT_TRUE(torch::equal(tensors.at("steps"), net->steps));
@@ -83,25 +85,31 @@ TEST(Export, LoadsAStateDictIntoAModuleAndRefusesAMismatchNamingTheTensor) {
   EXPECT_TRUE(torch::equal(target->layers->ptr<torch::nn::LinearImpl>(1)->weight,
                            source->layers->ptr<torch::nn::LinearImpl>(1)->weight));
   tensors["norm.weight"] = torch::ones({3});
-  EXPECT_NE(error_of([&] { hlm::load_state_dict(*target, tensors, "w.pt"); })
-                .find("w.pt: tensor 'norm.weight' has shape [3] but the model expects [2]"),
+  EXPECT_NE(error_of([&] {
+              hlm::load_state_dict(*target, tensors, "w.pt");
+            }).find("w.pt: tensor 'norm.weight' has shape [3] but the model expects [2]"),
             std::string::npos);
   tensors.erase("norm.weight");
-  EXPECT_NE(error_of([&] { hlm::load_state_dict(*target, tensors, "w.pt"); }).find("missing tensor 'norm.weight'"),
+  EXPECT_NE(error_of([&] {
+              hlm::load_state_dict(*target, tensors, "w.pt");
+            }).find("missing tensor 'norm.weight'"),
             std::string::npos);
 }
 
 TEST(Export, RefusesToImportAMissingFileOrOneThatIsNotADictOfTensors) {
   hlm::test::ScratchDir dir("hlm_export_refuse");
-  EXPECT_NE(error_of([&] { hlm::import_state_dict((dir.path / "none.pt").string()); }).find("not found"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { hlm::import_state_dict((dir.path / "none.pt").string()); }).find("not found"),
+      std::string::npos);
   const std::string dict_path = (dir.path / "dict.pt").string();
   hlm::save_tensor_dict({{"a", torch::ones({2})}}, dict_path);
   EXPECT_TRUE(error_of([&] { hlm::import_state_dict(dict_path); }).empty());
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(torch::ones({2})));
-  std::ofstream(dir.path / "tensor.pt", std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-  EXPECT_NE(error_of([&] { hlm::import_state_dict((dir.path / "tensor.pt").string()); })
-                .find("not a dict of tensors"),
+  std::ofstream(dir.path / "tensor.pt", std::ios::binary)
+      .write(bytes.data(), std::streamsize(bytes.size()));
+  EXPECT_NE(error_of([&] {
+              hlm::import_state_dict((dir.path / "tensor.pt").string());
+            }).find("not a dict of tensors"),
             std::string::npos);
 }
 
@@ -120,8 +128,9 @@ TEST(Export, WritesAFileThatPyTorchInPythonLoadsAsADictOfTensors) {
       "assert all(isinstance(v, torch.Tensor) for v in d.values())\n"
       "assert list(d)[-1] == 'steps' and d['steps'].dtype == torch.int64\n"
       "torch.save({k: v * 2 for k, v in d.items()}, sys.argv[2])\n";
-  const auto result = hlm::test::run_python(
-      "-c \"" + script + "\" '" + in.string() + "' '" + out.string() + "'", dir.path / "python.log");
+  const auto result =
+      hlm::test::run_python("-c \"" + script + "\" '" + in.string() + "' '" + out.string() + "'",
+                            dir.path / "python.log");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto doubled = hlm::import_state_dict(out.string());
   ASSERT_EQ(doubled.size(), 7u);

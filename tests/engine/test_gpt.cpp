@@ -9,7 +9,8 @@ namespace {
 
 using nlohmann::json;
 
-const json kTiny = {{"vocab_size", 40}, {"d_model", 8}, {"n_layer", 1}, {"n_head", 2}, {"d_ff", 16}};
+const json kTiny = {
+    {"vocab_size", 40}, {"d_model", 8}, {"n_layer", 1}, {"n_head", 2}, {"d_ff", 16}};
 
 hlm::test::ModelPlugins& plugins() {
   static hlm::test::ModelPlugins instance;

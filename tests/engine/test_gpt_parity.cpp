@@ -30,7 +30,8 @@ class GptParity : public ::testing::Test {
  protected:
   // One Python run serves every test: weights, batches and the reference outputs.
   static void SetUpTestSuite() {
-    const fs::path peer = fs::path(HLM_SOURCE_DIR) / ".." / "shared" / "peers" / "torch_pretrain.py";
+    const fs::path peer =
+        fs::path(HLM_SOURCE_DIR) / ".." / "shared" / "peers" / "torch_pretrain.py";
     skip_reason_ = hlm::test::python_torch_missing();
     if (skip_reason_.empty() && !fs::exists(peer)) skip_reason_ = peer.string() + " not found";
     if (!skip_reason_.empty()) return;
@@ -42,14 +43,16 @@ class GptParity : public ::testing::Test {
     hlm::save_tensor_dict({{"tokens", batches_}}, (dir_->path / "batches.pt").string());
     const fs::path out = dir_->path / "reference.pt";
     const std::string args =
-        "'" HLM_SOURCE_DIR "/tests/engine/gpt_reference.py' --peer '" + peer.string() + "' --weights '" +
-        weights_path() + "' --batches '" + (dir_->path / "batches.pt").string() + "' --out '" +
-        out.string() + "' --vocab " + std::to_string(kVocab) + " --context " + std::to_string(kContext) +
-        " --d-model " + std::to_string(kDModel) + " --layers " + std::to_string(kLayers) + " --heads " +
-        std::to_string(kHeads) + " --ff " + std::to_string(kFf) + " --steps " + std::to_string(kSteps);
+        "'" HLM_SOURCE_DIR "/tests/engine/gpt_reference.py' --peer '" + peer.string() +
+        "' --weights '" + weights_path() + "' --batches '" + (dir_->path / "batches.pt").string() +
+        "' --out '" + out.string() + "' --vocab " + std::to_string(kVocab) + " --context " +
+        std::to_string(kContext) + " --d-model " + std::to_string(kDModel) + " --layers " +
+        std::to_string(kLayers) + " --heads " + std::to_string(kHeads) + " --ff " +
+        std::to_string(kFf) + " --steps " + std::to_string(kSteps);
     const auto result = hlm::test::run_python(args, dir_->path / "python.log");
     if (result.exit_code != 0) {
-      python_error_ = "gpt_reference.py failed (exit " + std::to_string(result.exit_code) + "):\n" + result.output;
+      python_error_ = "gpt_reference.py failed (exit " + std::to_string(result.exit_code) + "):\n" +
+                      result.output;
       return;
     }
     reference_ = new std::map<std::string, at::Tensor>(hlm::import_state_dict(out.string()));
@@ -76,7 +79,8 @@ class GptParity : public ::testing::Test {
     hlm::load_state_dict(model->module(), hlm::import_state_dict(weights_path()), weights_path());
     return model;
   }
-  static at::Tensor loss_on(hlm::Model& model, const at::Tensor& batch, at::Tensor* logits_out = nullptr) {
+  static at::Tensor loss_on(hlm::Model& model, const at::Tensor& batch,
+                            at::Tensor* logits_out = nullptr) {
     const auto inputs = batch.slice(1, 0, kContext), targets = batch.slice(1, 1, kContext + 1);
     auto logits = model.logits(model.hidden(inputs));
     if (logits_out) *logits_out = logits.detach();
@@ -117,10 +121,9 @@ TEST_F(GptParity, GivesThePeersLogitsLossAndGradientsForTheSameWeights) {
 
 TEST_F(GptParity, TrainsTenAdamWStepsWithThePeersLosses) {
   auto model = model_with_the_weights();
-  torch::optim::AdamW optimizer(model->module().parameters(), torch::optim::AdamWOptions(kLr)
-                                                                   .betas({0.9, 0.999})
-                                                                   .eps(1e-8)
-                                                                   .weight_decay(kWeightDecay));
+  torch::optim::AdamW optimizer(
+      model->module().parameters(),
+      torch::optim::AdamWOptions(kLr).betas({0.9, 0.999}).eps(1e-8).weight_decay(kWeightDecay));
   const auto expected = reference("losses");
   double worst = 0;
   for (int64_t step = 0; step < kSteps; ++step) {
@@ -133,8 +136,9 @@ TEST_F(GptParity, TrainsTenAdamWStepsWithThePeersLosses) {
                                 << expected[step].item<double>();
     worst = std::max(worst, diff);
   }
-  std::cout << "[ parity ] " << kSteps << " AdamW steps: losses " << expected[0].item<double>() << " -> "
-            << expected[kSteps - 1].item<double>() << ", max |loss diff| " << worst << "\n";
+  std::cout << "[ parity ] " << kSteps << " AdamW steps: losses " << expected[0].item<double>()
+            << " -> " << expected[kSteps - 1].item<double>() << ", max |loss diff| " << worst
+            << "\n";
 }
 
 }  // namespace

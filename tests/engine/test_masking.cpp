@@ -23,7 +23,8 @@ double share(const at::Tensor& flags, const at::Tensor& among) {
 TEST(Masking, ChoosesAboutTheGivenShareOfContentTokens) {
   const auto tokens = content_tokens(400, 500);
   const auto masked = hlm::mask_tokens(tokens, 0.15, kVocab, uint64_t(1));
-  const double chosen = masked.targets.ne(hlm::kIgnoreTarget).to(torch::kDouble).mean().item<double>();
+  const double chosen =
+      masked.targets.ne(hlm::kIgnoreTarget).to(torch::kDouble).mean().item<double>();
   EXPECT_NEAR(chosen, 0.15, 0.003);
 }
 
@@ -40,7 +41,8 @@ TEST(Masking, ReplacesChosenTokensWithMaskRandomOrThemselves80To10To10) {
   EXPECT_NEAR(share(is_mask, all), 0.8, 0.004);
   EXPECT_NEAR(share(kept, all), 0.1 + collide, 0.003);
   EXPECT_NEAR(share(random, all), 0.1 - collide, 0.003);
-  EXPECT_TRUE(masked.inputs.ge(int64_t(hlm::kFirstContentToken)).logical_or(is_mask).all().item<bool>());
+  EXPECT_TRUE(
+      masked.inputs.ge(int64_t(hlm::kFirstContentToken)).logical_or(is_mask).all().item<bool>());
   EXPECT_TRUE(masked.inputs.lt(kVocab).all().item<bool>());
 }
 

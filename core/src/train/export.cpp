@@ -1,9 +1,8 @@
 // State-dict export and import through torch::pickle_save / pickle_load (see export.h).
 #include "train/export.h"
 
-#include <torch/csrc/jit/serialization/pickle.h>
-
 #include <fcntl.h>
+#include <torch/csrc/jit/serialization/pickle.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -75,9 +74,11 @@ void export_state_dict(torch::nn::Module& module, const std::string& path) {
 std::map<std::string, at::Tensor> import_state_dict(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw CheckpointError(path + ": weights file not found; export it with export_state_dict "
+    throw CheckpointError(path +
+                          ": weights file not found; export it with export_state_dict "
                           "or torch.save(model.state_dict(), path)");
-  const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                std::istreambuf_iterator<char>()};
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
@@ -107,8 +108,7 @@ void load_state_dict(torch::nn::Module& module, const std::map<std::string, at::
   torch::NoGradGuard no_grad;
   for (auto& [name, target] : targets) {
     auto it = tensors.find(name);
-    if (it == tensors.end())
-      throw CheckpointError(origin + ": missing tensor '" + name + "'");
+    if (it == tensors.end()) throw CheckpointError(origin + ": missing tensor '" + name + "'");
     if (it->second.sizes() != target.sizes())
       throw CheckpointError(origin + ": tensor '" + name + "' has shape " +
                             c10::str(it->second.sizes()) + " but the model expects " +

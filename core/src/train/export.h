@@ -1,12 +1,12 @@
 // Weights exchange with PyTorch in Python: a state dict (Dict[str, Tensor]) in the zip format
 // torch.save writes, so `torch.load(path)` in Python gives the module's tensors by name.
 #pragma once
+#include <torch/torch.h>
+
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <torch/torch.h>
 
 namespace hlm {
 

@@ -21,8 +21,8 @@ MaskedBatch mask_tokens(const at::Tensor& tokens, double probability, int64_t vo
   // generator state alone.
   const at::Tensor choose = at::rand(tokens.sizes(), generator, options);
   const at::Tensor kind = at::rand(tokens.sizes(), generator, options);
-  const at::Tensor random_tokens =
-      at::randint(int64_t(kFirstContentToken), vocab_size, tokens.sizes(), generator, tokens.options());
+  const at::Tensor random_tokens = at::randint(int64_t(kFirstContentToken), vocab_size,
+                                               tokens.sizes(), generator, tokens.options());
 
   const at::Tensor content = tokens.ge(int64_t(kFirstContentToken));
   at::Tensor chosen = choose.lt(probability).logical_and_(content);

@@ -1,9 +1,9 @@
 // Masked-language-model corruption (RoBERTa's 80/10/10) for the masked objective: which tokens
 // the model must predict, and what it sees in their place.
 #pragma once
-#include <cstdint>
-
 #include <ATen/ATen.h>
+
+#include <cstdint>
 
 namespace hlm {
 

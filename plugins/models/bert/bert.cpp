@@ -10,7 +10,8 @@ namespace hlm::bert {
 
 namespace F = torch::nn::functional;
 
-EncoderBlockImpl::EncoderBlockImpl(const BertOptions& o) : n_head_(o.n_head()), dropout_(o.dropout()) {
+EncoderBlockImpl::EncoderBlockImpl(const BertOptions& o)
+    : n_head_(o.n_head()), dropout_(o.dropout()) {
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
   qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
   proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
@@ -36,7 +37,8 @@ BertImpl::BertImpl(const BertOptions& o) : options_(o) {
   TORCH_CHECK(o.d_model() % o.n_head() == 0, "d_model (", o.d_model(),
               ") must be divisible by n_head (", o.n_head(), ")");
   TORCH_CHECK(o.vocab_size() > int64_t(kFirstContentToken), "vocab_size (", o.vocab_size(),
-              ") must leave room for content tokens after the ", kFirstContentToken, " special ones");
+              ") must leave room for content tokens after the ", kFirstContentToken,
+              " special ones");
   TORCH_CHECK(o.mask_probability() > 0 && o.mask_probability() <= 1, "mask_probability (",
               o.mask_probability(), ") must be in (0, 1]");
   tok_ = register_module("tok", torch::nn::Embedding(o.vocab_size(), o.d_model()));
