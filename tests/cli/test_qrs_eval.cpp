@@ -12,8 +12,8 @@ namespace {
 
 const std::string kMitdb = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
 
-#define HLM_REQUIRE_BINARY_AND(path)                                                       \
-  if (!std::filesystem::exists(HLM_BINARY_DIR "/bin/hlm"))                                 \
+#define HLM_REQUIRE_BINARY_AND(path)                                                           \
+  if (!std::filesystem::exists(HLM_BINARY_DIR "/bin/hlm"))                                     \
     GTEST_SKIP() << HLM_BINARY_DIR "/bin/hlm is not built (cmake --build <dir> --target hlm)"; \
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent"
 
@@ -24,12 +24,15 @@ TEST(QrsEval, ScoresNamedRecordsAndEndsWithTheGrossLine) {
   const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 101 208 209 --threads 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* record : {"101", "208", "209"})
-    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\n") + record +
-                                                       R"( +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d\n)")))
-        << record << " has no score line:\n" << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output,
+        std::regex(std::string("\n") + record + R"( +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d\n)")))
+        << record << " has no score line:\n"
+        << r.output;
   std::smatch m;
   const std::regex gross(R"(gross TP=(\d+) FN=(\d+) FP=(\d+) Se=(\d+\.\d\d) \+P=(\d+\.\d\d)\n$)");
-  ASSERT_TRUE(std::regex_search(r.output, m, gross)) << "the last line is not the gross line:\n" << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m, gross)) << "the last line is not the gross line:\n"
+                                                     << r.output;
   const long tp = std::stol(m[1]), fn = std::stol(m[2]), fp = std::stol(m[3]);
   // Reference beats (WFDB isqrs) per mitdb_annotation_counts.tsv: 1865 + 2955 + 3005.
   EXPECT_EQ(tp + fn, 1865 + 2955 + 3005);

@@ -6,9 +6,8 @@
 
 #include <cstdio>
 #include <ctime>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/parallel.h"
 #include "hlm/dsp/beat_match.h"
@@ -63,7 +62,7 @@ struct RecordRun {
   int64_t samples = 0;
   double sampling_hz = 0.0;
   std::vector<int64_t> peaks, reference;  // for scoring, after the timed passes
-  std::vector<float> features;  // 64 floats per kept beat
+  std::vector<float> features;            // 64 floats per kept beat
   std::vector<int64_t> positions;
   std::vector<float> rr_seconds;
   std::vector<uint8_t> labels;
@@ -112,7 +111,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes) {
   const double start = now_seconds();
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = wfdb::list_records(dir);
-  if (names.empty()) throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
+  if (names.empty())
+    throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
   std::vector<RecordRun> runs(names.size());
 
   const double extract_start = now_seconds();
@@ -156,7 +156,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const RecordRun& r = runs[i];
     if (!r.error.empty()) {
-      std::fprintf(stderr, "bench tokenize: %s/%s: %s\n", dir.c_str(), names[i].c_str(), r.error.c_str());
+      std::fprintf(stderr, "bench tokenize: %s/%s: %s\n", dir.c_str(), names[i].c_str(),
+                   r.error.c_str());
       ++failed;
       continue;
     }

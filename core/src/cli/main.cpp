@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")->required();
   qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
-  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR");
+  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain");
   bench->require_subcommand(1);
   hlm::BenchPretrainOptions pretrain_options;
   auto* bench_pretrain = bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");

@@ -1,8 +1,8 @@
 // `hlm qrs-eval`: the detector of hlm/dsp/qrs.h scored per record and gross, like WFDB's bxb.
 #include "cli/qrs_eval.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "engine/parallel.h"
@@ -49,7 +49,8 @@ double percent(double fraction) { return 100.0 * fraction; }
 int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
-  if (names.empty()) throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
+  if (names.empty())
+    throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
   std::vector<RecordScore> scores(names.size());
   parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i]); });
 
@@ -72,7 +73,9 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   std::printf("gross TP=%lld FN=%lld FP=%lld Se=%.2f +P=%.2f\n", (long long)gross.tp,
               (long long)gross.fn, (long long)gross.fp, percent(gross.sensitivity()),
               percent(gross.positive_predictivity()));
-  if (failed) std::fprintf(stderr, "qrs-eval: %d of %zu record(s) could not be scored\n", failed, names.size());
+  if (failed)
+    std::fprintf(stderr, "qrs-eval: %d of %zu record(s) could not be scored\n", failed,
+                 names.size());
   return failed ? 1 : 0;
 }
 

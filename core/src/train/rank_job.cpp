@@ -54,6 +54,8 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                             const DistEnv& env) {
   TrainJob train;
   train.options = TrainOptions::from_params(job.at("options"));
+  // A masked model (bert) declares its masking rate among its own parameters.
+  train.options.mask_probability = job.at("model").value("mask_probability", 0.15);
   train.out_dir = job.at("out_dir");
   train.env = env;
   set_compute_threads(train.options.threads);

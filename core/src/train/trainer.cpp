@@ -14,6 +14,7 @@
 #include "train/batch_prefetcher.h"
 #include "train/checkpoint.h"
 #include "train/gradient_sync.h"
+#include "train/masking.h"
 #include "train/preemption.h"
 #include "train/window_sampler.h"
 
@@ -69,20 +70,32 @@ double median_after_warmup(std::vector<double> times, int64_t skip_steps) {
   return times[times.size() / 2];
 }
 
-at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets, bool bf16) {
-  std::optional<at::Tensor> logits;
-  if (bf16) {
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    logits = model.logits(model.hidden(inputs));
-    at::autocast::set_cpu_enabled(false);
-    at::autocast::clear_cache();
+at::Tensor forward_logits(Model& model, const at::Tensor& inputs, bool bf16) {
+  if (!bf16) return model.logits(model.hidden(inputs));
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::Tensor logits = model.logits(model.hidden(inputs));
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  return logits;
+}
+
+// Next-token loss for a causal model; for a masked model, the loss on a RoBERTa-corrupted copy
+// of the window whose mask depends only on mask_seed (so resume and every rank agree).
+at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets, bool bf16,
+                   double mask_probability, uint64_t mask_seed) {
+  at::Tensor logits, wanted;
+  if (model.objective() == Objective::kMasked) {
+    const MaskedBatch masked = mask_tokens(inputs, mask_probability, model.vocab_size(), mask_seed);
+    logits = forward_logits(model, masked.inputs, bf16);
+    wanted = masked.targets;
   } else {
-    logits = model.logits(model.hidden(inputs));
+    logits = forward_logits(model, inputs, bf16);
+    wanted = targets;
   }
-  const int64_t vocab = logits->size(-1);
-  return torch::nn::functional::cross_entropy(logits->to(torch::kFloat32).view({-1, vocab}),
-                                              targets.view({-1}));
+  const int64_t vocab = logits.size(-1);
+  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).view({-1, vocab}),
+                                              wanted.reshape({-1}));
 }
 
 double clip_gradients(const std::vector<at::Tensor>& params, double max_norm) {
@@ -162,7 +175,9 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     double loss_sum = 0;
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       const auto batch = batches.next(&stats.data_wait_seconds);
-      auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16) / double(o.accumulation);
+      const uint64_t mask_seed = o.seed * 1000003ULL + uint64_t(((step * o.accumulation + micro) * env.world_size + env.rank));
+      auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability, mask_seed) /
+                  double(o.accumulation);
       const bool last = micro + 1 == o.accumulation;
       if (sync && last) sync->prepare_for_backward();
       loss.backward();
@@ -206,7 +221,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     double sum = 0;
     for (int64_t b = 0; b < o.eval_batches; ++b) {
       held_out->fill(uint64_t(b * o.batch), inputs, targets);
-      sum += lm_loss(model, inputs, targets, o.bf16).item<double>();
+      sum += lm_loss(model, inputs, targets, o.bf16, o.mask_probability, uint64_t(b)).item<double>();
     }
     result.eval_loss = sum / double(std::max<int64_t>(1, o.eval_batches));
     model.module().train();

@@ -25,7 +25,8 @@ Source parse_source(const std::string& s) {
   if (s == "annotations") return Source::kAnnotations;
   if (s == "detected") return Source::kDetected;
   if (s == "auto") return Source::kAuto;
-  throw hlm::ConfigError("rhythm: source='" + s + "', expected 'annotations', 'detected' or 'auto'" +
+  throw hlm::ConfigError("rhythm: source='" + s +
+                         "', expected 'annotations', 'detected' or 'auto'" +
                          hlm::did_you_mean(s, {"annotations", "detected", "auto"}));
 }
 
@@ -48,12 +49,17 @@ class Rhythm final : public hlm::Tokenizer {
     if (median_window_ < 1)
       throw hlm::ConfigError("rhythm: median_window=" + std::to_string(median_window_) +
                              " must be >= 1");
-    if (lead_ < 0) throw hlm::ConfigError("rhythm: lead=" + std::to_string(lead_) + " must be >= 0");
+    if (lead_ < 0)
+      throw hlm::ConfigError("rhythm: lead=" + std::to_string(lead_) + " must be >= 0");
     // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
-    const nlohmann::json id = {{"method", kMethodVersion}, {"source", source_name_},
-                               {"lead", lead_},            {"detect_all_leads", detect_all_leads_},
-                               {"bins", bins},             {"rr_min_ratio", lo},
-                               {"rr_max_ratio", hi},       {"median_window", median_window_}};
+    const nlohmann::json id = {{"method", kMethodVersion},
+                               {"source", source_name_},
+                               {"lead", lead_},
+                               {"detect_all_leads", detect_all_leads_},
+                               {"bins", bins},
+                               {"rr_min_ratio", lo},
+                               {"rr_max_ratio", hi},
+                               {"median_window", median_window_}};
     identity_ = "rhythm:" + hlm::hex64(hlm::fnv1a64(id.dump()));
   }
 
@@ -101,8 +107,9 @@ class Rhythm final : public hlm::Tokenizer {
   // Nothing to learn: extract() already knows every token, so assign() only checks them.
   void assign(hlm::Beats& beats) const override {
     if (beats.tokens.size() != beats.size())
-      throw hlm::InternalError("rhythm: assign() on beats not made by rhythm's extract() (record '" +
-                               beats.record + "')");
+      throw hlm::InternalError(
+          "rhythm: assign() on beats not made by rhythm's extract() (record '" + beats.record +
+          "')");
   }
 
  private:
@@ -120,10 +127,11 @@ class Rhythm final : public hlm::Tokenizer {
   std::vector<int64_t> detect(const hlm::Record& record) const {
     if (lead_ >= int(record.digital.size()))
       throw hlm::DataError("rhythm: record '" + record.name + "' (" + record.source + ") has " +
-                           std::to_string(record.digital.size()) + " signal(s) with samples; lead=" +
-                           std::to_string(lead_) +
-                           (record.digital.empty() ? " (HINT: source: annotations for annotation-only records)"
-                                                   : " (HINT: set the tokenizer's lead parameter)"));
+                           std::to_string(record.digital.size()) +
+                           " signal(s) with samples; lead=" + std::to_string(lead_) +
+                           (record.digital.empty()
+                                ? " (HINT: source: annotations for annotation-only records)"
+                                : " (HINT: set the tokenizer's lead parameter)"));
     const std::vector<float> x = record.physical(lead_);
     std::vector<std::vector<float>> others;
     std::vector<const float*> leads{x.data()};  // the first lead is the fiducial one
@@ -168,7 +176,8 @@ const hlm_param_decl kRhythmParams[] = {
     {"lead", "int", "0", "signal whose R peaks are the beat positions (source detected)"},
     {"detect_all_leads", "bool", "true", "detect on all leads together (source detected)"},
     {"bins", "int", "16", "RR-ratio bins (vocabulary = 5 classes x bins + 4 special tokens)"},
-    {"rr_min_ratio", "float", "0.5", "lower end of the log-spaced bins; smaller ratios go to bin 0"},
+    {"rr_min_ratio", "float", "0.5",
+     "lower end of the log-spaced bins; smaller ratios go to bin 0"},
     {"rr_max_ratio", "float", "2.0", "upper end of the bins; larger ratios go to the last bin"},
     {"median_window", "int", "8", "RR intervals in the running median the ratio is taken to"},
 };

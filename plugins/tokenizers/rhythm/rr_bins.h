@@ -54,7 +54,8 @@ inline std::vector<double> rr_ratios(const std::vector<int64_t>& positions, int 
       std::nth_element(sorted.begin(), sorted.begin() + long(h), sorted.end());
       double median = double(sorted[h]);
       if (sorted.size() % 2 == 0)
-        median = 0.5 * (median + double(*std::max_element(sorted.begin(), sorted.begin() + long(h))));
+        median =
+            0.5 * (median + double(*std::max_element(sorted.begin(), sorted.begin() + long(h))));
       if (median > 0) ratios[i] = double(rr) / median;
     }
     if (history.size() == size_t(median_window)) history.erase(history.begin());
