@@ -26,4 +26,14 @@ class Model {
   virtual double flops_per_token() const = 0;
 };
 
+// FLOPs per trained token of a transformer with learned positions and a tied head, as the
+// spec counts them: 6 * (non-embedding parameters + vocab * d_model) + 6 * n_layer * context *
+// d_model (the attention scores). parameters counts everything, embeddings included.
+inline double transformer_flops_per_token(int64_t parameters, int64_t vocab_size, int64_t context,
+                                          int64_t d_model, int64_t n_layer) {
+  const int64_t embeddings = (vocab_size + context) * d_model;
+  return 6.0 * double(parameters - embeddings + vocab_size * d_model) +
+         6.0 * double(n_layer * context * d_model);
+}
+
 }  // namespace hlm

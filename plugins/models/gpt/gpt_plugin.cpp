@@ -18,13 +18,11 @@ class GptModel : public hlm::Model {
   int64_t context() const override { return net_->options().context(); }
   int64_t d_model() const override { return net_->options().d_model(); }
   double flops_per_token() const override {
-    // spec: 6 * (non-embedding parameters + vocab * d_model) + 6 * n_layer * context * d_model
     const auto& o = net_->options();
-    int64_t params = 0;
-    for (const auto& p : net_->parameters()) params += p.numel();
-    const int64_t embeddings = (o.vocab_size() + o.context()) * o.d_model();
-    return 6.0 * double(params - embeddings + o.vocab_size() * o.d_model()) +
-           6.0 * double(o.n_layer() * o.context() * o.d_model());
+    int64_t parameters = 0;
+    for (const auto& p : net_->parameters()) parameters += p.numel();
+    return hlm::transformer_flops_per_token(parameters, o.vocab_size(), o.context(), o.d_model(),
+                                            o.n_layer());
   }
 
  private:
