@@ -14,7 +14,9 @@
 
 namespace {
 
-std::string plugin_file() { return std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_rhythm.so"; }
+std::string plugin_file() {
+  return std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_rhythm.so";
+}
 
 class Rhythm : public ::testing::Test {
  protected:
@@ -23,7 +25,8 @@ class Rhythm : public ::testing::Test {
       GTEST_SKIP() << plugin_file() << " is not built (cmake --build <dir> --target rhythm)";
     host_.load_library(plugin_file());
   }
-  std::shared_ptr<hlm::Tokenizer> tokenizer(const nlohmann::json& params = nlohmann::json::object()) {
+  std::shared_ptr<hlm::Tokenizer> tokenizer(
+      const nlohmann::json& params = nlohmann::json::object()) {
     return host_.create<hlm::Tokenizer>("tokenizer", "rhythm", params);
   }
   hlm::PluginHost host_;
@@ -63,7 +66,7 @@ TEST_F(Rhythm, GivesKnownBeatsTheirClassAndRrBin) {
   ASSERT_EQ(b.size(), 12u);  // the rhythm change and the noise mark are not beats
   const std::vector<uint32_t> steady(10, 4 + 8);  // class N, ratio 1.0: bin 8
   EXPECT_EQ(std::vector<uint32_t>(b.tokens.begin(), b.tokens.begin() + 10), steady);
-  EXPECT_EQ(b.tokens[10], 4u + 2 * 16 + 4);  // V at 0.75 of the median: bin 4
+  EXPECT_EQ(b.tokens[10], 4u + 2 * 16 + 4);   // V at 0.75 of the median: bin 4
   EXPECT_EQ(b.tokens[11], 4u + 0 * 16 + 10);  // N after a pause of 1.25: bin 10
   EXPECT_EQ(b.labels[10], uint8_t(hlm::BeatClass::kV));
   EXPECT_EQ(b.labels[11], uint8_t(hlm::BeatClass::kN));
@@ -110,11 +113,13 @@ TEST_F(Rhythm, DetectedBeatsTakeClassNAndTheMatchedReferenceLabel) {
   t->assign(b);
   EXPECT_NEAR(double(b.size()), beats, 2.0);
   for (uint32_t token : b.tokens) EXPECT_LT(token, 4u + 16u) << "a detected beat outside class N";
-  EXPECT_NEAR(double(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kV))), pvcs, 1.0);
+  EXPECT_NEAR(double(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kV))),
+              pvcs, 1.0);
   // auto uses the annotations when there are beat annotations, so PVCs keep their class.
   hlm::Beats a = tokenizer({{"source", "auto"}})->extract(r);
   EXPECT_EQ(a.size(), size_t(beats));
-  EXPECT_TRUE(std::any_of(a.tokens.begin(), a.tokens.end(), [](uint32_t k) { return k >= 4 + 32 && k < 4 + 48; }));
+  EXPECT_TRUE(std::any_of(a.tokens.begin(), a.tokens.end(),
+                          [](uint32_t k) { return k >= 4 + 32 && k < 4 + 48; }));
 }
 
 TEST_F(Rhythm, DetectingOnAnAnnotationOnlyRecordIsAnErrorWithAHint) {
@@ -131,8 +136,9 @@ TEST_F(Rhythm, TokenizesAnAnnotationOnlyLtafdbRecordBeatForBeat) {
   if (!std::filesystem::exists(dir + "/00.atr")) GTEST_SKIP() << dir << " is absent";
   const hlm::Record r = hlm::wfdb::read_record(dir, "00");
   ASSERT_TRUE(r.digital.empty());
-  const auto beats = size_t(std::count_if(r.annotations.begin(), r.annotations.end(),
-                                          [](const hlm::Annotation& a) { return hlm::is_beat_code(a.code); }));
+  const auto beats =
+      size_t(std::count_if(r.annotations.begin(), r.annotations.end(),
+                           [](const hlm::Annotation& a) { return hlm::is_beat_code(a.code); }));
   auto t = tokenizer();
   hlm::Beats b = t->extract(r);
   t->assign(b);
@@ -141,7 +147,8 @@ TEST_F(Rhythm, TokenizesAnAnnotationOnlyLtafdbRecordBeatForBeat) {
   EXPECT_TRUE(std::is_sorted(b.positions.begin(), b.positions.end()));
   for (uint32_t token : b.tokens) ASSERT_TRUE(token >= 4 && token < 84) << token;
   // Mostly normal beats; and an irregular rhythm spreads them over many RR bins.
-  const auto normal = std::count_if(b.tokens.begin(), b.tokens.end(), [](uint32_t k) { return k < 20; });
+  const auto normal =
+      std::count_if(b.tokens.begin(), b.tokens.end(), [](uint32_t k) { return k < 20; });
   EXPECT_GT(double(normal), 0.8 * double(b.size()));
   std::vector<int> used(84, 0);
   for (uint32_t token : b.tokens) used[token] = 1;
