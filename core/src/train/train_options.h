@@ -20,7 +20,7 @@ struct TrainOptions {
   bool bf16 = false;                // bf16 autocast for the forward pass
   uint64_t seed = 0;
   int threads = 1;                  // intra-op threads per rank
-  double bucket_cap_mb = 25.0;      // gradient all-reduce bucket size
+  double bucket_cap_mb = 4.0;       // gradient all-reduce bucket size (small enough to overlap)
   int64_t eval_every = 0;           // steps between held-out evaluations; 0 = at the end only
   int64_t eval_batches = 4;
   double holdout_fraction = 0.05;   // tail of the token stream kept for evaluation
