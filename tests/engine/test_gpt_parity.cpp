@@ -30,8 +30,8 @@ class GptParity : public ::testing::Test {
  protected:
   // One Python run serves every test: weights, batches and the reference outputs.
   static void SetUpTestSuite() {
-    const fs::path peer =
-        fs::path(HLM_SOURCE_DIR) / ".." / "shared" / "peers" / "torch_pretrain.py";
+    // The peers sit beside the shared data folder (../shared/{data,peers}).
+    const fs::path peer = fs::path(HLM_TEST_DATA_DIR) / ".." / "peers" / "torch_pretrain.py";
     skip_reason_ = hlm::test::python_torch_missing();
     if (skip_reason_.empty() && !fs::exists(peer)) skip_reason_ = peer.string() + " not found";
     if (!skip_reason_.empty()) return;
