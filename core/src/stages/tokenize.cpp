@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "engine/fit_sample.h"
 #include "engine/parallel.h"
 #include "engine/stage.h"
 #include "hlm/dataset.h"
@@ -65,15 +66,16 @@ StageOutput run_tokenize(StageContext& ctx) {
   const std::string codebook = ctx.stage_dir + "/codebook.bin";
   const double fit_start = now_seconds();
   if (tokenizer->needs_fit()) {
-    std::vector<Beats> extracted(records.size());
+    // First pass: only a bounded sample of beat features is kept, never the whole dataset.
+    FitSample sample(size_t(p.at("fit_sample_cap").get<int64_t>()));
     parallel_for(records.size(), threads, [&](size_t i) {
-      if (auto beats = read_and_extract(i)) extracted[i] = std::move(*beats);
+      if (auto beats = read_and_extract(i)) sample.add(records[i].name, *beats);
     });
-    std::vector<const Beats*> sample;
-    for (const auto& b : extracted)
-      if (b.size()) sample.push_back(&b);
-    if (sample.empty()) throw DataError("no record could be read: " + failures.front());
-    tokenizer->fit(sample);
+    if (sample.size() == 0)
+      throw DataError("no beats to fit the tokenizer on" +
+                      (failures.empty() ? std::string() : "; first failure: " + failures.front()));
+    const Beats rows = sample.take();
+    tokenizer->fit({&rows});
     tokenizer->save_state(codebook);
     out.artifacts["codebook"] = codebook;
     ctx.progress("codebook fitted in " + std::to_string(now_seconds() - fit_start).substr(0, 5) + " s");
@@ -129,10 +131,12 @@ StageOutput run_tokenize(StageContext& ctx) {
 
 StageKind tokenize_stage() {
   return {"tokenize",
-          "1",
+          "2",
           {{"datasets", "list:plugin:dataset", "", "datasets to read (each a plugin block)", true},
            {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
-           {"threads", "int", "2", "records tokenized in parallel", false}},
+           {"threads", "int", "2", "records tokenized in parallel", false},
+           {"fit_sample_cap", "int", "400000",
+            "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
           run_tokenize};
 }
 
