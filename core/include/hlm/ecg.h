@@ -60,7 +60,23 @@ struct Record {
     }
     return out;
   }
+
+  // Signal `first` and every other signal of the same length, in physical units, `first` at
+  // index 0: what a multi-lead QRS detector takes.
+  std::vector<std::vector<float>> physical_leads(int first = 0) const {
+    std::vector<std::vector<float>> leads{physical(first)};
+    for (int k = 0; k < static_cast<int>(digital.size()); ++k)
+      if (k != first && digital[k].size() == digital.at(first).size()) leads.push_back(physical(k));
+    return leads;
+  }
 };
+
+// Pointers to the data of each lead, for APIs that take several leads.
+inline std::vector<const float*> lead_pointers(const std::vector<std::vector<float>>& leads) {
+  std::vector<const float*> out;
+  for (const auto& lead : leads) out.push_back(lead.data());
+  return out;
+}
 
 // AAMI beat classes (EC57): the labels fine-tuning predicts.
 enum class BeatClass : uint8_t { kN = 0, kS = 1, kV = 2, kF = 3, kQ = 4, kNone = 255 };

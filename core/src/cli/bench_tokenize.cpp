@@ -76,13 +76,8 @@ void extract(const std::string& dir, const std::string& name, RecordRun& run) {
   const Record r = wfdb::read_record(dir, name);
   if (r.digital.empty() || r.digital[0].empty())
     throw DataError("no signal samples (annotation-only record?)");
-  std::vector<std::vector<float>> leads;
-  std::vector<const float*> pointers;
-  for (size_t k = 0; k < r.digital.size(); ++k)
-    if (r.digital[k].size() == r.digital[0].size()) {
-      leads.push_back(r.physical(int(k)));
-      pointers.push_back(leads.back().data());
-    }
+  const std::vector<std::vector<float>> leads = r.physical_leads(0);
+  const std::vector<const float*> pointers = lead_pointers(leads);
   const size_t n = leads[0].size();
   const double fs = r.sampling_hz;
   lap(kRead);

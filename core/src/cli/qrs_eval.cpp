@@ -26,13 +26,8 @@ RecordScore score_record(const std::string& dir, const std::string& name) {
     if (r.digital.empty() || r.digital[0].empty())
       throw DataError("no signal samples to detect beats on (annotation-only record?)");
     // Every lead as long as the first goes to the detector, as the beat-vq tokenizer does.
-    std::vector<std::vector<float>> leads;
-    std::vector<const float*> pointers;
-    for (size_t k = 0; k < r.digital.size(); ++k)
-      if (r.digital[k].size() == r.digital[0].size()) {
-        leads.push_back(r.physical(int(k)));
-        pointers.push_back(leads.back().data());
-      }
+    const std::vector<std::vector<float>> leads = r.physical_leads(0);
+    const std::vector<const float*> pointers = lead_pointers(leads);
     const std::vector<int64_t> detected = dsp::detect_qrs(pointers, leads[0].size(), r.sampling_hz);
     s.counts = dsp::match_beats(dsp::reference_beats(r.annotations), detected,
                                 dsp::match_window_samples(r.sampling_hz));

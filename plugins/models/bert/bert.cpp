@@ -2,6 +2,8 @@
 // long learning-rate warm-up, and matches the gpt plugin so the two compare like for like.
 #include "bert.h"
 
+#include "hlm/model.h"
+
 #include <cmath>
 
 #include "hlm/tokenizer.h"
@@ -46,16 +48,7 @@ BertImpl::BertImpl(const BertOptions& o) : options_(o) {
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.n_layer(); ++i) blocks_->push_back(EncoderBlock(o));
   ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
-  // Same initialisation as the gpt plugin: N(0, 0.02) weights, zero biases, LayerNorm (1, 0).
-  torch::NoGradGuard no_grad;
-  for (auto& m : modules(/*include_self=*/false)) {
-    if (auto* linear = m->as<torch::nn::Linear>()) {
-      linear->weight.normal_(0.0, 0.02);
-      linear->bias.zero_();
-    } else if (auto* emb = m->as<torch::nn::Embedding>()) {
-      emb->weight.normal_(0.0, 0.02);
-    }
-  }
+  hlm::init_gpt2_weights(*this);
 }
 
 at::Tensor BertImpl::hidden(const at::Tensor& tokens) {

@@ -2,6 +2,8 @@
 // attention); the loss is computed by the trainer in float32.
 #include "gpt.h"
 
+#include "hlm/model.h"
+
 #include <cmath>
 
 namespace hlm::gpt {
@@ -42,16 +44,7 @@ GptImpl::GptImpl(const GptOptions& o) : options_(o) {
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.n_layer(); ++i) blocks_->push_back(Block(o));
   ln_f_ = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
-  // GPT-2 initialisation: N(0, 0.02) weights, zero biases, LayerNorm (1, 0) by default.
-  torch::NoGradGuard no_grad;
-  for (auto& m : modules(/*include_self=*/false)) {
-    if (auto* linear = m->as<torch::nn::Linear>()) {
-      linear->weight.normal_(0.0, 0.02);
-      linear->bias.zero_();
-    } else if (auto* emb = m->as<torch::nn::Embedding>()) {
-      emb->weight.normal_(0.0, 0.02);
-    }
-  }
+  hlm::init_gpt2_weights(*this);
   causal_bias_ = torch::full({o.context(), o.context()}, -INFINITY).triu(1);
 }
 

@@ -88,19 +88,14 @@ class BeatVq final : public hlm::Tokenizer {
                            " signal(s) with samples; lead=" + std::to_string(lead_) +
                            " (HINT: set the tokenizer's lead parameter)");
     const double fs = record.sampling_hz;
-    const std::vector<float> x = record.physical(lead_);
-    const size_t n = x.size();
     // Detection uses every lead of the same length (a second lead rescues noisy stretches);
-    // the R peaks refer to the tokenized lead.
-    std::vector<std::vector<float>> others;
-    std::vector<const float*> leads{x.data()};
-    if (detect_all_leads_)
-      for (int k = 0; k < static_cast<int>(record.digital.size()); ++k)
-        if (k != lead_ && record.digital[k].size() == n) {
-          others.push_back(record.physical(k));
-          leads.push_back(others.back().data());
-        }
-    const std::vector<int64_t> peaks = hlm::dsp::detect_qrs(leads, n, fs);
+    // the R peaks refer to the tokenized lead, which comes first.
+    const std::vector<std::vector<float>> all =
+        detect_all_leads_ ? record.physical_leads(lead_)
+                          : std::vector<std::vector<float>>{record.physical(lead_)};
+    const std::vector<float>& x = all.front();
+    const size_t n = x.size();
+    const std::vector<int64_t> peaks = hlm::dsp::detect_qrs(hlm::lead_pointers(all), n, fs);
     const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
 
     hlm::Beats b;
