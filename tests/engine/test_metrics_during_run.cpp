@@ -7,12 +7,14 @@
 
 namespace {
 
+// 2000 logged steps are far more output than a pipe holds, so hlm cannot finish (and close its
+// metrics port) before this test has read the line it scrapes on.
 TEST(MetricsDuringRun, ThePrintedPortServesTrainingMetricsWhileTheRunIsGoing) {
   hlm::test::ScratchDir runs("hlm_live_metrics");
   int port = 0;
   std::string scraped;
   const auto r = hlm::test::run_hlm_watching(
-      "run tests/engine/fixtures/train_small.yaml pretrain.steps=400 --runs-dir " + runs.path.string(),
+      "run tests/engine/fixtures/train_small.yaml pretrain.steps=2000 --runs-dir " + runs.path.string(),
       [&](pid_t, const std::string& line) {
         const std::string marker = "metrics: http://127.0.0.1:";
         if (const size_t at = line.find(marker); at != std::string::npos)
