@@ -101,6 +101,12 @@ bool pump(const LaunchOptions& o, Rank& r, int rank) {
   return true;
 }
 
+int decode_status(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Asks every running rank to stop, then kills what is left after the grace period. Ranks
+// reaped here keep their exit code.
 void stop_all(std::vector<Rank>& ranks, double grace_seconds) {
   for (auto& r : ranks)
     if (r.exit_code < 0) kill(r.pid, SIGTERM);
@@ -108,17 +114,16 @@ void stop_all(std::vector<Rank>& ranks, double grace_seconds) {
                         std::chrono::milliseconds(int64_t(grace_seconds * 1000));
   while (std::chrono::steady_clock::now() < deadline) {
     bool alive = false;
-    for (auto& r : ranks)
-      if (r.exit_code < 0) alive = alive || waitpid(r.pid, nullptr, WNOHANG) == 0;
+    for (auto& r : ranks) {
+      int status = 0;
+      if (r.exit_code < 0 && waitpid(r.pid, &status, WNOHANG) == r.pid) r.exit_code = decode_status(status);
+      alive = alive || r.exit_code < 0;
+    }
     if (!alive) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   for (auto& r : ranks)
     if (r.exit_code < 0) kill(r.pid, SIGKILL);
-}
-
-int decode_status(int status) {
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
@@ -163,7 +168,6 @@ LaunchResult launch_ranks(const LaunchOptions& o) {
       int status = 0;
       if (ranks[r].exit_code < 0 && waitpid(ranks[r].pid, &status, WNOHANG) == ranks[r].pid) {
         ranks[r].exit_code = decode_status(status);
-        result.exit_codes[r] = ranks[r].exit_code;
         if (ranks[r].exit_code != 0 && result.failed_rank < 0) {
           result.failed_rank = r;
           stop_all(ranks, o.grace_seconds);
@@ -176,8 +180,8 @@ LaunchResult launch_ranks(const LaunchOptions& o) {
       int status = 0;
       waitpid(ranks[r].pid, &status, 0);
       ranks[r].exit_code = decode_status(status);
-      result.exit_codes[r] = ranks[r].exit_code;
     }
+    result.exit_codes[r] = ranks[r].exit_code;
     if (ranks[r].exit_code != 0 && result.failed_rank < 0) result.failed_rank = r;
   }
   return result;

@@ -22,21 +22,7 @@ class Model {
   virtual int64_t vocab_size() const = 0;
   virtual int64_t context() const = 0;
   virtual int64_t d_model() const = 0;
-  // GPT-2 initialisation for a transformer's children: N(0, 0.02) for Linear and Embedding
-// weights, zero Linear biases; LayerNorm keeps its (1, 0).
-inline void init_gpt2_weights(torch::nn::Module& module) {
-  torch::NoGradGuard no_grad;
-  for (auto& m : module.modules(/*include_self=*/false)) {
-    if (auto* linear = m->as<torch::nn::Linear>()) {
-      linear->weight.normal_(0.0, 0.02);
-      if (linear->bias.defined()) linear->bias.zero_();
-    } else if (auto* embedding = m->as<torch::nn::Embedding>()) {
-      embedding->weight.normal_(0.0, 0.02);
-    }
-  }
-}
-
-// FLOPs per trained token (forward + backward), for MFU.
+  // FLOPs per trained token (forward + backward), for MFU.
   virtual double flops_per_token() const = 0;
 };
 

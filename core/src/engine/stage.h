@@ -24,8 +24,8 @@ struct StageContext {
   std::function<void(const std::string&)> progress;  // one short line for the console
 
   const nlohmann::json& params() const { return instance.params; }
-  // The manifest of the one needed stage of this kind; ConfigError naming the stage if there
-  // is none (or several, unless allow_many, then the first).
+  // The manifest of the first needed stage of this kind; ConfigError naming the stage if
+  // there is none.
   const nlohmann::json& input_of_kind(const std::string& kind) const;
   std::vector<const nlohmann::json*> inputs_of_kind(const std::string& kind) const;
 };

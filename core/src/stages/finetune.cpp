@@ -15,8 +15,7 @@ namespace {
 StageOutput run_finetune(StageContext& ctx) {
   const auto& p = ctx.params();
   const auto& foundation = ctx.input_of_kind("pretrain");
-  const auto tokenize_inputs = ctx.inputs_of_kind("tokenize");
-  const nlohmann::json& tokens = tokenize_inputs.empty() ? ctx.input_of_kind("tokenize") : *tokenize_inputs.front();
+  const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
   const auto options = TrainOptions::from_params(training_options_json(p));
   set_compute_threads(options.threads);
 

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/run_directory.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
 #include "hlm/model.h"
@@ -43,10 +44,6 @@ uint64_t peak_rss_bytes() {
   return uint64_t(usage.ru_maxrss) * 1024;
 }
 
-void write_json(const std::string& path, const nlohmann::json& value) {
-  std::ofstream(path + ".tmp") << value.dump(2) << '\n';
-  std::filesystem::rename(path + ".tmp", path);
-}
 
 }  // namespace
 
@@ -105,7 +102,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                             {"peak_rss_bytes", peak_rss_bytes()}};
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(train.out_dir);
-  write_json(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json", result);
+  write_text_atomic(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
   return result;
 }
 
@@ -116,7 +113,7 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   const std::string out_dir = job.at("out_dir");
   std::filesystem::create_directories(out_dir);
   const std::string job_path = out_dir + "/job.json";
-  write_json(job_path, job);
+  write_text_atomic(job_path, job.dump(2));
   LaunchOptions launch;
   launch.nproc = world_size;
   launch.argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "rank", job_path};
