@@ -70,13 +70,14 @@ struct RecordRun {
   std::string error;
 };
 
-// beat-vq's extract(): detection on every lead of the record's length, R peaks on lead 0.
-void extract(const std::string& dir, const std::string& name, RecordRun& run) {
+// beat-vq's extract(): detection on lead 0 (or on every lead of its length), R peaks on lead 0.
+void extract(const std::string& dir, const std::string& name, bool all_leads, RecordRun& run) {
   Lap lap(run.times);
   const Record r = wfdb::read_record(dir, name);
   if (r.digital.empty() || r.digital[0].empty())
     throw DataError("no signal samples (annotation-only record?)");
-  const std::vector<std::vector<float>> leads = r.physical_leads(0);
+  const std::vector<std::vector<float>> leads =
+      all_leads ? r.physical_leads(0) : std::vector<std::vector<float>>{r.physical(0)};
   const std::vector<const float*> pointers = lead_pointers(leads);
   const size_t n = leads[0].size();
   const double fs = r.sampling_hz;
@@ -102,7 +103,7 @@ double rate(double beats, double seconds) { return seconds > 0 ? beats / seconds
 
 }  // namespace
 
-int bench_tokenize_command(const std::string& dir, int threads, int codes) {
+int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads) {
   const double start = now_seconds();
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = wfdb::list_records(dir);
@@ -113,7 +114,7 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes) {
   const double extract_start = now_seconds();
   parallel_for(names.size(), threads, [&](size_t i) {
     try {
-      extract(dir, names[i], runs[i]);
+      extract(dir, names[i], all_leads, runs[i]);
     } catch (const Error& e) {
       runs[i] = RecordRun{};
       runs[i].error = e.what();
@@ -176,6 +177,7 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes) {
       {"failed_records", failed},
       {"threads", threads},
       {"codes", codes},
+      {"detect_leads", all_leads ? "all" : "first"},
       {"samples", samples},
       {"beats_detected", detected},
       {"beats_tokenized", tokenized},

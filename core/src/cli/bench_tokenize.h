@@ -7,14 +7,14 @@ namespace hlm {
 
 // Runs the stages of the beat-vq tokenizer (plugins/tokenizers/beat_vq, default parameters)
 // on every record of `dir`, calling hlm::dsp directly so that each stage can be timed: read
-// (header, signals, annotations, leads in mV), filter (clean_ecg), detect (detect_qrs on all
-// leads), window (64-point windows, RR, matched labels), then a k-means codebook of `codes`
+// (header, signals, annotations, leads in mV), filter (clean_ecg), detect (detect_qrs on lead 0, or on
+// every lead with all_leads), window (64-point windows, RR, matched labels), then a k-means codebook of `codes`
 // codes (fit, timed but excluded from the total) and assign (nearest code). Records run on
 // `threads` threads (0 = one per core). Prints one JSON line: per stage the summed thread
 // seconds (wall and CPU) and beats/s (beats / (thread seconds / threads)); the total beats/s
 // (beats detected / wall seconds of read..window plus assign); the detector's beats/s on one
 // core (beats / detect CPU seconds); and bxb-style Se/+P against the .atr beats (not timed).
 // Returns 0, or 1 when some record could not be read (named on stderr).
-int bench_tokenize_command(const std::string& dir, int threads, int codes);
+int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads);
 
 }  // namespace hlm

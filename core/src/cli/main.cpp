@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   std::string data_dir;
   std::vector<std::string> record_names;
   int threads = 0, codes = 500;
+  bool all_leads = false;
   auto* qrs_eval = app.add_subcommand("qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
   qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")->required();
   qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
@@ -105,12 +106,13 @@ int main(int argc, char** argv) {
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
   bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
   bench_tokenize->add_option("--codes", codes, "codebook size K");
+  bench_tokenize->add_flag("--all-leads", all_leads, "detect on every lead (beat-vq detect_all_leads)");
 
   CLI11_PARSE(app, argc, argv);
   hlm::install_stop_handlers();
   try {
     if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads);
-    if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes);
+    if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);
     if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);
     if (*plugins) return list_plugins(host);

@@ -107,34 +107,23 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
 }
 
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation) {
-  const int64_t m = static_cast<int64_t>(h.size()), w = 2 * separation + 1;
+  const int64_t m = static_cast<int64_t>(h.size());
   std::vector<int64_t> out;
   if (m < 3) return out;
-  // Maximum over [i - separation, i + separation] for every i in O(m) (van Herk / Gil-Werman):
-  // running maxima from the left and from the right within blocks of w samples.
-  thread_local std::vector<float> left, right;  // reused: fresh pages cost more than the scan
-  left.resize(m);
-  right.resize(m);
-  for (int64_t start = 0; start < m; start += w) {
-    const int64_t end = std::min(m, start + w);
-    left[start] = h[start];
-    for (int64_t i = start + 1; i < end; ++i) left[i] = std::max(left[i - 1], h[i]);
-    right[end - 1] = h[end - 1];
-    for (int64_t i = end - 2; i >= start; --i) right[i] = std::max(right[i + 1], h[i]);
-  }
+  const float* v = h.data();
+  // The envelope is smooth: samples that rise above the one before and are not below the one
+  // after are few (a handful per beat), and most of them lose to a higher sample right
+  // beside them, so each is checked against its window directly, nearest samples first.
   for (int64_t i = 1; i + 1 < m; ++i) {
+    const float x = v[i];
+    if (!(x > v[i - 1] && x >= v[i + 1])) continue;
     const int64_t a = std::max<int64_t>(0, i - separation), z = std::min(m - 1, i + separation);
-    // Window maxima are rare, so this test, first, is almost always false and well predicted.
-    const float window_max = z - a + 1 == w ? std::max(right[a], left[z])
-                                            : *std::max_element(h.begin() + a, h.begin() + z + 1);
-    if (h[i] < window_max || !(h[i] > h[i - 1] && h[i] >= h[i + 1])) continue;
+    bool is_max = true;
+    for (int64_t j = i + 1; j <= z && is_max; ++j) is_max = v[j] <= x;
     // Equal values are rare in real data; the first one wins.
-    bool first = true;
-    for (int64_t j = a; j < i && first; ++j) first = h[j] != h[i];
-    if (first) out.push_back(i);
+    for (int64_t j = i - 1; j >= a && is_max; --j) is_max = v[j] < x;
+    if (is_max) out.push_back(i);
   }
-  release_if_large(left);
-  release_if_large(right);
   return out;
 }
 
