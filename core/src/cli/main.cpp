@@ -10,6 +10,7 @@
 #include "cli/bench_pretrain.h"
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
+#include "hlm/util.h"
 #include "engine/run.h"
 #include "engine/run_directory.h"
 #include "hlm/errors.h"
@@ -57,6 +58,7 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hlm::reuse_freed_memory();
   CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
   app.require_subcommand(1);
   std::vector<std::string> plugin_dirs;

@@ -111,18 +111,30 @@ std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separatio
   std::vector<int64_t> out;
   if (m < 3) return out;
   const float* v = h.data();
-  // The envelope is smooth: samples that rise above the one before and are not below the one
-  // after are few (a handful per beat), and most of them lose to a higher sample right
-  // beside them, so each is checked against its window directly, nearest samples first.
-  for (int64_t i = 1; i + 1 < m; ++i) {
-    const float x = v[i];
-    if (!(x > v[i - 1] && x >= v[i + 1])) continue;
-    const int64_t a = std::max<int64_t>(0, i - separation), z = std::min(m - 1, i + separation);
-    bool is_max = true;
-    for (int64_t j = i + 1; j <= z && is_max; ++j) is_max = v[j] <= x;
-    // Equal values are rare in real data; the first one wins.
-    for (int64_t j = i - 1; j >= a && is_max; --j) is_max = v[j] < x;
-    if (is_max) out.push_back(i);
+  // Samples that rise above the one before and are not below the one after are few (a
+  // handful per beat), and most of them lose to a higher sample right beside them, so each
+  // is checked against its window directly, nearest samples first. They are collected in
+  // blocks without branches: whether a sample rises is a coin toss on a noisy stretch, and a
+  // mispredicted branch per sample would cost more than the rest of the scan.
+  constexpr int64_t kBlock = 256;
+  int64_t rising[kBlock];
+  for (int64_t start = 1; start + 1 < m; start += kBlock) {
+    const int64_t end = std::min(m - 1, start + kBlock);
+    int64_t count = 0;
+    for (int64_t i = start; i < end; ++i) {
+      rising[count] = i;
+      count += (v[i] > v[i - 1]) & (v[i] >= v[i + 1]);
+    }
+    for (int64_t c = 0; c < count; ++c) {
+      const int64_t i = rising[c];
+      const float x = v[i];
+      const int64_t a = std::max<int64_t>(0, i - separation), z = std::min(m - 1, i + separation);
+      bool is_max = true;
+      for (int64_t j = i + 1; j <= z && is_max; ++j) is_max = v[j] <= x;
+      // Equal values are rare in real data; the first one wins.
+      for (int64_t j = i - 1; j >= a && is_max; --j) is_max = v[j] < x;
+      if (is_max) out.push_back(i);
+    }
   }
   return out;
 }

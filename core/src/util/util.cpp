@@ -1,6 +1,8 @@
 // Hashing and did-you-mean helpers (see hlm/util.h).
 #include "hlm/util.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -53,6 +55,12 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string best = closest_match(word, candidates);
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+void reuse_freed_memory() {
+  // Blocks up to 256 MiB come from the heap, and up to 1 GiB of free heap stays mapped.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 }  // namespace hlm
