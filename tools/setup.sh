@@ -12,7 +12,7 @@ build_dir="${HLM_BUILD_DIR:-build}"
 
 packages=(
   build-essential cmake ninja-build git pkg-config ca-certificates curl
-  libtorch-dev libgloo-dev libopenblas0-pthread
+  libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
   prometheus

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "hlm/errors.h"
+#include "hlm/gemm.h"
 #include "hlm/util.h"
 #include "train/batch_prefetcher.h"
 #include "train/checkpoint.h"
@@ -32,11 +33,11 @@ double measure_peak_flops(bool bf16) {
   const int64_t n = 1024;
   auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
   auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
-  torch::mm(a, b);  // warm-up
+  gemm(a, b, false, false);  // warm-up; the same GEMM the models call (hlm/gemm.h)
   double best = 1e30;
   for (int i = 0; i < 3; ++i) {
     const double t0 = now_seconds();
-    torch::mm(a, b);
+    gemm(a, b, false, false);
     best = std::min(best, now_seconds() - t0);
   }
   return 2.0 * n * n * n / best;

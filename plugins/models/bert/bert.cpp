@@ -2,6 +2,7 @@
 // long learning-rate warm-up, and matches the gpt plugin so the two compare like for like.
 #include "bert.h"
 
+#include "hlm/gemm.h"
 #include "hlm/model.h"
 
 #include <cmath>
@@ -24,15 +25,24 @@ EncoderBlockImpl::EncoderBlockImpl(const BertOptions& o)
 
 at::Tensor EncoderBlockImpl::forward(const at::Tensor& x, const at::Tensor& key_padding) {
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
-  auto qkv = qkv_(ln1_(x)).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
-  auto q = qkv[0], k = qkv[1], v = qkv[2];  // [B, H, T, hd]
-  auto att = torch::matmul(q, k.transpose(-2, -1)).mul_(1.0 / std::sqrt(double(hd)));
+  auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias)
+                 .view({b, t, 3, n_head_, hd})
+                 .permute({2, 0, 3, 1, 4});
+  // [B*H, T, hd] each
+  auto q = qkv[0].reshape({b * n_head_, t, hd}), k = qkv[1].reshape({b * n_head_, t, hd}),
+       v = qkv[2].reshape({b * n_head_, t, hd});
+  auto att = gemm(q, k, false, /*transpose_b=*/true, 1.0 / std::sqrt(double(hd)))
+                 .view({b, n_head_, t, t});
   if (key_padding.defined()) att = att.masked_fill(key_padding, -INFINITY);
   att = att.softmax(-1);
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
-  auto y = torch::matmul(att, v).transpose(1, 2).reshape({b, t, d});
-  auto h = x + proj_(y);
-  return h + out_(torch::gelu(fc_(ln2_(h))));
+  auto y = gemm(att.reshape({b * n_head_, t, t}), v, false, false)
+               .view({b, n_head_, t, hd})
+               .transpose(1, 2)
+               .reshape({b, t, d});
+  auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
+  auto f = torch::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  return h + hlm::linear(f, out_->weight, out_->bias);
 }
 
 BertImpl::BertImpl(const BertOptions& o) : options_(o) {
@@ -68,7 +78,7 @@ at::Tensor BertImpl::hidden(const at::Tensor& tokens) {
 }
 
 at::Tensor BertImpl::logits(const at::Tensor& hidden) {
-  return torch::matmul(hidden, tok_->weight.t());
+  return hlm::linear(hidden, tok_->weight);
 }
 
 }  // namespace hlm::bert

@@ -2,6 +2,7 @@
 // attention); the loss is computed by the trainer in float32.
 #include "gpt.h"
 
+#include "hlm/gemm.h"
 #include "hlm/model.h"
 
 #include <cmath>
@@ -21,19 +22,20 @@ BlockImpl::BlockImpl(const GptOptions& o) : n_head_(o.n_head()), dropout_(o.drop
 
 at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_bias) {
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
-  auto qkv = qkv_(ln1_(x)).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
+  auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0].reshape({b * n_head_, t, hd});
   auto k = qkv[1].reshape({b * n_head_, t, hd});
   auto v = qkv[2].reshape({b * n_head_, t, hd});
   // One GEMM computes scale * q k^T + causal bias (0 or -inf): no separate scaling and
   // masking passes, and one [B*H, T, T] tensor less kept for backward.
-  auto att = torch::baddbmm(causal_bias.slice(0, 0, t).slice(1, 0, t), q, k.transpose(1, 2),
-                            /*beta=*/1.0, /*alpha=*/1.0 / std::sqrt(double(hd)))
+  auto att = gemm(q, k, /*transpose_a=*/false, /*transpose_b=*/true, 1.0 / std::sqrt(double(hd)),
+                  causal_bias.slice(0, 0, t).slice(1, 0, t))
                  .softmax(-1);
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
-  auto y = torch::bmm(att, v).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
-  auto h = x + proj_(y);
-  return h + out_(torch::gelu(fc_(ln2_(h))));
+  auto y = gemm(att, v, false, false).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
+  auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
+  auto f = torch::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  return h + hlm::linear(f, out_->weight, out_->bias);
 }
 
 GptImpl::GptImpl(const GptOptions& o) : options_(o) {
@@ -59,7 +61,7 @@ at::Tensor GptImpl::hidden(const at::Tensor& tokens) {
 }
 
 at::Tensor GptImpl::logits(const at::Tensor& hidden) {
-  return torch::matmul(hidden, tok_->weight.t());
+  return hlm::linear(hidden, tok_->weight);
 }
 
 }  // namespace hlm::gpt
