@@ -13,6 +13,7 @@ struct BenchPretrainOptions {
   int64_t batch = 16, steps = 20, warmup = 3;
   int threads = 1, world_size = 1;
   bool bf16 = false;
+  std::string backend = "gloo";  // or "shm" (ranks on one host)
   double bucket_cap_mb = 4;  // measured best here for hlm-gpt-small on 2 ranks (25, 4, 1 tried)
 };
 

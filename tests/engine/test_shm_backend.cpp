@@ -1,0 +1,92 @@
+// The `shm` backend plugin: two ranks (threads of this process, one segment mapped twice) run
+// its collectives through the plugin host; results must equal the arithmetic, across chunk
+// boundaries, and a rank that never arrives must turn into an error naming the collective.
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/torch.h>
+
+#include <thread>
+
+#include "hlm/backend.h"
+#include "plugin/plugin_host.h"
+
+namespace {
+
+class ShmBackend : public ::testing::Test {
+ protected:
+  std::shared_ptr<hlm::Backend> backend(double chunk_mb, int timeout_s) {
+    if (!host_.plugins().count("backend/shm"))
+      host_.load_library(std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_shm.so");
+    return host_.create<hlm::Backend>("backend", "shm",
+                                      {{"chunk_mb", chunk_mb}, {"timeout_s", timeout_s}});
+  }
+  hlm::PluginHost host_;
+};
+
+// Runs fn(rank, group) on two threads, each with its own group on a shared store.
+template <class Fn>
+void on_two_ranks(hlm::Backend& backend, Fn fn) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::thread> ranks;
+  std::vector<std::string> errors(2);
+  for (int rank = 0; rank < 2; ++rank)
+    ranks.emplace_back([&, rank] {
+      try {
+        fn(rank, backend.create_group(store, rank, 2));
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+}
+
+TEST_F(ShmBackend, AllReducesAndBroadcastsAcrossChunkBoundaries) {
+  // 1 MiB chunks: 300,001 floats take two chunks and a bit.
+  auto shm = backend(1.0, 60);
+  const int64_t n = 300001;
+  std::vector<at::Tensor> sums(2), maxima(2), broadcasts(2);
+  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
+    std::vector<at::Tensor> t{torch::arange(n, torch::kFloat) * float(rank + 1)};
+    group->allreduce(t, {})->wait();
+    sums[rank] = t[0];
+    c10d::AllreduceOptions max_options;
+    max_options.reduceOp = c10d::ReduceOp::MAX;
+    std::vector<at::Tensor> m{torch::tensor({int64_t(rank), int64_t(10 - rank)})};
+    group->allreduce(m, max_options)->wait();
+    maxima[rank] = m[0];
+    c10d::BroadcastOptions from_one;
+    from_one.rootRank = 1;
+    std::vector<at::Tensor> b{torch::full({n}, double(rank + 5), torch::kDouble)};
+    group->broadcast(b, from_one)->wait();
+    broadcasts[rank] = b[0];
+    group->barrier()->wait();
+  });
+  const at::Tensor want = torch::arange(n, torch::kFloat) * 3.0f;
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(torch::equal(sums[rank], want)) << "rank " << rank;
+    EXPECT_TRUE(torch::equal(maxima[rank], torch::tensor({int64_t(1), int64_t(10)})));
+    EXPECT_TRUE(torch::equal(broadcasts[rank], torch::full({n}, 6.0, torch::kDouble)));
+  }
+}
+
+TEST_F(ShmBackend, ARankThatNeverArrivesIsReportedAfterTheTimeout) {
+  auto shm = backend(1.0, 1);
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::string error;
+  std::thread rank1([&] { shm->create_group(store, 1, 2); });  // attaches, then leaves
+  try {
+    auto group = shm->create_group(store, 0, 2);
+    rank1.join();
+    std::vector<at::Tensor> t{torch::ones({4})};
+    group->allreduce(t, {})->wait();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (rank1.joinable()) rank1.join();
+  EXPECT_NE(error.find("allreduce"), std::string::npos) << error;
+  EXPECT_NE(error.find("killed"), std::string::npos) << error;
+}
+
+}  // namespace
