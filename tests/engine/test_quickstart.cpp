@@ -102,7 +102,7 @@ TEST(Quickstart, ATypoInAWorkflowKeyIsRefusedWithItsLineAndASuggestion) {
 TEST(Quickstart, PluginsListsEveryInTreePluginWithItsParameters) {
   const auto r = run_hlm("plugins");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* name : {"wfdb", "synthetic", "beat-vq", "gpt", "gloo", "vocab_size", "codes"})
+  for (const char* name : {"wfdb", "synthetic", "beat-vq", "gpt", "gloo", "shm", "vocab_size", "codes"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name << "\n" << r.output;
 }
 
