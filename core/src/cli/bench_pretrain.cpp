@@ -45,7 +45,8 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
       {"backend", o.backend == "gloo"
                       ? nlohmann::json{{"plugin", "gloo"}, {"host", "127.0.0.1"}, {"timeout_s", 300}}
                       : nlohmann::json{{"plugin", o.backend}, {"timeout_s", 300}}},
-      {"options", {{"steps", o.steps + o.warmup}, {"warmup_steps", 0}, {"batch", o.batch},
+      {"options", {{"steps", o.steps + o.warmup}, {"warmup_steps", 0},
+                   {"batch", o.batch / o.accumulation}, {"accumulation", o.accumulation},
                    {"lr", 3e-4}, {"grad_clip", 0.0}, {"bf16", o.bf16}, {"threads", o.threads},
                    {"bucket_cap_mb", o.bucket_cap_mb}, {"eval_batches", 0},
                    {"holdout_fraction", 0.0}, {"log_every", 1000000}, {"resume", false},
@@ -58,6 +59,7 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                               {"backend", o.backend},
                               {"threads", o.threads},
                               {"batch", o.batch},
+                              {"accumulation", o.accumulation},
                               {"context", o.context},
                               {"bf16", o.bf16},
                               {"step_s_median", r.at("step_seconds_median")},

@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--steps", pretrain_options.steps, "timed steps");
   bench_pretrain->add_option("--warmup", pretrain_options.warmup, "untimed steps first");
   bench_pretrain->add_option("--batch", pretrain_options.batch, "sequences per rank per step");
+  bench_pretrain->add_option("--accumulation", pretrain_options.accumulation,
+                             "micro-batches the step's sequences are split into");
   bench_pretrain->add_option("--context", pretrain_options.context, "tokens per sequence");
   bench_pretrain->add_option("--threads", pretrain_options.threads, "intra-op threads per rank");
   bench_pretrain->add_option("--world-size", pretrain_options.world_size, "ranks (Gloo)");
