@@ -50,7 +50,8 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                    {"lr", 3e-4}, {"grad_clip", 0.0}, {"bf16", o.bf16}, {"threads", o.threads},
                    {"bucket_cap_mb", o.bucket_cap_mb}, {"eval_batches", 0},
                    {"holdout_fraction", 0.0}, {"log_every", 1000000}, {"resume", false},
-                   {"timing_skip_steps", o.warmup}, {"save_weights", false}}},
+                   {"timing_skip_steps", o.warmup}, {"save_weights", false},
+                   {"profile_step", o.profile_step}}},
       {"token_store", store},
       {"out_dir", (dir / "out").string()}};
   const nlohmann::json r = run_job_on_ranks(job, o.world_size, plugins, nullptr);
@@ -71,6 +72,10 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                               {"data_wait_seconds", r.at("data_wait_seconds")},
                               {"peak_rss_bytes", r.at("peak_rss_bytes")}};
   std::printf("%s\n", out.dump().c_str());
+  for (const auto& entry : fs::directory_iterator(dir / "out"))
+    if (entry.path().filename().string().rfind("profile.", 0) == 0)
+      fs::copy_file(entry.path(), fs::path(o.profile_dir) / entry.path().filename(),
+                    fs::copy_options::overwrite_existing);
   fs::remove_all(dir);
   return 0;
 }

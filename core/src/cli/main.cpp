@@ -106,6 +106,8 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--world-size", pretrain_options.world_size, "ranks (Gloo)");
   bench_pretrain->add_option("--bucket-cap-mb", pretrain_options.bucket_cap_mb, "all-reduce bucket size");
   bench_pretrain->add_option("--backend", pretrain_options.backend, "gloo or shm (ranks on one host)");
+  bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
+                             "record this step with LibTorch's profiler (chrome trace JSON)");
   bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
   auto* bench_tokenize = bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();

@@ -21,6 +21,7 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"holdout_fraction", "float", "0.05", "tail of the tokens kept for evaluation", false},
       {"log_every", "int", "10", "steps between log lines", false},
       {"checkpoint_every", "int", "0", "steps between checkpoints (0 = only when stopped)", false},
+      {"profile_step", "int", "0", "record this step with LibTorch's profiler into profile.rank<R>.step<N>.json (chrome://tracing); 0 = off", false},
       {"resume", "bool", "true", "continue from the stage's newest complete checkpoint", false},
   };
 }

@@ -33,6 +33,7 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "resume", o.resume);
   read(p, "timing_skip_steps", o.timing_skip_steps);
   read(p, "save_weights", o.save_weights);
+  read(p, "profile_step", o.profile_step);
   return o;
 }
 

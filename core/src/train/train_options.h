@@ -29,6 +29,7 @@ struct TrainOptions {
   bool resume = true;               // continue from the newest complete checkpoint
   int64_t timing_skip_steps = -1;   // steps left out of the median step time; -1 = automatic
   bool save_weights = true;         // write model.pt at the end
+  int64_t profile_step = 0;         // step recorded by LibTorch's profiler (0 = none)
   double mask_probability = 0.15;   // masked objective: share of content tokens predicted
 
   static TrainOptions from_params(const nlohmann::json& params);

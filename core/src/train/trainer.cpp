@@ -2,6 +2,7 @@
 #include "train/trainer.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <dlfcn.h>
 #include <spdlog/spdlog.h>
 
@@ -166,6 +167,13 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   const double loop_start = now_seconds();
   model.module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
+    // Every operator of one step, forward and backward, with its time (chrome://tracing).
+    std::optional<torch::autograd::profiler::RecordProfile> profile;
+    if (step + 1 == o.profile_step && !job.out_dir.empty()) {
+      std::filesystem::create_directories(job.out_dir);
+      profile.emplace(job.out_dir + "/profile.rank" + std::to_string(env.rank) + ".step" +
+                      std::to_string(step + 1) + ".json");
+    }
     const double step_start = now_seconds();
     StepStats stats;
     stats.step = step + 1;
