@@ -27,7 +27,8 @@ at::Tensor EncoderBlockImpl::forward(const at::Tensor& x, const at::Tensor& key_
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
   auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias)
                  .view({b, t, 3, n_head_, hd})
-                 .permute({2, 0, 3, 1, 4});
+                 .permute({2, 0, 3, 1, 4})
+                 .unbind(0);  // one stacking backward instead of three zero-filled selects
   // [B*H, T, hd] each
   auto q = qkv[0].reshape({b * n_head_, t, hd}), k = qkv[1].reshape({b * n_head_, t, hd}),
        v = qkv[2].reshape({b * n_head_, t, hd});

@@ -22,7 +22,12 @@ BlockImpl::BlockImpl(const GptOptions& o) : n_head_(o.n_head()), dropout_(o.drop
 
 at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_bias) {
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
-  auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});
+  // unbind, not three selects: its backward stacks the three gradients in one pass, where
+  // each select's backward zero-fills a whole qkv-sized tensor and the three are then summed.
+  const auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias)
+                       .view({b, t, 3, n_head_, hd})
+                       .permute({2, 0, 3, 1, 4})
+                       .unbind(0);
   auto q = qkv[0].reshape({b * n_head_, t, hd});
   auto k = qkv[1].reshape({b * n_head_, t, hd});
   auto v = qkv[2].reshape({b * n_head_, t, hd});
