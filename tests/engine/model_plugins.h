@@ -1,5 +1,5 @@
-// Builds model plugins from the build tree for engine tests, filling in declared defaults the
-// way workflow validation does, so a test names only the parameters it changes.
+// Builds model plugins from the build tree for engine tests; the plugin host fills in declared
+// defaults, so a test names only the parameters it changes.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,9 +16,6 @@ class ModelPlugins {
                               nlohmann::json params = nlohmann::json::object()) {
     if (!host_.plugins().count("model/" + name))
       host_.load_library(std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_" + name + ".so");
-    for (const auto& decl : host_.get("model", name).params)
-      if (decl.default_json && !params.contains(decl.name))
-        params[decl.name] = nlohmann::json::parse(decl.default_json);
     return host_.create<Model>("model", name, params);
   }
 

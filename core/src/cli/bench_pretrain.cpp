@@ -42,9 +42,7 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
       {"model", {{"plugin", "gpt"}, {"vocab_size", o.vocab}, {"context", o.context},
                  {"d_model", o.d_model}, {"n_layer", o.layers}, {"n_head", o.heads},
                  {"d_ff", o.ff}, {"dropout", 0.0}}},
-      {"backend", o.backend == "gloo"
-                      ? nlohmann::json{{"plugin", "gloo"}, {"host", "127.0.0.1"}, {"timeout_s", 300}}
-                      : nlohmann::json{{"plugin", o.backend}, {"timeout_s", 300}}},
+      {"backend", {{"plugin", o.backend}, {"timeout_s", 300}}},
       {"options", {{"steps", o.steps + o.warmup}, {"warmup_steps", 0},
                    {"batch", o.batch / o.accumulation}, {"accumulation", o.accumulation},
                    {"lr", 3e-4}, {"grad_clip", 0.0}, {"bf16", o.bf16}, {"threads", o.threads},

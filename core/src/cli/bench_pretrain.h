@@ -11,9 +11,9 @@ namespace hlm {
 struct BenchPretrainOptions {
   int64_t vocab = 512, context = 128, d_model = 256, layers = 4, heads = 4, ff = 1024;
   int64_t batch = 16, steps = 20, warmup = 3;
-  int64_t accumulation = 1;
+  int64_t accumulation = 1;  // micro-batches of batch / accumulation sequences per step
   int64_t profile_step = 0;  // writes profile.rank<R>.step<N>.json into profile_dir
-  std::string profile_dir = ".";  // micro-batches of batch / accumulation sequences per step
+  std::string profile_dir = ".";
   int threads = 1, world_size = 1;
   bool bf16 = false;
   std::string backend = "gloo";  // or "shm" (ranks on one host)

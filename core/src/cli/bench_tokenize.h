@@ -7,9 +7,10 @@ namespace hlm {
 
 // Runs the stages of the beat-vq tokenizer (plugins/tokenizers/beat_vq, default parameters)
 // on every record of `dir`, calling hlm::dsp directly so that each stage can be timed: read
-// (header, signals, annotations, leads in mV), filter (clean_ecg), detect (detect_qrs on lead 0, or on
-// every lead with all_leads), window (64-point windows, RR, matched labels), then a k-means codebook of `codes`
-// codes (fit, timed but excluded from the total) and assign (nearest code). Records run on
+// (header, signals, annotations, leads in mV), filter (clean_ecg), detect (detect_qrs on lead
+// 0, or on every lead with all_leads), window (64-point windows, RR, matched labels), then a
+// k-means codebook of `codes` codes (fit, timed but excluded from the total) and assign
+// (nearest code). Records run on
 // `threads` threads (0 = one per core). Prints one JSON line: per stage the summed thread
 // seconds (wall and CPU) and beats/s (beats / (thread seconds / threads)); the total beats/s
 // (beats detected / wall seconds of read..window plus assign); the detector's beats/s on one

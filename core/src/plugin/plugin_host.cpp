@@ -127,7 +127,19 @@ const PluginInfo& PluginHost::get(const std::string& kind, const std::string& na
   return it->second;
 }
 
-void* PluginHost::create_raw(const PluginInfo& info, const nlohmann::json& params) const {
+void* PluginHost::create_raw(const PluginInfo& info, const nlohmann::json& given) const {
+  // Parameters the caller left out take the plugin's declared defaults, as workflow
+  // validation would give them, so programmatic callers name only what they change.
+  nlohmann::json params = given.is_null() ? nlohmann::json::object() : given;
+  if (params.is_object())
+    for (const hlm_param_decl& decl : info.params)
+      if (decl.default_json && !params.contains(decl.name)) try {
+          params[decl.name] = nlohmann::json::parse(decl.default_json);
+        } catch (const nlohmann::json::exception&) {
+          throw PluginError(info.kind + " plugin '" + info.name + "' (" + info.path +
+                            "): the default of '" + decl.name + "' is not valid JSON: " +
+                            decl.default_json);
+        }
   char error[1024] = {0};
   void* object = nullptr;
   if (info.descriptor->create(&params, &object, error, sizeof(error)) != 0 || !object)

@@ -38,7 +38,8 @@ class PluginHost {
   std::vector<std::string> names(const std::string& kind) const;
   const PluginInfo& get(const std::string& kind, const std::string& name) const;
 
-  // Creates an object of the plugin's interface type; params are the validated JSON block.
+  // Creates an object of the plugin's interface type from its JSON parameter block;
+  // parameters left out take the plugin's declared defaults.
   template <class Interface>
   std::shared_ptr<Interface> create(const std::string& kind, const std::string& name,
                                     const nlohmann::json& params) const {

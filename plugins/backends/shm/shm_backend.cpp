@@ -31,7 +31,7 @@ const hlm_param_decl kParams[] = {
 };
 
 hlm::Backend* make_shm(const nlohmann::json& p) {
-  return new ShmBackend(p.value("chunk_mb", 4.0), p.value("timeout_s", 300));
+  return new ShmBackend(p.at("chunk_mb").get<double>(), p.at("timeout_s").get<int>());
 }
 
 }  // namespace
