@@ -39,66 +39,45 @@ std::vector<Group> signal_groups(const std::string& dir, const Header& h) {
   return groups;
 }
 
-// A signal's checksum and invalid-sample markers, taken while its samples are copied out of
-// the decoded chunks (one pass over the record's memory instead of two).
-struct SignalTally {
-  size_t counted = 0;   // samples that enter the checksum: the header's frames, not skew extra
-  uint32_t sum = 0;
-  bool has_invalid = false;
-  int32_t invalid = 0;  // the format's invalid-sample value
-  bool deferred = false;  // format 8 stores differences: tallied after they are summed up
-};
-
-SignalTally tally_for(const SignalInfo& info, int64_t frames) {
-  SignalTally t;
-  t.counted = static_cast<size_t>(frames) * info.samples_per_frame;
-  t.invalid = invalid_raw_value(info.format, &t.has_invalid);
-  t.deferred = info.format == 8;
-  return t;
-}
-
-// Adds v[0, count) (samples `first`.. of the signal) to the checksum and marks invalid ones.
-void tally(SignalTally& t, size_t first, int32_t* v, size_t count) {
-  const size_t summed = first < t.counted ? std::min(count, t.counted - first) : 0;
-  for (size_t i = 0; i < summed; ++i) t.sum += static_cast<uint32_t>(v[i]);
-  if (!t.has_invalid) return;
-  const int32_t invalid = t.invalid;
-  for (size_t i = 0; i < count; ++i) v[i] = v[i] == invalid ? kInvalidSample : v[i];
-}
-
-// Copies one decoded chunk of interleaved frames into the per-signal vectors, tallying each.
+// Copies one decoded chunk of interleaved frames into the per-signal vectors.
 void scatter(const Group& g, const Header& h, const int32_t* flat, int64_t f0, size_t nf,
-             std::vector<std::vector<int32_t>>& digital, std::vector<SignalTally>& tallies) {
-  const size_t spf = static_cast<size_t>(g.samples_per_frame);
-  size_t offset = 0;  // of this signal's first sample within a frame
-  for (size_t k = 0; k < g.count; ++k) {
-    const size_t own = static_cast<size_t>(h.signals[g.first + k].samples_per_frame);
-    const size_t first = static_cast<size_t>(f0) * own;
-    int32_t* out = digital[g.first + k].data() + first;
-    const int32_t* in = flat + offset;
-    if (own == 1) {
-      for (size_t f = 0; f < nf; ++f) out[f] = in[f * spf];
-    } else {
-      for (size_t f = 0; f < nf; ++f)
-        for (size_t j = 0; j < own; ++j) out[f * own + j] = in[f * spf + j];
+             std::vector<std::vector<int32_t>>& digital) {
+  const size_t ns = g.count;
+  if (static_cast<size_t>(g.samples_per_frame) == ns) {  // one sample per signal per frame
+    for (size_t k = 0; k < ns; ++k) {
+      int32_t* out = digital[g.first + k].data() + f0;
+      const int32_t* in = flat + k;
+      for (size_t f = 0; f < nf; ++f) out[f] = in[f * ns];
     }
-    SignalTally& t = tallies[g.first + k];
-    if (!t.deferred) tally(t, first, out, nf * own);
-    offset += own;
+    return;
   }
+  std::vector<int32_t*> out(ns);
+  std::vector<int> spf(ns);
+  for (size_t k = 0; k < ns; ++k) {
+    spf[k] = h.signals[g.first + k].samples_per_frame;
+    out[k] = digital[g.first + k].data() + f0 * spf[k];
+  }
+  for (size_t f = 0; f < nf; ++f)
+    for (size_t k = 0; k < ns; ++k)
+      for (int j = 0; j < spf[k]; ++j) *out[k]++ = *flat++;
 }
 
-// Format 8 accumulation and tally, checksum check, and deskew.
+// Format 8 accumulation, checksum, invalid markers and deskew, in one pass per signal.
 void finish_signal(const Header& h, size_t s, const std::string& path, int64_t frames, bool verify,
-                   SignalTally& t, std::vector<int32_t>& v) {
+                   std::vector<int32_t>& v) {
   const SignalInfo& info = h.signals[s];
   const size_t n = static_cast<size_t>(frames) * info.samples_per_frame;
-  if (t.deferred) {
+  if (info.format == 8) {
     int32_t acc = info.initial_value;
     for (int32_t& x : v) x = acc += x;
-    tally(t, 0, v.data(), v.size());
   }
-  const uint32_t sum = t.sum;
+  bool has_invalid = false;
+  const int32_t invalid = invalid_raw_value(info.format, &has_invalid);
+  uint32_t sum = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i < n) sum += static_cast<uint32_t>(v[i]);
+    if (has_invalid && v[i] == invalid) v[i] = kInvalidSample;
+  }
   if (verify && h.frames > 0 && h.checksum_given[s] && info.checksum != 0 &&
       (sum & 0xFFFFu) != (static_cast<uint32_t>(info.checksum) & 0xFFFFu))
     spdlog::warn(
@@ -145,17 +124,13 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
   constexpr int64_t kChunkFrames = 6 * 4096;
   const uint8_t* stream = file.data() + offset;
   std::vector<int32_t> flat(static_cast<size_t>(kChunkFrames * spf));
-  std::vector<SignalTally> tallies(h.signals.size());
-  for (size_t k = 0; k < g.count; ++k)
-    tallies[g.first + k] = tally_for(h.signals[g.first + k], frames);
   for (int64_t f0 = 0; f0 < decode_frames; f0 += kChunkFrames) {
     const size_t nf = static_cast<size_t>(std::min(kChunkFrames, decode_frames - f0));
     decode_samples(fmt, stream, avail, static_cast<uint64_t>(f0) * spf, nf * spf, flat.data());
-    scatter(g, h, flat.data(), f0, nf, r.digital, tallies);
+    scatter(g, h, flat.data(), f0, nf, r.digital);
   }
   for (size_t k = 0; k < g.count; ++k)
-    finish_signal(h, g.first + k, g.path, frames, verify, tallies[g.first + k],
-                  r.digital[g.first + k]);
+    finish_signal(h, g.first + k, g.path, frames, verify, r.digital[g.first + k]);
 }
 
 void read_signals(const std::string& dir, const Header& h, bool verify, Record& r) {
