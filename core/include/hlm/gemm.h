@@ -18,7 +18,4 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, bool transpose_a, bool
 // x @ weight^T + bias over the last dimension of x: torch::nn::Linear's forward.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// Whether gemm() runs on oneDNN in this build (for logs and tests).
-bool gemm_uses_onednn();
-
 }  // namespace hlm

@@ -128,20 +128,12 @@ struct GemmFunction : public torch::autograd::Function<GemmFunction> {
 
 }  // namespace
 
-bool gemm_uses_onednn() {
-#ifdef HLM_WITH_ONEDNN
-  return true;
-#else
-  return false;
-#endif
-}
-
 at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, bool transpose_a, bool transpose_b,
                 double alpha, const at::Tensor& c) {
 #ifdef HLM_WITH_ONEDNN
-  const at::Tensor addend = c.defined() ? c : at::empty({0}, a.options());
   if (onednn_applies(a, b, c))
-    return GemmFunction::apply(a, b, addend, c.defined(), transpose_a, transpose_b, alpha);
+    return GemmFunction::apply(a, b, c.defined() ? c : at::empty({0}, a.options()), c.defined(),
+                               transpose_a, transpose_b, alpha);
 #endif
   return aten_gemm(a, b, transpose_a, transpose_b, alpha, c);
 }

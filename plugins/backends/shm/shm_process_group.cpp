@@ -11,6 +11,8 @@
 #include <cstring>
 #include <random>
 
+#include "hlm/util.h"
+
 namespace hlm::shm {
 namespace {
 
@@ -20,12 +22,6 @@ class DoneWork : public c10d::Work {
   DoneWork() { finish(); }
 };
 
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string store_text(const std::vector<uint8_t>& bytes) {
   return std::string(bytes.begin(), bytes.end());
 }
@@ -33,6 +29,15 @@ std::string store_text(const std::vector<uint8_t>& bytes) {
 [[noreturn]] void fail_errno(const std::string& what) {
   TORCH_CHECK(false, "shm backend: ", what, ": ", std::strerror(errno),
               " (is /dev/shm mounted and large enough? the segment holds world_size + 1 chunks)");
+}
+
+// The one contiguous CPU tensor a collective here works on.
+at::Tensor& only_tensor(std::vector<at::Tensor>& tensors, const char* collective) {
+  TORCH_CHECK(tensors.size() == 1, "shm backend: ", collective, " takes one tensor per rank");
+  at::Tensor& t = tensors[0];
+  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(), "shm backend: ", collective,
+              " needs a contiguous CPU tensor");
+  return t;
 }
 
 template <class T>
@@ -57,7 +62,7 @@ ShmProcessGroup::ShmProcessGroup(const c10::intrusive_ptr<c10d::Store>& store, i
   std::string name;
   int fd = -1;
   if (rank == 0) {
-    name = "/hlm-shm-" + std::to_string(::getpid()) + "-" + hex(std::random_device{}());
+    name = "/hlm-shm-" + std::to_string(::getpid()) + "-" + hlm::hex64(std::random_device{}());
     fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) fail_errno("shm_open(" + name + ")");
     if (::ftruncate(fd, off_t(mapped_bytes_)) != 0) fail_errno("ftruncate(" + name + ")");
@@ -139,10 +144,7 @@ void ShmProcessGroup::allreduce_typed(T* values, size_t n, c10d::ReduceOp op) {
 
 c10::intrusive_ptr<c10d::Work> ShmProcessGroup::allreduce(std::vector<at::Tensor>& tensors,
                                                           const c10d::AllreduceOptions& opts) {
-  TORCH_CHECK(tensors.size() == 1, "shm backend: allreduce takes one tensor per rank");
-  at::Tensor& t = tensors[0];
-  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(),
-              "shm backend: allreduce needs a contiguous CPU tensor");
+  at::Tensor& t = only_tensor(tensors, "allreduce");
   const auto op = static_cast<c10d::ReduceOp::RedOpType>(opts.reduceOp);
   TORCH_CHECK(op == c10d::ReduceOp::SUM || op == c10d::ReduceOp::MAX || op == c10d::ReduceOp::MIN,
               "shm backend: allreduce supports SUM, MAX and MIN");
@@ -168,10 +170,7 @@ c10::intrusive_ptr<c10d::Work> ShmProcessGroup::allreduce(std::vector<at::Tensor
 
 c10::intrusive_ptr<c10d::Work> ShmProcessGroup::broadcast(std::vector<at::Tensor>& tensors,
                                                           const c10d::BroadcastOptions& opts) {
-  TORCH_CHECK(tensors.size() == 1, "shm backend: broadcast takes one tensor per rank");
-  at::Tensor& t = tensors[0];
-  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(),
-              "shm backend: broadcast needs a contiguous CPU tensor");
+  at::Tensor& t = only_tensor(tensors, "broadcast");
   auto* bytes = static_cast<uint8_t*>(t.data_ptr());
   const size_t n = size_t(t.numel()) * t.element_size();
   for (size_t off = 0; off < n; off += chunk_bytes_) {
