@@ -50,4 +50,31 @@ inline double transformer_flops_per_token(int64_t parameters, int64_t vocab_size
          6.0 * double(n_layer * context * d_model);
 }
 
+// The Model over a transformer network `Net` (a TORCH_MODULE holder whose module has
+// hidden(), logits() and options() with vocab_size, context, d_model and n_layer): what the
+// gpt and bert plugins register, differing only in the network and the objective.
+template <class Net, Objective kObjective>
+class TransformerModel : public Model {
+ public:
+  template <class Options>
+  explicit TransformerModel(const Options& options) : net_(options) {}
+  torch::nn::Module& module() override { return *net_; }
+  at::Tensor hidden(const at::Tensor& tokens) override { return net_->hidden(tokens); }
+  at::Tensor logits(const at::Tensor& hidden) override { return net_->logits(hidden); }
+  Objective objective() const override { return kObjective; }
+  int64_t vocab_size() const override { return net_->options().vocab_size(); }
+  int64_t context() const override { return net_->options().context(); }
+  int64_t d_model() const override { return net_->options().d_model(); }
+  double flops_per_token() const override {
+    const auto& o = net_->options();
+    int64_t parameters = 0;
+    for (const auto& p : net_->parameters()) parameters += p.numel();
+    return transformer_flops_per_token(parameters, o.vocab_size(), o.context(), o.d_model(),
+                                       o.n_layer());
+  }
+
+ private:
+  Net net_;
+};
+
 }  // namespace hlm

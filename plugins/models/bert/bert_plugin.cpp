@@ -7,27 +7,7 @@ namespace {
 using hlm::bert::Bert;
 using hlm::bert::BertOptions;
 
-class BertModel : public hlm::Model {
- public:
-  explicit BertModel(const BertOptions& options) : net_(options) {}
-  torch::nn::Module& module() override { return *net_; }
-  at::Tensor hidden(const at::Tensor& tokens) override { return net_->hidden(tokens); }
-  at::Tensor logits(const at::Tensor& hidden) override { return net_->logits(hidden); }
-  hlm::Objective objective() const override { return hlm::Objective::kMasked; }
-  int64_t vocab_size() const override { return net_->options().vocab_size(); }
-  int64_t context() const override { return net_->options().context(); }
-  int64_t d_model() const override { return net_->options().d_model(); }
-  double flops_per_token() const override {
-    const auto& o = net_->options();
-    int64_t parameters = 0;
-    for (const auto& p : net_->parameters()) parameters += p.numel();
-    return hlm::transformer_flops_per_token(parameters, o.vocab_size(), o.context(), o.d_model(),
-                                            o.n_layer());
-  }
-
- private:
-  Bert net_;
-};
+using BertModel = hlm::TransformerModel<Bert, hlm::Objective::kMasked>;
 
 const hlm_param_decl kParams[] = {
     {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},
