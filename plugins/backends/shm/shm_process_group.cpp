@@ -173,11 +173,14 @@ c10::intrusive_ptr<c10d::Work> ShmProcessGroup::broadcast(std::vector<at::Tensor
   at::Tensor& t = only_tensor(tensors, "broadcast");
   auto* bytes = static_cast<uint8_t*>(t.data_ptr());
   const size_t n = size_t(t.numel()) * t.element_size();
+  // Through the root's own slot, not the result area: a rank may still be copying the
+  // previous all-reduce's result out when the root arrives here.
+  const int root = int(opts.rootRank);
   for (size_t off = 0; off < n; off += chunk_bytes_) {
     const size_t len = std::min(chunk_bytes_, n - off);
-    if (rank_ == opts.rootRank) std::memcpy(result(), bytes + off, len);
+    if (rank_ == root) std::memcpy(slot(root), bytes + off, len);
     wait_for_all("broadcast");
-    if (rank_ != opts.rootRank) std::memcpy(bytes + off, result(), len);
+    if (rank_ != root) std::memcpy(bytes + off, slot(root), len);
     wait_for_all("broadcast");
   }
   return c10::make_intrusive<DoneWork>();
