@@ -105,11 +105,9 @@ double GradientSync::finish() {
     b.flat.div_(world);
     for (size_t s = 0; s < b.members.size(); ++s) {
       at::Tensor& p = parameters_[b.members[s]];
-      auto reduced = b.flat.narrow(0, b.offsets[s], p.numel()).view_as(p);
-      if (p.grad().defined())
-        p.mutable_grad().copy_(reduced);
-      else
-        p.mutable_grad() = reduced.clone();
+      // The gradient becomes a view of the bucket (no copy); the next step's backward
+      // refills the bucket only after the trainer has dropped these gradients.
+      p.mutable_grad() = b.flat.narrow(0, b.offsets[s], p.numel()).view_as(p);
     }
   }
   armed_ = false;

@@ -19,8 +19,10 @@ class GradientSync {
   // Call before the backward of the last micro-step of an optimizer step: that backward's
   // gradient hooks launch the bucket all-reduces.
   void prepare_for_backward();
-  // Call after that backward: waits for every bucket and writes the averaged gradients into
-  // each parameter's .grad. Returns the seconds spent waiting for communication.
+  // Call after that backward: waits for every bucket and makes each parameter's .grad a
+  // view of its bucket, holding the average over ranks (no copy). Drop the gradients before
+  // the next step (drop_gradients) so its backward does not add to them. Returns the
+  // seconds spent waiting for communication.
   double finish();
   size_t bucket_count() const { return buckets_.size(); }
 

@@ -15,6 +15,7 @@
 #include "hlm/util.h"
 #include "train/batch_prefetcher.h"
 #include "train/checkpoint.h"
+#include "train/fused_adamw.h"
 #include "train/gradient_sync.h"
 #include "train/masking.h"
 #include "train/preemption.h"
@@ -100,17 +101,12 @@ at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& tar
                                               wanted.reshape({-1}));
 }
 
-double clip_gradients(const std::vector<at::Tensor>& params, double max_norm) {
-  std::vector<at::Tensor> norms;
-  for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(p.grad().norm(2).pow(2));
-  const double norm = norms.empty() ? 0.0 : torch::stack(norms).sum().sqrt().item<double>();
-  if (max_norm > 0 && norm > max_norm) {
-    torch::NoGradGuard no_grad;
-    for (const auto& p : params)
-      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
-  }
-  return norm;
+// The factor that scales the gradients to a global L2 norm of at most max_norm (1 when
+// clipping is off or not needed), and that norm.
+std::pair<double, double> clip_factor(const std::vector<at::Tensor>& params, double max_norm) {
+  const double norm = gradient_norm(params);
+  const double factor = max_norm > 0 && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0;
+  return {factor, norm};
 }
 
 }  // namespace
@@ -180,7 +176,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     stats.learning_rate = learning_rate_at(o, step);
     for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(stats.learning_rate);
-    optimizer.zero_grad();
+    drop_gradients(optimizer);
     double loss_sum = 0;
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       const auto batch = batches.next(&stats.data_wait_seconds);
@@ -193,8 +189,9 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       loss_sum += loss.item<double>();
     }
     if (sync) stats.allreduce_seconds = sync->finish();
-    stats.grad_norm = clip_gradients(params, o.grad_clip);
-    optimizer.step();
+    const auto [clip, grad_norm] = clip_factor(params, o.grad_clip);
+    stats.grad_norm = grad_norm;
+    adamw_step(optimizer, clip);
     stats.loss = loss_sum;
     stats.tokens = tokens_per_step;
     stats.step_seconds = now_seconds() - step_start;
