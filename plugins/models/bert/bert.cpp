@@ -2,6 +2,7 @@
 // long learning-rate warm-up, and matches the gpt plugin so the two compare like for like.
 #include "bert.h"
 
+#include "hlm/activations.h"
 #include "hlm/gemm.h"
 #include "hlm/model.h"
 
@@ -42,7 +43,7 @@ at::Tensor EncoderBlockImpl::forward(const at::Tensor& x, const at::Tensor& key_
                .transpose(1, 2)
                .reshape({b, t, d});
   auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
-  auto f = torch::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  auto f = hlm::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
   return h + hlm::linear(f, out_->weight, out_->bias);
 }
 

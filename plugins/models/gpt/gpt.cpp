@@ -2,6 +2,7 @@
 // attention); the loss is computed by the trainer in float32.
 #include "gpt.h"
 
+#include "hlm/activations.h"
 #include "hlm/gemm.h"
 #include "hlm/model.h"
 
@@ -39,7 +40,7 @@ at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& causal_bias
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
   auto y = gemm(att, v, false, false).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
   auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
-  auto f = torch::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  auto f = hlm::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
   return h + hlm::linear(f, out_->weight, out_->bias);
 }
 
