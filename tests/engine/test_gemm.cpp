@@ -5,6 +5,7 @@
 #include <ATen/autocast_mode.h>
 
 #include "hlm/gemm.h"
+#include "train/linear_bf16.h"
 
 namespace {
 
@@ -83,6 +84,46 @@ TEST(Gemm, AutocastRegionsUseLibTorchsBf16Path) {
   at::autocast::clear_cache();
   EXPECT_EQ(r.scalar_type(), at::kBFloat16);
   EXPECT_EQ(hlm::gemm(a, b, false, false).scalar_type(), at::kFloat);
+}
+
+// Inside bf16 autocast, hlm::linear (a oneDNN primitive with the float32 bias in its
+// accumulator where the machine has bf16 kernels) gives what autocast's torch::linear gives,
+// to bf16 precision, with gradients of the inputs' own dtypes.
+TEST(Gemm, Bf16LinearMatchesAutocastLinear) {
+  torch::manual_seed(2);
+  torch::nn::Linear ref(64, 48);
+  const at::Tensor x0 = torch::randn({3, 40, 64});
+  at::Tensor x1 = x0.clone().requires_grad_(), x2 = x0.clone().requires_grad_();
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  const bool primitive = hlm::bf16_linear_applies(x0.view({-1, 64}), ref->weight, ref->bias);
+  const at::Tensor got = hlm::linear(x1, ref->weight, ref->bias);
+  const at::Tensor want = ref(x2);
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  ASSERT_EQ(got.scalar_type(), at::kBFloat16);
+  if (primitive)  // the 2-D product under the view back to [3, 40, 48]
+    EXPECT_NE(got.grad_fn()->next_edges()[0].function->name().find("Bf16Linear"), std::string::npos);
+  else
+    std::cout << "no oneDNN bfloat16 kernel on this CPU: compared LibTorch's path with itself\n";
+  ASSERT_EQ(got.sizes(), want.sizes());
+  auto close = [](const at::Tensor& a, const at::Tensor& b, const char* what) {
+    // A few bf16 roundings (2^-8 relative each) of values of order one.
+    const double scale = b.abs().max().item<double>();
+    EXPECT_LT((a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>(), 0.02 * scale)
+        << what;
+  };
+  close(got, want, "linear");
+  const at::Tensor weights = torch::randn(want.sizes());
+  (got.to(at::kFloat) * weights).sum().backward();
+  const at::Tensor w_grad = ref->weight.grad().clone(), b_grad = ref->bias.grad().clone();
+  ref->zero_grad();
+  (want.to(at::kFloat) * weights).sum().backward();
+  EXPECT_EQ(x1.grad().scalar_type(), at::kFloat);
+  EXPECT_EQ(w_grad.scalar_type(), at::kFloat);
+  close(x1.grad(), x2.grad(), "grad x");
+  close(w_grad, ref->weight.grad(), "grad weight");
+  close(b_grad, ref->bias.grad(), "grad bias");
 }
 
 }  // namespace

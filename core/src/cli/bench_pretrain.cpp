@@ -68,6 +68,7 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                               {"loss_last", r.at("loss_last")},
                               {"allreduce_seconds", r.at("allreduce_seconds")},
                               {"data_wait_seconds", r.at("data_wait_seconds")},
+                              {"phase_seconds_median", r.at("phase_seconds_median")},
                               {"peak_rss_bytes", r.at("peak_rss_bytes")}};
   std::printf("%s\n", out.dump().c_str());
   for (const auto& entry : fs::directory_iterator(dir / "out"))

@@ -2,6 +2,8 @@
 // backward products are oneDNN sgemm calls on contiguous float32 memory.
 #include "hlm/gemm.h"
 
+#include "train/linear_bf16.h"
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/autocast_mode.h>
 
@@ -141,6 +143,11 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, bool transpose_a, bool
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
 #ifdef HLM_WITH_ONEDNN
   const at::Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
+  if (bf16_linear_applies(x2, weight, bias)) {
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    return bf16_linear(x2, weight, bias).view(shape);
+  }
   if (onednn_applies(x2, weight, bias)) {
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = weight.size(0);

@@ -97,6 +97,9 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                             {"peak_flops", r.peak_flops},
                             {"data_wait_seconds", r.data_wait_seconds},
                             {"allreduce_seconds", r.allreduce_seconds},
+                            {"phase_seconds_median", {{"forward", r.forward_seconds_median},
+                                                      {"backward", r.backward_seconds_median},
+                                                      {"optimizer", r.optimizer_seconds_median}}},
                             {"flops_per_token", model->flops_per_token()},
                             {"checkpoint", r.checkpoint},
                             {"peak_rss_bytes", peak_rss_bytes()}};

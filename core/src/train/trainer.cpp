@@ -159,7 +159,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       start_step * o.accumulation);
   result.peak_flops = measure_peak_flops(o.bf16);
   const double flops_per_step = double(tokens_per_step) * model.flops_per_token();
-  std::vector<double> step_times;
+  std::vector<double> step_times, forward_times, backward_times, optimizer_times;
   const double loop_start = now_seconds();
   model.module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
@@ -181,22 +181,31 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       const auto batch = batches.next(&stats.data_wait_seconds);
       const uint64_t mask_seed = o.seed * 1000003ULL + uint64_t(((step * o.accumulation + micro) * env.world_size + env.rank));
+      const double forward_start = now_seconds();
       auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability, mask_seed) /
                   double(o.accumulation);
       const bool last = micro + 1 == o.accumulation;
       if (sync && last) sync->prepare_for_backward();
+      const double backward_start = now_seconds();
       loss.backward();
+      stats.forward_seconds += backward_start - forward_start;
+      stats.backward_seconds += now_seconds() - backward_start;
       loss_sum += loss.item<double>();
     }
     if (sync) stats.allreduce_seconds = sync->finish();
+    const double optimizer_start = now_seconds();
     const auto [clip, grad_norm] = clip_factor(params, o.grad_clip);
     stats.grad_norm = grad_norm;
     adamw_step(optimizer, clip);
+    stats.optimizer_seconds = now_seconds() - optimizer_start;
     stats.loss = loss_sum;
     stats.tokens = tokens_per_step;
     stats.step_seconds = now_seconds() - step_start;
     stats.mfu = flops_per_step / (stats.step_seconds * result.peak_flops * env.world_size);
     step_times.push_back(stats.step_seconds);
+    forward_times.push_back(stats.forward_seconds);
+    backward_times.push_back(stats.backward_seconds);
+    optimizer_times.push_back(stats.optimizer_seconds);
     result.losses.push_back(stats.loss);
     result.data_wait_seconds += stats.data_wait_seconds;
     result.allreduce_seconds += stats.allreduce_seconds;
@@ -216,6 +225,9 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.train_seconds = now_seconds() - loop_start;
   result.steps = o.steps;
   result.step_seconds_median = median_after_warmup(step_times, o.timing_skip_steps);
+  result.forward_seconds_median = median_after_warmup(forward_times, o.timing_skip_steps);
+  result.backward_seconds_median = median_after_warmup(backward_times, o.timing_skip_steps);
+  result.optimizer_seconds_median = median_after_warmup(optimizer_times, o.timing_skip_steps);
   result.tokens_per_s =
       result.step_seconds_median > 0 ? double(tokens_per_step) / result.step_seconds_median : 0;
 

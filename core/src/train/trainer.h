@@ -19,6 +19,9 @@ struct StepStats {
   int64_t step = 0;
   double loss = 0, learning_rate = 0, grad_norm = 0;
   double step_seconds = 0, data_wait_seconds = 0, allreduce_seconds = 0;
+  // Where the step went: forward and loss, backward, clipping and optimizer update (summed
+  // over micro-steps; the all-reduce wait is allreduce_seconds).
+  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;
   int64_t tokens = 0;  // tokens this step, all ranks
   double mfu = 0;      // model FLOPs utilisation of this step
 };
@@ -34,6 +37,8 @@ struct TrainResult {
   double mfu = 0;                   // against peak_flops
   double peak_flops = 0;
   double data_wait_seconds = 0, allreduce_seconds = 0;
+  // Medians over the same steps as step_seconds_median (see StepStats).
+  double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
   std::string checkpoint;           // model weights (rank 0)
 };
 
