@@ -27,6 +27,9 @@ TrainStep step(uint64_t n, double loss) {
   s.step_seconds = 0.2;
   s.data_wait_seconds = 0.01;
   s.allreduce_seconds = 0.05;
+  s.forward_seconds = 0.0625;
+  s.backward_seconds = 0.125;
+  s.optimizer_seconds = 0.0078125;
   s.mfu_ratio = 0.31;
   return s;
 }
@@ -58,6 +61,9 @@ TEST(Metrics, ExposerServesBuildInfoAndTrainLossOnAnEphemeralPort) {
   EXPECT_NE(body.find("hlm_train_tokens_total{rank=\"3\",run=\"run-a\",stage=\"pretrain\"} 8192"),
             std::string::npos) << body;
   EXPECT_NE(body.find("hlm_train_step_duration_seconds_bucket{"), std::string::npos) << body;
+  EXPECT_NE(body.find("hlm_train_phase_seconds_total{phase=\"backward\",rank=\"3\",run=\"run-a\","
+                      "stage=\"pretrain\"} 0.25"),
+            std::string::npos) << body;
   EXPECT_NE(body.find("hlm_tokenize_beats_total{rank=\"3\",run=\"run-a\",stage=\"tokenize\"} 1200"),
             std::string::npos) << body;
   EXPECT_NE(body.find("hlm_process_resident_memory_bytes{rank=\"3\",run=\"run-a\"}"),
@@ -107,15 +113,17 @@ TEST(Metrics, JsonlLinesParseAsJsonWithNameValueAndLabels) {
     EXPECT_EQ(j["run"], "run-b");
     EXPECT_EQ(j["rank"], 0);
     EXPECT_GT(j["t"].get<double>(), 1.6e9);
-    last[j["name"].get<std::string>()] = j;
+    last[j["name"].get<std::string>() + j.value("phase", "")] = j;
     ++lines;
   }
-  EXPECT_EQ(lines, 11u);  // 9 values per step with MFU, 2 at stage end
+  EXPECT_EQ(lines, 14u);  // 9 values per step with MFU, 3 phases, 2 at stage end
   EXPECT_EQ(last["hlm_train_loss"]["value"], 2.0);
   EXPECT_EQ(last["hlm_train_loss"]["step"], 7);
   EXPECT_EQ(last["hlm_train_loss"]["stage"], "pretrain");
   EXPECT_EQ(last["hlm_train_tokens_total"]["value"], 4096.0);
   EXPECT_EQ(last["hlm_stage_duration_seconds"]["value"], 30.0);
+  EXPECT_EQ(last["hlm_train_phase_seconds_totalforward"]["value"], 0.0625);
+  EXPECT_EQ(last["hlm_train_phase_seconds_totaloptimizer"]["step"], 7);
   EXPECT_GT(last["hlm_process_resident_memory_bytes"]["value"].get<double>(), 0.0);
   fs::remove_all(dir);
 }

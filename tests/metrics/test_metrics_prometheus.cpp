@@ -155,7 +155,7 @@ TEST(MetricsMonitoring, DashboardQueriesOnlyExportedHlmMetrics) {
       "hlm_train_learning_rate", "hlm_train_grad_norm", "hlm_train_step_duration_seconds",
       "hlm_data_wait_seconds_total", "hlm_allreduce_seconds_total", "hlm_train_mfu_ratio",
       "hlm_last_step_timestamp_seconds", "hlm_checkpoint_duration_seconds",
-      "hlm_process_resident_memory_bytes"};
+      "hlm_process_resident_memory_bytes", "hlm_train_phase_seconds_total"};
   size_t queries = 0;
   for (const auto& panel : dashboard["panels"]) {
     for (const auto& target : panel.value("targets", nlohmann::json::array())) {

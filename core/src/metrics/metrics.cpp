@@ -83,6 +83,8 @@ struct Metrics::Impl {
       counter(r, "hlm_data_wait_seconds_total", "Time spent waiting for training batches");
   Family<Counter>& allreduce =
       counter(r, "hlm_allreduce_seconds_total", "Time spent in gradient all-reduce");
+  Family<Counter>& phase = counter(r, "hlm_train_phase_seconds_total",
+                                   "Time in each phase of the optimizer steps (label phase)");
   Family<Gauge>& mfu = gauge(r, "hlm_train_mfu_ratio", "Model FLOPs utilisation (0-1)");
   Family<Gauge>& last_step =
       gauge(r, "hlm_last_step_timestamp_seconds", "Unix time of the last optimizer step");
@@ -212,6 +214,15 @@ void Metrics::train_step(const TrainStep& s) {
     values.emplace_back("hlm_train_mfu_ratio", s.mfu_ratio);
   }
   m.write_jsonl(l, values, {{"step", s.step}});
+  for (const auto& [name, seconds] : {std::pair{"forward", s.forward_seconds},
+                                      std::pair{"backward", s.backward_seconds},
+                                      std::pair{"optimizer", s.optimizer_seconds}}) {
+    Labels with_phase = l;
+    with_phase["phase"] = name;
+    Counter& c = m.phase.Add(with_phase);
+    c.Increment(seconds);
+    m.write_jsonl(with_phase, {{"hlm_train_phase_seconds_total", c.Value()}}, {{"step", s.step}});
+  }
 }
 
 void Metrics::eval_loss(const std::string& stage, double loss, uint64_t step) {

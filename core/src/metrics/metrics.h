@@ -20,6 +20,8 @@ struct TrainStep {
   double step_seconds = 0.0;
   double data_wait_seconds = 0.0;
   double allreduce_seconds = 0.0;
+  // Forward and loss, backward, clipping and optimizer update (micro-steps summed).
+  double forward_seconds = 0.0, backward_seconds = 0.0, optimizer_seconds = 0.0;
   double mfu_ratio = -1.0;  // model FLOPs utilisation in [0, 1]; < 0 when unknown
 };
 
@@ -31,6 +33,7 @@ struct TrainStep {
 //   hlm_data_wait_seconds_total                     hlm_allreduce_seconds_total
 //   hlm_train_mfu_ratio                             hlm_last_step_timestamp_seconds  (unix)
 //   hlm_checkpoint_duration_seconds                 hlm_process_resident_memory_bytes
+//   hlm_train_phase_seconds_total{phase="forward"|"backward"|"optimizer"}
 // The memory gauge is read from /proc/self/statm at scrape time.
 class Metrics {
  public:

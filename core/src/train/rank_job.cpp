@@ -75,6 +75,9 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     step.step_seconds = s.step_seconds;
     step.data_wait_seconds = s.data_wait_seconds;
     step.allreduce_seconds = s.allreduce_seconds;
+    step.forward_seconds = s.forward_seconds;
+    step.backward_seconds = s.backward_seconds;
+    step.optimizer_seconds = s.optimizer_seconds;
     step.mfu_ratio = s.mfu;
     metrics().train_step(step);
     if (env.rank == 0 && (s.step % log_every == 0 || s.step == train.options.steps))
