@@ -7,9 +7,6 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/autocast_mode.h>
 
-#include <cstdlib>
-#include <string>
-
 #ifdef HLM_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -38,22 +35,13 @@ at::Tensor aten_gemm(const at::Tensor& a, const at::Tensor& b, bool ta, bool tb,
 }
 
 #ifdef HLM_WITH_ONEDNN
-// HLM_GEMM=aten sends every product to LibTorch's operators (to compare, or to rule oneDNN out).
-bool onednn_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("HLM_GEMM");
-    return !(v && std::string(v) == "aten");
-  }();
-  return enabled;
-}
-
 bool onednn_applies(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
   auto plain = [](const at::Tensor& t) {
     return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided;
   };
   // In autocast regions LibTorch's operators pick the dtype (a bf16 path of oneDNN matmul
   // primitives measured no faster than LibTorch's own in the reference model).
-  if (!onednn_enabled() || at::autocast::is_cpu_enabled()) return false;
+  if (!onednn_products_enabled() || at::autocast::is_cpu_enabled()) return false;
   if (!plain(a) || !plain(b) || (c.defined() && !plain(c))) return false;
   if (a.dim() != b.dim() || (a.dim() != 2 && a.dim() != 3)) return false;
   return a.dim() == 2 || a.size(0) == b.size(0);

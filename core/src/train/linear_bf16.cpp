@@ -16,6 +16,14 @@
 
 namespace hlm {
 
+bool onednn_products_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("HLM_GEMM");
+    return !(v && std::string(v) == "aten");
+  }();
+  return enabled;
+}
+
 #ifdef HLM_WITH_ONEDNN
 namespace {
 
@@ -113,11 +121,7 @@ bool float_or_bf16_cpu(const at::Tensor& t) {
 }  // namespace
 
 bool bf16_linear_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("HLM_GEMM");
-    return !(v && std::string(v) == "aten");
-  }();
-  if (!enabled || !at::autocast::is_cpu_enabled() ||
+  if (!onednn_products_enabled() || !at::autocast::is_cpu_enabled() ||
       at::autocast::get_autocast_cpu_dtype() != at::kBFloat16)
     return false;
   if (x.dim() != 2 || weight.dim() != 2 || x.size(1) != weight.size(1)) return false;

@@ -8,6 +8,10 @@
 
 namespace hlm {
 
+// False when HLM_GEMM=aten: every product then goes to LibTorch's operators (to compare, or
+// to rule oneDNN out). Read once.
+bool onednn_products_enabled();
+
 // True when x (2-D) @ weight^T + bias can take this path: bfloat16 autocast on the CPU,
 // float32 or bfloat16 CPU tensors, oneDNN built in, and a oneDNN kernel for bfloat16 on this
 // machine (not its slow reference implementation).
