@@ -105,7 +105,8 @@ TEST(Gemm, Bf16LinearMatchesAutocastLinear) {
   if (primitive)  // the 2-D product under the view back to [3, 40, 48]
     EXPECT_NE(got.grad_fn()->next_edges()[0].function->name().find("Bf16Linear"), std::string::npos);
   else
-    std::cout << "bf16 linear not on oneDNN here (HLM_GEMM=aten or no bf16 kernel): compared LibTorch's path with itself\n";
+    std::cout << "bf16 linear not on oneDNN here (HLM_GEMM=aten or no bf16 kernel): "
+                 "compared LibTorch's path with itself\n";
   ASSERT_EQ(got.sizes(), want.sizes());
   auto close = [](const at::Tensor& a, const at::Tensor& b, const char* what) {
     // A few bf16 roundings (2^-8 relative each) of values of order one.
