@@ -6,6 +6,7 @@
 
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
+#include "train/fused_adamw.h"
 #include "train/trainer.h"
 
 namespace hlm {
@@ -105,13 +106,12 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vect
     fill_batch(store, windows, order, size_t(step * o.batch), context, tokens, labels);
     for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate_at(o, step));
-    optimizer.zero_grad();
+    drop_gradients(optimizer);
     auto loss = torch::nn::functional::cross_entropy(
         logits(tokens).view({-1, kBeatClassCount}), labels.view({-1}),
         torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(kIgnoreLabel));
     loss.backward();
-    if (o.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params, o.grad_clip);
-    optimizer.step();
+    clipped_adamw_step(optimizer, params, o.grad_clip);
     losses.push_back(loss.item<double>());
   }
   return losses;

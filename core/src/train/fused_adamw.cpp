@@ -82,6 +82,13 @@ void adamw_step(torch::optim::AdamW& optimizer, double grad_scale) {
   }
 }
 
+double clipped_adamw_step(torch::optim::AdamW& optimizer, const std::vector<at::Tensor>& params,
+                          double max_norm) {
+  const double norm = gradient_norm(params);
+  adamw_step(optimizer, max_norm > 0 && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0);
+  return norm;
+}
+
 void drop_gradients(torch::optim::Optimizer& optimizer) {
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params()) p.mutable_grad() = at::Tensor();

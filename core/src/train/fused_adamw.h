@@ -19,6 +19,12 @@ double gradient_norm(const std::vector<at::Tensor>& params);
 // are not contiguous float32 on the CPU.
 void adamw_step(torch::optim::AdamW& optimizer, double grad_scale = 1.0);
 
+// Clips the gradients of params to a global L2 norm of at most max_norm (0 = no clipping,
+// torch::nn::utils::clip_grad_norm_'s factor max_norm / (norm + 1e-6)) inside the update,
+// then takes adamw_step. Returns the norm before clipping.
+double clipped_adamw_step(torch::optim::AdamW& optimizer, const std::vector<at::Tensor>& params,
+                          double max_norm);
+
 // Drops every gradient (PyTorch's zero_grad(set_to_none=True)): the next backward stores
 // its gradient instead of adding it to a zero-filled one, two passes fewer per parameter.
 void drop_gradients(torch::optim::Optimizer& optimizer);

@@ -3,13 +3,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 namespace hlm {
 namespace {
 
-float bf16_to_float(uint16_t h) {
+inline float bf16_to_float(uint16_t h) {
   const uint32_t bits = uint32_t(h) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
@@ -58,12 +57,7 @@ HLM_TABLE_CLONES void lookup(const uint16_t* table, const uint16_t* x, uint16_t*
 
 HLM_TABLE_CLONES void scale_by_lookup(const float* table, const uint16_t* dy, const uint16_t* x,
                                       uint16_t* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits = uint32_t(dy[i]) << 16;
-    float g;
-    std::memcpy(&g, &bits, 4);
-    dx[i] = float_to_bf16(g * table[x[i]]);
-  }
+  for (int64_t i = 0; i < n; ++i) dx[i] = float_to_bf16(bf16_to_float(dy[i]) * table[x[i]]);
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ bool onednn_applies(const at::Tensor& a, const at::Tensor& b, const at::Tensor& 
   auto plain = [](const at::Tensor& t) {
     return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided;
   };
-  // In autocast regions LibTorch's operators pick the dtype (a bf16 path of oneDNN matmul
-  // primitives measured no faster than LibTorch's own in the reference model).
+  // In autocast regions LibTorch's operators pick the dtype (linear has its own bf16 path,
+  // train/linear_bf16.h; for the attention products a oneDNN bf16 path measured no faster).
   if (!onednn_products_enabled() || at::autocast::is_cpu_enabled()) return false;
   if (!plain(a) || !plain(b) || (c.defined() && !plain(c))) return false;
   if (a.dim() != b.dim() || (a.dim() != 2 && a.dim() != 3)) return false;
@@ -131,16 +131,11 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, bool transpose_a, bool
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
 #ifdef HLM_WITH_ONEDNN
   const at::Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, x.size(-1)});
-  if (bf16_linear_applies(x2, weight, bias)) {
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = weight.size(0);
-    return bf16_linear(x2, weight, bias).view(shape);
-  }
-  if (onednn_applies(x2, weight, bias)) {
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = weight.size(0);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  if (bf16_linear_applies(x2, weight, bias)) return bf16_linear(x2, weight, bias).view(shape);
+  if (onednn_applies(x2, weight, bias))
     return gemm(x2, weight, false, true, 1.0, bias).view(shape);
-  }
 #endif
   return at::linear(x, weight, bias);
 }

@@ -46,6 +46,11 @@ dnnl::memory::desc row_major(int64_t rows, int64_t cols, dnnl::memory::data_type
   return dnnl::memory::desc({rows, cols}, type, dnnl::memory::dims{cols, 1});
 }
 
+// bfloat16 weights [K, N] read in place from LibTorch's row-major [N, K].
+dnnl::memory::desc transposed_weights(int64_t k, int64_t n) {
+  return dnnl::memory::desc({k, n}, dnnl::memory::data_type::bf16, dnnl::memory::dims{1, k});
+}
+
 // The primitive for [M, K] x [K, N] (+ [1, N] float bias) -> bfloat16 [M, N], the weights
 // read in place from LibTorch's [N, K] layout; empty when oneDNN has only its reference
 // implementation for bfloat16 here (a CPU without AVX-512).
@@ -55,7 +60,7 @@ const std::optional<dnnl::matmul>& matmul_for(int64_t m, int64_t k, int64_t n, b
   if (!fresh) return it->second;
   using dt = dnnl::memory::data_type;
   const auto src = row_major(m, k, dt::bf16);
-  const auto weights = dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{1, k});
+  const auto weights = transposed_weights(k, n);
   const auto dst = row_major(m, n, dt::bf16);
   const auto desc = with_bias ? dnnl::matmul::desc(src, weights, row_major(1, n, dt::f32), dst)
                               : dnnl::matmul::desc(src, weights, dst);
@@ -72,8 +77,7 @@ at::Tensor run_matmul(const dnnl::matmul& matmul, const at::Tensor& x, const at:
   auto& p = primitives();
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, dnnl::memory(row_major(m, k, dt::bf16), p.engine, x.data_ptr())},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(dnnl::memory::desc({k, n}, dt::bf16, dnnl::memory::dims{1, k}),
-                                      p.engine, weight.data_ptr())},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(transposed_weights(k, n), p.engine, weight.data_ptr())},
       {DNNL_ARG_DST, dnnl::memory(row_major(m, n, dt::bf16), p.engine, y.data_ptr())}};
   if (bias.defined())
     args.emplace(DNNL_ARG_BIAS, dnnl::memory(row_major(1, n, dt::f32), p.engine, bias.data_ptr()));

@@ -44,7 +44,6 @@ uint64_t peak_rss_bytes() {
   return uint64_t(usage.ru_maxrss) * 1024;
 }
 
-
 }  // namespace
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,

@@ -101,14 +101,6 @@ at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& tar
                                               wanted.reshape({-1}));
 }
 
-// The factor that scales the gradients to a global L2 norm of at most max_norm (1 when
-// clipping is off or not needed), and that norm.
-std::pair<double, double> clip_factor(const std::vector<at::Tensor>& params, double max_norm) {
-  const double norm = gradient_norm(params);
-  const double factor = max_norm > 0 && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0;
-  return {factor, norm};
-}
-
 }  // namespace
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
@@ -194,9 +186,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     }
     if (sync) stats.allreduce_seconds = sync->finish();
     const double optimizer_start = now_seconds();
-    const auto [clip, grad_norm] = clip_factor(params, o.grad_clip);
-    stats.grad_norm = grad_norm;
-    adamw_step(optimizer, clip);
+    stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip);
     stats.optimizer_seconds = now_seconds() - optimizer_start;
     stats.loss = loss_sum;
     stats.tokens = tokens_per_step;
