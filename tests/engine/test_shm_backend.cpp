@@ -1,10 +1,12 @@
 // The `shm` backend plugin: two ranks (threads of this process, one segment mapped twice) run
 // its collectives through the plugin host; results must equal the arithmetic, across chunk
-// boundaries, and a rank that never arrives must turn into an error naming the collective.
+// boundaries and for tensors kept in the shared memory, and a rank that never arrives or
+// all-reduces another tensor must turn into an error naming the collective.
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/torch.h>
 
+#include <stdexcept>
 #include <thread>
 
 #include "hlm/backend.h"
@@ -14,11 +16,11 @@ namespace {
 
 class ShmBackend : public ::testing::Test {
  protected:
-  std::shared_ptr<hlm::Backend> backend(double chunk_mb, int timeout_s) {
+  std::shared_ptr<hlm::Backend> backend(double chunk_mb, int timeout_s, double shared_mb = 256) {
     if (!host_.plugins().count("backend/shm"))
       host_.load_library(std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_shm.so");
-    return host_.create<hlm::Backend>("backend", "shm",
-                                      {{"chunk_mb", chunk_mb}, {"timeout_s", timeout_s}});
+    return host_.create<hlm::Backend>(
+        "backend", "shm", {{"chunk_mb", chunk_mb}, {"timeout_s", timeout_s}, {"shared_mb", shared_mb}});
   }
   hlm::PluginHost host_;
 };
@@ -69,6 +71,69 @@ TEST_F(ShmBackend, AllReducesAndBroadcastsAcrossChunkBoundaries) {
     EXPECT_TRUE(torch::equal(maxima[rank], torch::tensor({int64_t(1), int64_t(10)})));
     EXPECT_TRUE(torch::equal(broadcasts[rank], torch::full({n}, 6.0, torch::kDouble)));
   }
+}
+
+hlm::SharedTensorMemory& shared_memory_of(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  auto* memory = dynamic_cast<hlm::SharedTensorMemory*>(group.get());
+  if (!memory) throw std::runtime_error("the shm group offers no shared tensors");
+  return *memory;
+}
+
+TEST_F(ShmBackend, AllReducesTensorsInSharedMemoryInPlaceOnEveryRank) {
+  auto shm = backend(1.0, 60, /*shared_mb=*/4.0);
+  const int64_t n = 300001;  // odd: the ranks' shares differ in length
+  std::vector<at::Tensor> sums(2), averages(2), maxima(2), too_big(2);
+  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
+    auto& memory = shared_memory_of(group);
+    at::Tensor sum = memory.allocate_shared(n, at::kFloat);
+    at::Tensor average = memory.allocate_shared(n, at::kDouble);
+    at::Tensor maximum = memory.allocate_shared(3, at::kLong);
+    too_big[rank] = memory.allocate_shared(1 << 20, at::kFloat);  // 4 MiB: more than is left
+    EXPECT_TRUE(torch::equal(sum, torch::zeros({n})));
+    sum.copy_(torch::arange(n, torch::kFloat) * float(rank + 1));
+    average.copy_(torch::arange(n, torch::kDouble) * double(2 * rank + 1));
+    maximum.copy_(torch::tensor({int64_t(rank), int64_t(10 - rank), int64_t(-rank)}));
+    std::vector<at::Tensor> t{sum};
+    group->allreduce(t, {})->wait();
+    c10d::AllreduceOptions avg;
+    avg.reduceOp = c10d::ReduceOp::AVG;
+    t = {average};
+    group->allreduce(t, avg)->wait();
+    c10d::AllreduceOptions max;
+    max.reduceOp = c10d::ReduceOp::MAX;
+    t = {maximum};
+    group->allreduce(t, max)->wait();
+    sums[rank] = sum.clone(), averages[rank] = average.clone(), maxima[rank] = maximum.clone();
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(torch::equal(sums[rank], torch::arange(n, torch::kFloat) * 3.0f)) << "rank " << rank;
+    EXPECT_TRUE(torch::equal(averages[rank], torch::arange(n, torch::kDouble) * 2.0)) << "rank " << rank;
+    EXPECT_TRUE(torch::equal(maxima[rank], torch::tensor({int64_t(1), int64_t(10), int64_t(0)})));
+    EXPECT_FALSE(too_big[rank].defined()) << "shared memory is full: the caller uses its own";
+  }
+}
+
+TEST_F(ShmBackend, RanksAllReducingDifferentSharedTensorsGetAnError) {
+  auto shm = backend(1.0, 60, 1.0);
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank)
+    ranks.emplace_back([&, rank] {
+      try {
+        auto group = shm->create_group(store, rank, 2);
+        auto& memory = shared_memory_of(group);
+        std::vector<at::Tensor> tensors{memory.allocate_shared(16, at::kFloat),
+                                        memory.allocate_shared(16, at::kFloat)};
+        std::vector<at::Tensor> t{tensors[size_t(rank)]};  // rank 0 the first, rank 1 the second
+        group->allreduce(t, {})->wait();
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : ranks) t.join();
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(errors[rank].find("out of order"), std::string::npos) << "rank " << rank << ": " << errors[rank];
 }
 
 TEST_F(ShmBackend, ARankThatNeverArrivesIsReportedAfterTheTimeout) {

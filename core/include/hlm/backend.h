@@ -18,4 +18,18 @@ class Backend {
       const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size) = 0;
 };
 
+// Implemented by process groups whose ranks share memory (the shm backend): tensors handed
+// out here live in that memory, so an all-reduce of one moves no data in or out of a staging
+// area (each rank reduces its share of the elements straight into every rank's tensor).
+// Such groups also all-reduce with ReduceOp::AVG. GradientSync keeps its buckets here when
+// the group offers it.
+class SharedTensorMemory {
+ public:
+  virtual ~SharedTensorMemory() = default;
+  // A zeroed contiguous CPU tensor of `numel` elements in this rank's share of the memory,
+  // or an undefined tensor when that is full. Every rank must ask for the same sizes in the
+  // same order (as it must issue the same collectives). The tensor keeps the memory mapped.
+  virtual at::Tensor allocate_shared(int64_t numel, at::ScalarType type) = 0;
+};
+
 }  // namespace hlm

@@ -1,6 +1,7 @@
 // Bucketed, overlapped gradient all-reduce (see gradient_sync.h).
 #include "train/gradient_sync.h"
 
+#include "hlm/backend.h"
 #include "hlm/util.h"
 
 namespace hlm {
@@ -8,6 +9,7 @@ namespace hlm {
 GradientSync::GradientSync(std::vector<at::Tensor> parameters,
                            c10::intrusive_ptr<c10d::ProcessGroup> group, double bucket_cap_mb)
     : parameters_(std::move(parameters)), group_(std::move(group)) {
+  TORCH_CHECK(!parameters_.empty(), "GradientSync: the model has no parameters");
   const int64_t cap_bytes = std::max<int64_t>(1, int64_t(bucket_cap_mb * 1024 * 1024));
   bucket_of_.resize(parameters_.size());
   ready_.resize(parameters_.size());
@@ -27,9 +29,14 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters,
     b.members.push_back(k);
     bucket_bytes += bytes;
   }
+  // The first bucket has one element more, after its gradients: the ranks' stop votes.
+  auto* shared = dynamic_cast<SharedTensorMemory*>(group_.get());
+  average_in_group_ = shared != nullptr;
   for (auto& b : buckets_) {
-    const int64_t n = b.offsets.back() + parameters_[b.members.back()].numel();
-    b.flat = torch::zeros({n}, parameters_[b.members.front()].options());
+    const at::Tensor& first = parameters_[b.members.front()];
+    const int64_t n = b.offsets.back() + parameters_[b.members.back()].numel() + (&b == &buckets_[0]);
+    if (shared) b.flat = shared->allocate_shared(n, first.scalar_type());
+    if (!b.flat.defined()) b.flat = torch::zeros({n}, first.options());
   }
   for (size_t k = 0; k < parameters_.size(); ++k)
     parameters_[k].register_hook([this, k](at::Tensor grad) {
@@ -53,8 +60,10 @@ void GradientSync::broadcast_parameters() {
   }
 }
 
-void GradientSync::prepare_for_backward() {
+void GradientSync::prepare_for_backward(bool vote_stop) {
   armed_ = true;
+  buckets_[0].flat[-1].fill_(vote_stop ? 1 : 0);
+  launch_seconds_ = 0;
   std::fill(ready_.begin(), ready_.end(), 0);
   for (auto& b : buckets_) {
     b.pending = b.members.size();
@@ -78,11 +87,16 @@ void GradientSync::on_gradient(size_t k, const at::Tensor& grad) {
 }
 
 void GradientSync::launch(Bucket& b) {
+  const double start = now_seconds();
   std::vector<at::Tensor> tensors{b.flat};
-  b.work = group_->allreduce(tensors, c10d::AllreduceOptions{});
+  c10d::AllreduceOptions options;
+  options.reduceOp = average_in_group_ ? c10d::ReduceOp::AVG : c10d::ReduceOp::SUM;
+  b.work = group_->allreduce(tensors, options);
+  launch_seconds_ += now_seconds() - start;
 }
 
 double GradientSync::finish() {
+  const double in_backward = launch_seconds_;
   const double start = now_seconds();
   for (auto& b : buckets_) {
     if (b.work) continue;
@@ -102,7 +116,7 @@ double GradientSync::finish() {
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_) {
     b.work->wait();
-    b.flat.div_(world);
+    if (!average_in_group_) b.flat.div_(world);
     for (size_t s = 0; s < b.members.size(); ++s) {
       at::Tensor& p = parameters_[b.members[s]];
       // The gradient becomes a view of the bucket (no copy); the next step's backward
@@ -110,8 +124,10 @@ double GradientSync::finish() {
       p.mutable_grad() = b.flat.narrow(0, b.offsets[s], p.numel()).view_as(p);
     }
   }
+  stop_voted_ = buckets_[0].flat[-1].item<double>() > 0;
   armed_ = false;
-  return now_seconds() - start;
+  // Buckets launched here are counted by the clock above, not twice.
+  return now_seconds() - start + in_backward;
 }
 
 }  // namespace hlm

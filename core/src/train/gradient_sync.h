@@ -2,6 +2,8 @@
 // buckets of about bucket_cap_mb (in reverse order, the order backward produces gradients);
 // a bucket's all-reduce starts as soon as its last gradient is ready, so communication
 // overlaps the rest of backward; micro-steps of gradient accumulation skip it entirely.
+// Groups that share memory between ranks (hlm::SharedTensorMemory) hold the buckets there and
+// average in the reduction, so no gradient is copied or divided afterwards.
 #pragma once
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
@@ -17,14 +19,23 @@ class GradientSync {
   // Copies rank 0's parameters to every rank (call once before training).
   void broadcast_parameters();
   // Call before the backward of the last micro-step of an optimizer step: that backward's
-  // gradient hooks launch the bucket all-reduces.
-  void prepare_for_backward();
+  // gradient hooks launch the bucket all-reduces. `vote_stop` is this rank's say on stopping
+  // after the step; it rides in the first bucket, so agreeing on it costs no collective.
+  void prepare_for_backward(bool vote_stop = false);
   // Call after that backward: waits for every bucket and makes each parameter's .grad a
   // view of its bucket, holding the average over ranks (no copy). Drop the gradients before
   // the next step (drop_gradients) so its backward does not add to them. Returns the
-  // seconds spent waiting for communication.
+  // seconds spent in communication: this wait plus launch_seconds().
   double finish();
+  // Seconds spent starting all-reduces from gradient hooks in the current backward. Backends
+  // that reduce on the calling thread (shm) do all their work, waiting for the other ranks
+  // included, there; the trainer counts it as all-reduce time, not backward time.
+  double launch_seconds() const { return launch_seconds_; }
+  // After finish(): whether any rank voted to stop (the same answer on every rank).
+  bool stop_voted() const { return stop_voted_; }
   size_t bucket_count() const { return buckets_.size(); }
+  // Whether the buckets live in memory the ranks share (see SharedTensorMemory).
+  bool buckets_shared() const { return average_in_group_; }
 
  private:
   struct Bucket {
@@ -43,6 +54,9 @@ class GradientSync {
   std::vector<Bucket> buckets_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   bool armed_ = false;
+  bool average_in_group_ = false;  // ReduceOp::AVG instead of SUM, then a division
+  bool stop_voted_ = false;
+  double launch_seconds_ = 0;
 };
 
 }  // namespace hlm

@@ -101,7 +101,8 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                             {"allreduce_seconds", r.allreduce_seconds},
                             {"phase_seconds_median", {{"forward", r.forward_seconds_median},
                                                       {"backward", r.backward_seconds_median},
-                                                      {"optimizer", r.optimizer_seconds_median}}},
+                                                      {"optimizer", r.optimizer_seconds_median},
+                                                      {"allreduce", r.allreduce_seconds_median}}},
                             {"flops_per_token", model->flops_per_token()},
                             {"checkpoint", r.checkpoint},
                             {"peak_rss_bytes", peak_rss_bytes()}};

@@ -151,7 +151,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       start_step * o.accumulation);
   result.peak_flops = measure_peak_flops(o.bf16);
   const double flops_per_step = double(tokens_per_step) * model.flops_per_token();
-  std::vector<double> step_times, forward_times, backward_times, optimizer_times;
+  std::vector<double> step_times, forward_times, backward_times, optimizer_times, allreduce_times;
   const double loop_start = now_seconds();
   model.module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
@@ -177,11 +177,12 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability, mask_seed) /
                   double(o.accumulation);
       const bool last = micro + 1 == o.accumulation;
-      if (sync && last) sync->prepare_for_backward();
+      if (sync && last) sync->prepare_for_backward(stop_signal_received());
       const double backward_start = now_seconds();
       loss.backward();
       stats.forward_seconds += backward_start - forward_start;
       stats.backward_seconds += now_seconds() - backward_start;
+      if (sync && last) stats.backward_seconds -= sync->launch_seconds();
       loss_sum += loss.item<double>();
     }
     if (sync) stats.allreduce_seconds = sync->finish();
@@ -196,11 +197,13 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     forward_times.push_back(stats.forward_seconds);
     backward_times.push_back(stats.backward_seconds);
     optimizer_times.push_back(stats.optimizer_seconds);
+    allreduce_times.push_back(stats.allreduce_seconds);
     result.losses.push_back(stats.loss);
     result.data_wait_seconds += stats.data_wait_seconds;
     result.allreduce_seconds += stats.allreduce_seconds;
     if (job.on_step) job.on_step(stats);
-    const bool stop = stop_requested(group);
+    // With a gradient all-reduce the ranks' stop votes travel in it (see GradientSync).
+    const bool stop = sync ? sync->stop_voted() : stop_requested(group);
     const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if ((stop || periodic) && !job.out_dir.empty()) {
       const double checkpoint_start = now_seconds();
@@ -218,6 +221,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.forward_seconds_median = median_after_warmup(forward_times, o.timing_skip_steps);
   result.backward_seconds_median = median_after_warmup(backward_times, o.timing_skip_steps);
   result.optimizer_seconds_median = median_after_warmup(optimizer_times, o.timing_skip_steps);
+  result.allreduce_seconds_median = median_after_warmup(allreduce_times, o.timing_skip_steps);
   result.tokens_per_s =
       result.step_seconds_median > 0 ? double(tokens_per_step) / result.step_seconds_median : 0;
 

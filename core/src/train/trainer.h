@@ -20,7 +20,8 @@ struct StepStats {
   double loss = 0, learning_rate = 0, grad_norm = 0;
   double step_seconds = 0, data_wait_seconds = 0, allreduce_seconds = 0;
   // Where the step went: forward and loss, backward, clipping and optimizer update (summed
-  // over micro-steps; the all-reduce wait is allreduce_seconds).
+  // over micro-steps; all-reduce time, from backward's gradient hooks too, is
+  // allreduce_seconds and not part of backward_seconds).
   double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;
   int64_t tokens = 0;  // tokens this step, all ranks
   double mfu = 0;      // model FLOPs utilisation of this step
@@ -39,6 +40,7 @@ struct TrainResult {
   double data_wait_seconds = 0, allreduce_seconds = 0;
   // Medians over the same steps as step_seconds_median (see StepStats).
   double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
+  double allreduce_seconds_median = 0;
   std::string checkpoint;           // model weights (rank 0)
 };
 
