@@ -42,6 +42,7 @@ class ShmProcessGroup : public c10d::ProcessGroup, public hlm::SharedTensorMemor
   struct Control {
     alignas(64) std::atomic<uint32_t> arrived;
     alignas(64) std::atomic<uint32_t> generation;
+    alignas(64) std::atomic<uint32_t> sleepers;  // ranks in a futex wait on generation
   };
   // What a rank all-reduces in shared memory, for the others to check against their own.
   struct alignas(64) SharedCall {
