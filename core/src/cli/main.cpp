@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -48,7 +49,16 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   const auto job = nlohmann::json::parse(in);
   const auto env = hlm::DistEnv::from_environment();
   spdlog::set_pattern("%v");  // the launcher prefixes and timestamps rank output
-  hlm::metrics().set_labels(job.value("stage", "rank"), env.rank);
+  // Started by `hlm run`: label series with its run, serve them, join its Prometheus targets.
+  const char* run = std::getenv("HLM_METRICS_RUN");
+  const char* targets = std::getenv("HLM_METRICS_TARGETS");
+  hlm::metrics().set_labels(run ? run : job.value("stage", "rank"), env.rank);
+  const hlm::WithdrawTargetAtScopeExit withdraw_target;
+  if (run && targets) {
+    hlm::metrics().start_exposer(0);
+    hlm::metrics().publish_target(targets, std::string(run) + ".rank" + std::to_string(env.rank),
+                                  {{"stage", job.value("stage", "")}});
+  }
   hlm::metrics().open_jsonl(job.at("out_dir").get<std::string>() + "/metrics.rank" +
                             std::to_string(env.rank) + ".jsonl");
   hlm::run_rank_job(job, host, env);

@@ -117,8 +117,9 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
   metrics().open_jsonl(run_dir + "/metrics.jsonl");
   const int port = options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
   const int bound = metrics().start_exposer(port);
-  write_file_sd(runs_dir + "/targets/" + wf.name + ".json", {"127.0.0.1:" + std::to_string(bound)},
-                {{"workflow", wf.name}, {"run", fs::path(run_dir).filename().string()}});
+  metrics().publish_target(runs_dir + "/targets", fs::path(run_dir).filename().string(),
+                           {{"workflow", wf.name}});
+  const WithdrawTargetAtScopeExit withdraw_target;
   spdlog::info("hlm {}: workflow '{}', run directory {}", HLM_VERSION, wf.name, run_dir);
   spdlog::info("metrics: http://127.0.0.1:{}/metrics", bound);
 

@@ -100,10 +100,12 @@ struct Metrics::Impl {
   std::FILE* jsonl = nullptr;
   mutable std::mutex exposer_mutex;  // exposer, port
   int port = 0;
+  std::string targets_dir, target_file;  // set by publish_target
   // Reset first in ~Impl, so no scrape runs against a half-destroyed Impl.
   std::unique_ptr<MetricsHttpServer> exposer;
 
   ~Impl() {
+    if (!target_file.empty()) remove_file_sd(target_file);
     exposer.reset();
     if (jsonl != nullptr) std::fclose(jsonl);
   }
@@ -168,6 +170,36 @@ int Metrics::exposer_port() const {
   std::lock_guard<std::mutex> lock(impl_->exposer_mutex);
   return impl_->port;
 }
+
+std::string Metrics::run_label() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->run;
+}
+
+void Metrics::publish_target(const std::string& targets_dir, const std::string& name,
+                             const std::map<std::string, std::string>& labels) {
+  const int port = exposer_port();
+  if (port == 0) throw InternalError("publish_target before start_exposer");
+  std::map<std::string, std::string> all = labels;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    all["run"] = impl_->run;
+    all["rank"] = std::to_string(impl_->rank);
+  }
+  withdraw_target();
+  impl_->target_file = targets_dir + "/" + name + ".json";
+  impl_->targets_dir = targets_dir;
+  write_file_sd(impl_->target_file, {"127.0.0.1:" + std::to_string(port)}, all);
+}
+
+void Metrics::withdraw_target() {
+  if (impl_->target_file.empty()) return;
+  remove_file_sd(impl_->target_file);
+  impl_->target_file.clear();
+  impl_->targets_dir.clear();
+}
+
+std::string Metrics::targets_dir() const { return impl_->targets_dir; }
 
 void Metrics::open_jsonl(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "a");

@@ -48,6 +48,17 @@ class Metrics {
   // Throws hlm::ConfigError when the port is taken. One exposer per Metrics.
   int start_exposer(int port, const std::string& bind_address = "127.0.0.1");
   int exposer_port() const;  // 0 when no exposer runs
+  std::string run_label() const;  // as set by set_labels
+
+  // Names this process's exposer in <targets_dir>/<name>.json for Prometheus's file_sd (one
+  // file per run and per rank process, so concurrent runs keep their own targets), with the
+  // run and rank labels plus `labels`. The file goes at withdraw_target() (metrics() lives
+  // until exit: hold a WithdrawTargetAtScopeExit); a process killed with SIGKILL leaves it,
+  // and Prometheus shows that target down.
+  void publish_target(const std::string& targets_dir, const std::string& name,
+                      const std::map<std::string, std::string>& labels = {});
+  void withdraw_target();
+  std::string targets_dir() const;  // "" when nothing is published
 
   // Appends one JSON line per updated value to path (created or appended to, flushed per
   // update): {"t": unix_seconds, "name": ..., "value": ..., "run": ..., "rank": ..., ...}.
@@ -69,6 +80,14 @@ class Metrics {
 // The registry stages and the trainer report to.
 Metrics& metrics();
 
+// Withdraws metrics()'s published target when it goes out of scope, however the scope ends.
+struct WithdrawTargetAtScopeExit {
+  WithdrawTargetAtScopeExit() = default;
+  WithdrawTargetAtScopeExit(const WithdrawTargetAtScopeExit&) = delete;
+  WithdrawTargetAtScopeExit& operator=(const WithdrawTargetAtScopeExit&) = delete;
+  ~WithdrawTargetAtScopeExit() { metrics().withdraw_target(); }
+};
+
 // Resident set size of this process in bytes (0 when /proc is unavailable).
 uint64_t process_resident_memory_bytes();
 
@@ -76,5 +95,6 @@ uint64_t process_resident_memory_bytes();
 // it): [{"targets": ["host:port", ...], "labels": {...}}].
 void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
                    const std::map<std::string, std::string>& labels);
+void remove_file_sd(const std::string& path);
 
 }  // namespace hlm

@@ -39,4 +39,9 @@ void write_file_sd(const std::string& path, const std::vector<std::string>& targ
   if (ec) throw DataError(tmp + ": cannot rename to " + path + ": " + ec.message());
 }
 
+void remove_file_sd(const std::string& path) {
+  std::error_code ec;  // already gone is fine; a failure here must not mask the run's outcome
+  std::filesystem::remove(path, ec);
+}
+
 }  // namespace hlm

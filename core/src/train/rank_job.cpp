@@ -127,6 +127,11 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   launch.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
   launch.env["OMP_NUM_THREADS"] = std::to_string(threads);
   launch.log_dir = out_dir;
+  // Each rank serves its own metrics and adds itself to the run's Prometheus targets.
+  if (const std::string targets = metrics().targets_dir(); !targets.empty()) {
+    launch.env["HLM_METRICS_TARGETS"] = targets;
+    launch.env["HLM_METRICS_RUN"] = metrics().run_label();
+  }
   launch.stop_requested = stop_signal_received;
   launch.on_line = [&](int rank, const std::string& line) {
     if (rank == 0 && progress) progress(line);
