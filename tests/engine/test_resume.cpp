@@ -82,22 +82,27 @@ TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
   EXPECT_EQ(got["eval_loss"].get<double>(), expected["eval_loss"].get<double>());
 }
 
+// Over Gloo and over the shm backend, whose surviving rank waits in shared memory.
 TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
-  ScratchDir runs("hlm_restart");
-  bool killed = false;
-  const auto r = run_hlm_watching(
-      "run " + kWorkflow + " vars.world_size=2 --runs-dir " + runs.path.string(),
-      [&](pid_t, const std::string& line) {
-        if (!killed && line.find("step 300/") != std::string::npos) {
-          const pid_t rank = newest_rank_process();  // a child running `hlm rank JOB`
-          killed = rank > 0 && kill(rank, SIGKILL) == 0;
-        }
-      });
-  ASSERT_TRUE(killed) << r.output;
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("restarting the group"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
-  EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
+  for (const std::string backend : {"gloo", "shm"}) {
+    SCOPED_TRACE(backend);
+    ScratchDir runs("hlm_restart_" + backend);
+    bool killed = false;
+    const auto r = run_hlm_watching(
+        "run " + kWorkflow + " vars.world_size=2 pretrain.backend.plugin=" + backend +
+            " --runs-dir " + runs.path.string(),
+        [&](pid_t, const std::string& line) {
+          if (!killed && line.find("step 300/") != std::string::npos) {
+            const pid_t rank = newest_rank_process();  // a child running `hlm rank JOB`
+            killed = rank > 0 && kill(rank, SIGKILL) == 0;
+          }
+        });
+    ASSERT_TRUE(killed) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("restarting the group"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
+    EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
+  }
 }
 
 }  // namespace
