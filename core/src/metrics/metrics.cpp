@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -100,7 +101,7 @@ struct Metrics::Impl {
   std::FILE* jsonl = nullptr;
   mutable std::mutex exposer_mutex;  // exposer, port
   int port = 0;
-  std::string targets_dir, target_file;  // set by publish_target
+  std::string target_file;  // set by publish_target
   // Reset first in ~Impl, so no scrape runs against a half-destroyed Impl.
   std::unique_ptr<MetricsHttpServer> exposer;
 
@@ -188,7 +189,6 @@ void Metrics::publish_target(const std::string& targets_dir, const std::string& 
   }
   withdraw_target();
   impl_->target_file = targets_dir + "/" + name + ".json";
-  impl_->targets_dir = targets_dir;
   write_file_sd(impl_->target_file, {"127.0.0.1:" + std::to_string(port)}, all);
 }
 
@@ -196,10 +196,12 @@ void Metrics::withdraw_target() {
   if (impl_->target_file.empty()) return;
   remove_file_sd(impl_->target_file);
   impl_->target_file.clear();
-  impl_->targets_dir.clear();
 }
 
-std::string Metrics::targets_dir() const { return impl_->targets_dir; }
+std::string Metrics::targets_dir() const {
+  if (impl_->target_file.empty()) return "";
+  return std::filesystem::path(impl_->target_file).parent_path().string();
+}
 
 void Metrics::open_jsonl(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "a");

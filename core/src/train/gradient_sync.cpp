@@ -32,11 +32,15 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters,
   // The first bucket has one element more, after its gradients: the ranks' stop votes.
   auto* shared = dynamic_cast<SharedTensorMemory*>(group_.get());
   average_in_group_ = shared != nullptr;
+  buckets_shared_ = shared != nullptr;
   for (auto& b : buckets_) {
     const at::Tensor& first = parameters_[b.members.front()];
     const int64_t n = b.offsets.back() + parameters_[b.members.back()].numel() + (&b == &buckets_[0]);
     if (shared) b.flat = shared->allocate_shared(n, first.scalar_type());
-    if (!b.flat.defined()) b.flat = torch::zeros({n}, first.options());
+    if (!b.flat.defined()) {  // no group memory, or it is full
+      b.flat = torch::zeros({n}, first.options());
+      buckets_shared_ = false;
+    }
   }
   for (size_t k = 0; k < parameters_.size(); ++k)
     parameters_[k].register_hook([this, k](at::Tensor grad) {

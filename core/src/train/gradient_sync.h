@@ -34,8 +34,8 @@ class GradientSync {
   // After finish(): whether any rank voted to stop (the same answer on every rank).
   bool stop_voted() const { return stop_voted_; }
   size_t bucket_count() const { return buckets_.size(); }
-  // Whether the buckets live in memory the ranks share (see SharedTensorMemory).
-  bool buckets_shared() const { return average_in_group_; }
+  // Whether every bucket lives in memory the ranks share (see SharedTensorMemory).
+  bool buckets_shared() const { return buckets_shared_; }
 
  private:
   struct Bucket {
@@ -55,6 +55,7 @@ class GradientSync {
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   bool armed_ = false;
   bool average_in_group_ = false;  // ReduceOp::AVG instead of SUM, then a division
+  bool buckets_shared_ = false;
   bool stop_voted_ = false;
   double launch_seconds_ = 0;
 };

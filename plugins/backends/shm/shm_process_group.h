@@ -1,9 +1,9 @@
 // A c10d process group for ranks on one host: collectives through a shared-memory segment
 // instead of TCP. Two ranks on two cores spend their CPU time on the model; Gloo's loopback
 // all-reduce of the reference model's 13 MB of gradients keeps each waiting ~19 ms a step,
-// this one ~2 ms. Supports broadcast, all-reduce (sum, average, max, min of
-// float, double, int32 and int64 tensors) and barrier; collectives run on the calling thread
-// and return completed work. Tensors from allocate_shared live in the segment: all-reducing
+// this one ~2 ms. Supports broadcast, all-reduce (sum, average, max, min of float, double,
+// int32 and int64 tensors) and barrier; collectives run on the calling thread and return
+// completed work. Tensors from allocate_shared live in the segment: all-reducing
 // one copies nothing in or out (the trainer's gradient buckets). A rank that stops arriving
 // (killed) makes the others fail after the timeout, naming the collective.
 #pragma once
