@@ -92,10 +92,10 @@ TEST(WorkflowPlan, AsksForCacheKeysInOrderPassingTheKeysOfNeededStages) {
         std::string key = s.id;
         for (const auto& [id, k] : needed) key += "<" + id + "=" + k + ">";
         seen.push_back(s.id);
-        return key;
+        return PlannedCache{key, s.id == "tokenize" ? "reused from somewhere" : ""};
       });
   EXPECT_EQ(seen, ids_of(wf));
-  EXPECT_CONTAINS(plan, "   cache:   tokenize\n");
+  EXPECT_CONTAINS(plan, "   cache:   tokenize\n   reuse:   reused from somewhere\n");
   EXPECT_CONTAINS(plan, "   cache:   pretrain[threads=2]<tokenize=tokenize>\n");
 }
 

@@ -11,6 +11,7 @@
 #include "cli/bench_pretrain.h"
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
+#include "engine/cache_key.h"
 #include "engine/run.h"
 #include "engine/run_directory.h"
 #include "hlm/errors.h"
@@ -40,6 +41,7 @@ int list_plugins(const hlm::PluginHost& host) {
       std::printf("    %-16s %-8s default %-12s %s\n", p.name, p.type,
                   p.default_json ? p.default_json : "(required)", p.help);
   }
+  for (const auto& refused : host.refused()) std::printf("refused    %s\n", refused.reason.c_str());
   return 0;
 }
 
@@ -153,8 +155,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (dry_run) {
+      const std::string runs = hlm::resolve_runs_dir(wf, runs_dir);
       std::fputs(hlm::workflow::dry_run_plan(wf, [&](const auto& instance, const auto& needed) {
-                   return hlm::stage_cache_key(instance, needed, host);
+                   const hlm::CacheKey key = hlm::stage_cache_key(instance, needed, host);
+                   return hlm::workflow::PlannedCache{
+                       key.key, hlm::cache_reuse_note(key, runs, wf.name, instance.id)};
                  }).c_str(), stdout);
       return 0;
     }

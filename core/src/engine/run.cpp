@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/cache_key.h"
 #include "engine/run_directory.h"
 #include "engine/stage.h"
 #include "hlm/errors.h"
@@ -28,36 +29,13 @@ workflow::Schema build_schema(const PluginHost& plugins) {
     for (const auto& decl : info.params) params.push_back(workflow::from_decl(decl));
     schema.add_plugin(info.kind, info.name, params);
   }
+  for (const auto& refused : plugins.refused()) schema.add_refused_library(refused.reason);
   return schema;
 }
 
-// Every {"plugin": name} block in the params, with the plugin kind from the param's type.
-static void collect_plugins(const nlohmann::json& value, const std::string& type,
-                            const PluginHost& plugins, std::string& out) {
-  const std::string prefix = type.rfind("list:", 0) == 0 ? type.substr(5) : type;
-  if (prefix.rfind("plugin:", 0) != 0) return;
-  const std::string kind = prefix.substr(7);
-  auto add = [&](const nlohmann::json& block) {
-    const auto& info = plugins.get(kind, block.at("plugin"));
-    out += info.kind + "/" + info.name + "@" + info.version + ";";
-  };
-  if (value.is_array())
-    for (const auto& block : value) add(block);
-  else if (value.is_object())
-    add(value);
-}
-
-std::string stage_cache_key(const workflow::StageInstance& instance,
-                            const std::map<std::string, std::string>& needed_keys,
-                            const PluginHost& plugins) {
-  const StageKind& kind = stage_kind(instance.kind);
-  std::string text = kind.kind + "@" + kind.version + "|" HLM_VERSION "|" +
-                     workflow::canonical_json(instance.params) + "|";
-  for (const auto& spec : kind.params)
-    if (instance.params.contains(spec.name))
-      collect_plugins(instance.params.at(spec.name), spec.type, plugins, text);
-  for (const auto& need : instance.needs) text += "|" + need + "=" + needed_keys.at(need);
-  return hex64(fnv1a64(text));
+std::string resolve_runs_dir(const workflow::Workflow& wf, const std::string& runs_dir) {
+  const std::string dir = !runs_dir.empty() ? runs_dir : wf.settings.value("runs_dir", std::string("runs"));
+  return fs::absolute(dir).lexically_normal().string();
 }
 
 namespace {
@@ -100,8 +78,7 @@ std::string report(const workflow::Workflow& wf, const std::string& run_dir,
 
 std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
                          const RunOptions& options) {
-  const std::string runs_dir = fs::absolute(
-      !options.runs_dir.empty() ? options.runs_dir : wf.settings.value("runs_dir", std::string("runs"))).lexically_normal().string();
+  const std::string runs_dir = resolve_runs_dir(wf, options.runs_dir);
   const std::string resolved = wf.resolved_yaml();
   const std::string run_dir = options.resume_dir.empty()
                                   ? new_run_directory(runs_dir, wf.name, resolved + utc_timestamp())
@@ -129,7 +106,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
   const size_t total = wf.stages.size();
   for (size_t i = 0; i < total; ++i) {
     const auto& instance = wf.stages[i];
-    const std::string key = stage_cache_key(instance, keys, plugins);
+    const CacheKey cache_key = stage_cache_key(instance, keys, plugins);
+    const std::string& key = cache_key.key;
     keys[instance.id] = key;
     const std::string stage_dir = run_dir + "/" + instance.id;
     const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + instance.id;
@@ -149,7 +127,19 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       ordered.push_back(m);
       continue;
     }
+    if (previous && previous->value("cache_key", "") != key) {
+      // Partial outputs of an interrupted run whose inputs have changed since (records
+      // edited, another build): resuming from them would mix the two, so they are set aside.
+      const std::string aside = stage_dir + ".superseded-" + previous->value("cache_key", "unknown");
+      fs::rename(stage_dir, aside);
+      fs::create_directories(stage_dir);
+      spdlog::warn("{}: its inputs changed since it was interrupted; earlier outputs moved to {}", tag, aside);
+    }
+    if (stop_signal_received())  // a signal during a stage too short to check for it
+      throw Preempted("stopped by a signal before stage '" + instance.id +
+                      "'; continue with hlm run --resume " + run_dir);
     nlohmann::json m = {{"id", instance.id}, {"kind", instance.kind}, {"cache_key", key},
+                        {"cache_parts", cache_key.parts},
                         {"params", instance.params}, {"needs", instance.needs},
                         {"matrix", instance.matrix_values}, {"status", "running"},
                         {"started_at", utc_timestamp()}};

@@ -20,11 +20,8 @@ struct RunOptions {
 // Stage kinds and plugin parameters, for validation.
 workflow::Schema build_schema(const PluginHost& plugins);
 
-// Hash of the stage kind and version, resolved params, the keys of needed stages and the
-// name + version of every plugin the params name.
-std::string stage_cache_key(const workflow::StageInstance& instance,
-                            const std::map<std::string, std::string>& needed_keys,
-                            const PluginHost& plugins);
+// The absolute runs folder: the given one, else settings.runs_dir, else "runs".
+std::string resolve_runs_dir(const workflow::Workflow& workflow, const std::string& runs_dir);
 
 // Returns the run directory. Throws hlm::Error when a stage fails (the run directory keeps
 // what finished; `hlm run --resume DIR` continues it).

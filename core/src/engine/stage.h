@@ -41,6 +41,9 @@ struct StageKind {
   std::string version;  // bump when outputs change for the same params: part of the cache key
   std::vector<workflow::ParamSpec> params;
   std::function<StageOutput(StageContext&)> run;
+  // What the stage reads from outside the run directory, as JSON that changes whenever that
+  // does (a dataset's records: names, sizes, modification times): part of the cache key.
+  std::function<nlohmann::json(const nlohmann::json& params, const PluginHost&)> external_inputs;
 };
 
 const std::vector<StageKind>& stage_kinds();

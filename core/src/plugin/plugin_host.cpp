@@ -11,6 +11,7 @@
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "util/build_id.h"
 
 namespace fs = std::filesystem;
 
@@ -64,7 +65,13 @@ void PluginHost::load_all(const std::vector<std::string>& directories) {
         files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) load_library(f);
+    // One stale or broken library must not take the others down: it is listed with its
+    // reason, and only a workflow that names its plugin fails.
+    for (const auto& f : files) try {
+        load_library(f);
+      } catch (const PluginError& e) {
+        refused_.push_back({f, e.what()});
+      }
   }
 }
 
@@ -106,6 +113,7 @@ const PluginInfo& PluginHost::load_library(const std::string& path) {
   info.abi_major = d->abi_major;
   info.abi_minor = d->abi_minor;
   info.params.assign(d->params, d->params + d->param_count);
+  info.build_id = build_id_of(path);
   info.descriptor = d;
   info.library = library;
   return plugins_.emplace(key, std::move(info)).first->second;
@@ -123,8 +131,15 @@ const PluginInfo& PluginHost::get(const std::string& kind, const std::string& na
   if (it == plugins_.end())
     throw PluginError("no " + kind + " plugin named '" + name + "'" +
                       did_you_mean(name, names(kind)) +
-                      "; `hlm plugins` lists what is installed (search path: HLM_PLUGIN_PATH)");
+                      "; `hlm plugins` lists what is installed (search path: HLM_PLUGIN_PATH)" +
+                      refused_summary());
   return it->second;
+}
+
+std::string PluginHost::refused_summary() const {
+  std::string out;
+  for (const auto& r : refused_) out += "; not loaded: " + r.reason;
+  return out;
 }
 
 void* PluginHost::create_raw(const PluginInfo& info, const nlohmann::json& given) const {

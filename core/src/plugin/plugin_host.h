@@ -14,10 +14,16 @@ namespace hlm {
 
 struct LoadedLibrary;  // a dlopen handle, closed when the last user goes
 
+// A library on the plugin path that did not load, and why (the message names the file).
+struct RefusedLibrary {
+  std::string path, reason;
+};
+
 struct PluginInfo {
   std::string kind, name, version, description, fingerprint, path;
   uint32_t abi_major = 0, abi_minor = 0;
   std::vector<hlm_param_decl> params;
+  std::string build_id;  // of the library file: part of the cache key of stages using it
   const hlm_plugin_descriptor* descriptor = nullptr;
   std::shared_ptr<LoadedLibrary> library;
 };
@@ -28,13 +34,17 @@ class PluginHost {
   // then the build tree's plugin folder and <exe>/../lib/hlm/plugins.
   static std::vector<std::string> default_search_path();
 
-  // Loads every libhlm_plugin_*.so found. Throws PluginError for a library built for another
-  // ABI or fingerprint, or a duplicate (kind, name).
+  // Loads every libhlm_plugin_*.so found. A library that cannot load (another ABI or
+  // fingerprint, a duplicate (kind, name), a broken file) is kept in refused() instead.
   void load_all(const std::vector<std::string>& directories);
-  // Loads one library file (also used by tests).
+  // Loads one library file (also used by tests); throws PluginError naming it.
   const PluginInfo& load_library(const std::string& path);
 
   const std::map<std::string, PluginInfo>& plugins() const { return plugins_; }
+  const std::vector<RefusedLibrary>& refused() const { return refused_; }
+  // "; not loaded: <reason>" for each refused library ("" when none): added to errors about
+  // a plugin that cannot be found, since the refused library may be the one meant.
+  std::string refused_summary() const;
   std::vector<std::string> names(const std::string& kind) const;
   const PluginInfo& get(const std::string& kind, const std::string& name) const;
 
@@ -54,6 +64,7 @@ class PluginHost {
  private:
   void* create_raw(const PluginInfo& info, const nlohmann::json& params) const;
   std::map<std::string, PluginInfo> plugins_;  // key: kind + "/" + name
+  std::vector<RefusedLibrary> refused_;
 };
 
 // The fingerprint this host was built with; plugins must match it exactly.

@@ -31,7 +31,8 @@ StageOutput run_finetune(StageContext& ctx) {
   BeatClassifier classifier(model, options.seed);
   ctx.progress("fine-tuning on " + std::to_string(windows.size()) + " windows, " +
                std::to_string(options.steps) + " steps");
-  const auto losses = classifier.fit(store, windows, options);
+  const auto losses =
+      classifier.fit(store, windows, options, {ctx.stage_dir + "/checkpoints", ctx.progress});
   const std::string path = ctx.stage_dir + "/classifier";
   classifier.save(path);
 
@@ -53,7 +54,7 @@ StageOutput run_finetune(StageContext& ctx) {
 }  // namespace
 
 StageKind finetune_stage() {
-  auto params = training_param_specs("200", "1e-4");
+  auto params = training_param_specs("200", "1e-4", TrainingStage::kFineTune);
   params.push_back({"holdout_records", "list", "[]",
                     "records kept out of fine-tuning (inter-patient evaluation)", false});
   params.push_back({"holdout_tail", "float", "0.0",

@@ -16,6 +16,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "train/preemption.h"
 
 namespace hlm {
 namespace {
@@ -65,12 +66,22 @@ StageOutput run_tokenize(StageContext& ctx) {
   StageOutput out;
   const std::string codebook = ctx.stage_dir + "/codebook.bin";
   const double fit_start = now_seconds();
-  if (tokenizer->needs_fit()) {
+  if (tokenizer->needs_fit() && std::filesystem::exists(codebook)) {
+    // Resuming an interrupted run (the engine clears a stage folder whose key changed): the
+    // records already written were tokenized with this codebook.
+    tokenizer->load_state(codebook);
+    out.artifacts["codebook"] = codebook;
+    ctx.progress("codebook of the interrupted run reused");
+  } else if (tokenizer->needs_fit()) {
     // First pass: only a bounded sample of beat features is kept, never the whole dataset.
     FitSample sample(size_t(p.at("fit_sample_cap").get<int64_t>()));
     parallel_for(records.size(), threads, [&](size_t i) {
+      if (stop_signal_received()) return;
       if (auto beats = read_and_extract(i)) sample.add(records[i].name, *beats);
     });
+    if (stop_signal_received())
+      throw Preempted("tokenize stopped by a signal while sampling beats for the codebook (nothing "
+                      "kept yet); continue with hlm run --resume RUN_DIR");
     if (sample.size() == 0)
       throw DataError("no beats to fit the tokenizer on" +
                       (failures.empty() ? std::string() : "; first failure: " + failures.front()));
@@ -88,7 +99,7 @@ StageOutput run_tokenize(StageContext& ctx) {
   std::atomic<uint64_t> beats_total{0};
   const double start = now_seconds();
   parallel_for(records.size(), threads, [&](size_t i) {
-    if (writer.has_record(records[i].name)) return;  // done before an interruption
+    if (writer.has_record(records[i].name) || stop_signal_received()) return;
     auto beats = read_and_extract(i);
     if (!beats) return;
     tokenizer->assign(*beats);
@@ -97,6 +108,10 @@ StageOutput run_tokenize(StageContext& ctx) {
     beats_total += beats->size();
     metrics().tokenize_beats(ctx.instance.id, beats->size());
   });
+  if (stop_signal_received())  // the writer's log keeps every finished record for --resume
+    throw Preempted("tokenize stopped by a signal with " + std::to_string(writer.record_count()) +
+                    " of " + std::to_string(records.size()) +
+                    " records written; continue with hlm run --resume RUN_DIR");
   writer.finish();
   const double seconds = now_seconds() - start;
   if (failures.size() == records.size())
@@ -127,6 +142,14 @@ StageOutput run_tokenize(StageContext& ctx) {
   return out;
 }
 
+// Each dataset's fingerprint: edited, added or removed records change the cache key.
+nlohmann::json dataset_fingerprints(const nlohmann::json& params, const PluginHost& plugins) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& block : params.at("datasets"))
+    out.push_back(plugins.create<Dataset>("dataset", block.at("plugin"), block)->fingerprint());
+  return out;
+}
+
 }  // namespace
 
 StageKind tokenize_stage() {
@@ -137,7 +160,8 @@ StageKind tokenize_stage() {
            {"threads", "int", "2", "records tokenized in parallel", false},
            {"fit_sample_cap", "int", "400000",
             "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
-          run_tokenize};
+          run_tokenize,
+          dataset_fingerprints};
 }
 
 }  // namespace hlm

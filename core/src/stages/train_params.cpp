@@ -1,11 +1,14 @@
 // Shared training parameters (see train_params.h).
 #include "stages/train_params.h"
 
+#include <algorithm>
+
 namespace hlm {
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
-                                                      const char* default_lr) {
-  return {
+                                                      const char* default_lr,
+                                                      TrainingStage stage) {
+  std::vector<workflow::ParamSpec> specs = {
       {"steps", "int", default_steps, "optimizer steps", false},
       {"batch", "int", "16", "sequences per rank per micro-step", false},
       {"accumulation", "int", "1", "micro-steps per optimizer step", false},
@@ -23,7 +26,20 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"checkpoint_every", "int", "0", "steps between checkpoints (0 = only when stopped)", false},
       {"profile_step", "int", "0", "record this step with LibTorch's profiler into profile.rank<R>.step<N>.json (chrome://tracing); 0 = off", false},
       {"resume", "bool", "true", "continue from the stage's newest complete checkpoint", false},
+      {"keep_checkpoints", "int", "3", "newest complete checkpoints kept, older ones removed (0 = all)", false},
   };
+  if (stage == TrainingStage::kFineTune) {
+    const std::vector<std::string> language_model_only = {"bucket_cap_mb", "eval_batches",
+                                                          "holdout_fraction", "profile_step"};
+    specs.erase(std::remove_if(specs.begin(), specs.end(),
+                               [&](const workflow::ParamSpec& spec) {
+                                 return std::find(language_model_only.begin(),
+                                                  language_model_only.end(),
+                                                  spec.name) != language_model_only.end();
+                               }),
+                specs.end());
+  }
+  return specs;
 }
 
 nlohmann::json training_options_json(const nlohmann::json& params) {

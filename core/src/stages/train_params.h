@@ -6,9 +6,14 @@
 
 namespace hlm {
 
+// Which training loop reads the params: fine-tuning runs on one rank and has no held-out
+// language-model loss, so it declares no bucket size, held-out split or profiler step.
+enum class TrainingStage { kLanguageModel, kFineTune };
+
 // steps, batch, lr, warmup, weight decay, clipping, accumulation, bf16, seed, threads, ...
-std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
-                                                      const char* default_lr);
+std::vector<workflow::ParamSpec> training_param_specs(
+    const char* default_steps, const char* default_lr,
+    TrainingStage stage = TrainingStage::kLanguageModel);
 // The training params of a stage, as a TrainOptions JSON block.
 nlohmann::json training_options_json(const nlohmann::json& params);
 

@@ -6,7 +6,10 @@
 
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
+#include "train/autocast_guard.h"
+#include "train/checkpoint.h"
 #include "train/fused_adamw.h"
+#include "train/preemption.h"
 #include "train/trainer.h"
 
 namespace hlm {
@@ -87,12 +90,17 @@ at::Tensor class_weights(const TokenStore& store, const std::vector<BeatWindow>&
 }  // namespace
 
 std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
-                                        const TrainOptions& o) {
+                                        const TrainOptions& o, const FitHooks& hooks) {
   if (windows.empty()) throw DataError(store.path() + ": no labelled beats to fine-tune on");
   const int64_t context = model_->context();
   std::vector<torch::Tensor> params = model_->module().parameters();
   for (auto& p : head_->parameters()) params.push_back(p);
   torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  // Model and head in one archive, so a checkpoint holds the whole classifier.
+  torch::nn::Module bundle;
+  bundle.register_module("model", std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
+  bundle.register_module("head", head_.ptr());
+
   const auto weights = class_weights(store, windows);
   std::vector<size_t> order(windows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -101,18 +109,49 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vect
   auto tokens = torch::empty({o.batch, context}, torch::kLong);
   auto labels = torch::empty({o.batch, context}, torch::kLong);
   std::vector<double> losses;
+  int64_t start_step = 0;
+  if (o.resume && !hooks.checkpoint_dir.empty())
+    if (const std::string path = latest_checkpoint(hooks.checkpoint_dir); !path.empty()) {
+      const CheckpointState state = load_checkpoint(path, bundle, optimizer, 0, 1);
+      start_step = state.step;
+      losses = state.losses;
+      if (hooks.on_log) hooks.on_log("resumed from " + path + " (step " + std::to_string(start_step) + ")");
+    }
   model_->module().train();
-  for (int64_t step = 0; step < o.steps; ++step) {
-    fill_batch(store, windows, order, size_t(step * o.batch), context, tokens, labels);
+  for (int64_t step = start_step; step < o.steps; ++step) {
     for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate_at(o, step));
     drop_gradients(optimizer);
-    auto loss = torch::nn::functional::cross_entropy(
-        logits(tokens).view({-1, kBeatClassCount}), labels.view({-1}),
-        torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(kIgnoreLabel));
-    loss.backward();
+    double loss_sum = 0;
+    for (int64_t micro = 0; micro < o.accumulation; ++micro) {
+      fill_batch(store, windows, order, size_t((step * o.accumulation + micro) * o.batch), context,
+                 tokens, labels);
+      at::Tensor logits;
+      {
+        const Bf16Autocast autocast(o.bf16);
+        logits = this->logits(tokens);
+      }
+      auto loss = torch::nn::functional::cross_entropy(
+                      logits.to(torch::kFloat32).view({-1, kBeatClassCount}), labels.view({-1}),
+                      torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(kIgnoreLabel)) /
+                  double(o.accumulation);
+      loss.backward();
+      loss_sum += loss.item<double>();
+    }
     clipped_adamw_step(optimizer, params, o.grad_clip);
-    losses.push_back(loss.item<double>());
+    losses.push_back(loss_sum);
+    if (hooks.on_log && ((step + 1) % std::max<int64_t>(1, o.log_every) == 0 || step + 1 == o.steps))
+      hooks.on_log("step " + std::to_string(step + 1) + "/" + std::to_string(o.steps) + " loss " +
+                   std::to_string(loss_sum));
+    const bool stop = stop_signal_received();
+    const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
+    if ((stop || periodic) && !hooks.checkpoint_dir.empty())
+      save_checkpoint(hooks.checkpoint_dir, {step + 1, 1, losses}, bundle, optimizer, 0, {},
+                      o.keep_checkpoints);
+    if (stop)
+      throw Preempted("fine-tuning stopped by a signal after step " + std::to_string(step + 1) +
+                      (hooks.checkpoint_dir.empty() ? "" : " (checkpoint written)") +
+                      "; continue with hlm run --resume RUN_DIR");
   }
   return losses;
 }
@@ -124,6 +163,7 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(const TokenStore& 
   std::vector<std::pair<uint64_t, int>> out;
   std::vector<int64_t> buffer;
   for (const auto& w : windows) {
+    if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
     buffer.resize(size_t(w.length));
     store.copy_window(w.start, buffer.size(), buffer.data());
     auto tokens = torch::from_blob(buffer.data(), {1, w.length}, torch::kLong);

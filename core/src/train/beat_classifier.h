@@ -1,6 +1,7 @@
 // Beat classification on top of a pretrained language model: a linear head maps each token's
 // hidden state to the AAMI class (N, S, V, F, Q) of its beat. Used by finetune and evaluate.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,12 +31,21 @@ std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<
 std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,
                                    bool exclude);
 
+// Where fine-tuning keeps checkpoints (none when empty) and where its log lines go.
+struct FitHooks {
+  std::string checkpoint_dir;
+  std::function<void(const std::string&)> on_log;
+};
+
 class BeatClassifier {
  public:
   BeatClassifier(std::shared_ptr<Model> model, uint64_t seed);
-  // Trains model + head on the labelled beats of `windows`; returns the loss per step.
+  // Trains model + head on the labelled beats of `windows`; returns the loss per step. With
+  // a checkpoint dir it checkpoints every options.checkpoint_every steps and, on a stop
+  // signal, after the current step (then throws Preempted); options.resume continues from
+  // the newest complete checkpoint there.
   std::vector<double> fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
-                          const TrainOptions& options);
+                          const TrainOptions& options, const FitHooks& hooks = {});
   // Predicted class per beat for every kept position of the windows: (beat index, class).
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows);

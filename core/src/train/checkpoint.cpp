@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -41,11 +42,26 @@ std::string step_dir(const std::string& dir, int64_t step) {
   return dir + "/step_" + std::to_string(step);
 }
 
+// Steps of the complete checkpoints (with DONE) under dir, ascending.
+std::vector<int64_t> complete_steps(const std::string& dir) {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "DONE")) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (*end == '\0') steps.push_back(step);
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, int rank,
-                     const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+                     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int keep) {
   const std::string out = step_dir(dir, state.step);
   fs::create_directories(out);
   // Per rank: the RNG state (dropout); model and optimizer are identical on every rank after
@@ -68,29 +84,30 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
     });
     write_atomic(out + "/meta.json", [&](const std::string& tmp) {
       nlohmann::json meta = {{"step", state.step}, {"world_size", state.world_size},
-                             {"losses", state.losses}};
+                             {"losses", state.losses}, {"train_seconds", state.train_seconds}};
       std::ofstream(tmp) << meta.dump() << '\n';
     });
   }
   barrier(group);  // every rank's files are durable before the marker
   if (rank == 0) {
+    fsync_path(out);  // their names in the step folder too
     write_atomic(out + "/DONE", [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
+    fsync_path(out);
     fsync_path(dir);
+    const std::vector<int64_t> steps = complete_steps(dir);
+    for (size_t i = 0; keep > 0 && i + size_t(keep) < steps.size(); ++i) {
+      // DONE first: a crash mid-removal leaves a folder resume ignores, never a half one it trusts.
+      fs::remove(step_dir(dir, steps[i]) + "/DONE");
+      fsync_path(step_dir(dir, steps[i]));
+      fs::remove_all(step_dir(dir, steps[i]));
+    }
   }
   barrier(group);
 }
 
 std::string latest_checkpoint(const std::string& dir) {
-  std::error_code ec;
-  int64_t best = -1;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "DONE")) continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
-    if (*end == '\0' && step > best) best = step;
-  }
-  return best < 0 ? "" : step_dir(dir, best);
+  const std::vector<int64_t> steps = complete_steps(dir);
+  return steps.empty() ? "" : step_dir(dir, steps.back());
 }
 
 CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& model,
@@ -104,6 +121,7 @@ CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& mode
   state.step = meta.at("step");
   state.world_size = meta.at("world_size");
   state.losses = meta.at("losses").get<std::vector<double>>();
+  state.train_seconds = meta.value("train_seconds", 0.0);
   if (state.world_size != world_size)
     throw CheckpointError(path + ": made with world size " + std::to_string(state.world_size) +
                           ", this run has " + std::to_string(world_size) +

@@ -16,12 +16,14 @@ struct CheckpointState {
   int64_t step = 0;                 // optimizer steps completed
   int world_size = 1;
   std::vector<double> losses;       // per completed step (rank 0)
+  double train_seconds = 0;         // training-loop time of every run segment so far
 };
 
 // Writes a checkpoint of `step` under dir. Every rank calls it (collective when group is set).
+// Then rank 0 removes all but the newest `keep` complete checkpoints (keep <= 0 keeps all).
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, int rank,
-                     const c10::intrusive_ptr<c10d::ProcessGroup>& group);
+                     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int keep);
 
 // The newest complete checkpoint under dir (one with DONE), or "" when there is none.
 std::string latest_checkpoint(const std::string& dir);

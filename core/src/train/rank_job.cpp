@@ -146,7 +146,10 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
     const std::string where = "rank " + std::to_string(launched.failed_rank) + " of " +
                               std::to_string(world_size) + " exited with " + std::to_string(code) +
                               "; see " + out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
-    if (code == kExitRequeue) throw Preempted("stopped by a signal (checkpoint written): " + where);
+    // Ranks we forwarded a stop to may have died of it before their handler was installed:
+    // still a stop, not a failure to restart.
+    if (code == kExitRequeue || stop_signal_received())
+      throw Preempted("stopped by a signal: " + where + "; continue with hlm run --resume RUN_DIR");
     if (attempt >= max_restarts) throw Error(where);
     if (progress)
       progress(where + "; restarting the group from the newest checkpoint (restart " +

@@ -25,16 +25,29 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "seed", o.seed);
   read(p, "threads", o.threads);
   read(p, "bucket_cap_mb", o.bucket_cap_mb);
-  read(p, "eval_every", o.eval_every);
   read(p, "eval_batches", o.eval_batches);
   read(p, "holdout_fraction", o.holdout_fraction);
   read(p, "log_every", o.log_every);
   read(p, "checkpoint_every", o.checkpoint_every);
   read(p, "resume", o.resume);
+  read(p, "keep_checkpoints", o.keep_checkpoints);
   read(p, "timing_skip_steps", o.timing_skip_steps);
   read(p, "save_weights", o.save_weights);
   read(p, "profile_step", o.profile_step);
   return o;
+}
+
+nlohmann::json TrainOptions::to_json() const {
+  return {{"steps", steps}, {"batch", batch}, {"accumulation", accumulation}, {"lr", lr},
+          {"min_lr_ratio", min_lr_ratio}, {"warmup_steps", warmup_steps},
+          {"weight_decay", weight_decay}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps},
+          {"grad_clip", grad_clip}, {"bf16", bf16}, {"seed", seed}, {"threads", threads},
+          {"bucket_cap_mb", bucket_cap_mb},
+          {"eval_batches", eval_batches}, {"holdout_fraction", holdout_fraction},
+          {"log_every", log_every}, {"checkpoint_every", checkpoint_every}, {"resume", resume},
+          {"keep_checkpoints", keep_checkpoints}, {"timing_skip_steps", timing_skip_steps},
+          {"save_weights", save_weights}, {"profile_step", profile_step},
+          {"mask_probability", mask_probability}};
 }
 
 double learning_rate_at(const TrainOptions& o, int64_t step) {

@@ -21,18 +21,20 @@ struct TrainOptions {
   uint64_t seed = 0;
   int threads = 1;                  // intra-op threads per rank
   double bucket_cap_mb = 4.0;       // gradient all-reduce bucket size (small enough to overlap)
-  int64_t eval_every = 0;           // steps between held-out evaluations; 0 = at the end only
   int64_t eval_batches = 4;
   double holdout_fraction = 0.05;   // tail of the token stream kept for evaluation
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = only on a stop signal
   bool resume = true;               // continue from the newest complete checkpoint
+  int keep_checkpoints = 3;         // newest complete checkpoints kept (0 = all)
   int64_t timing_skip_steps = -1;   // steps left out of the median step time; -1 = automatic
   bool save_weights = true;         // write model.pt at the end
   int64_t profile_step = 0;         // step recorded by LibTorch's profiler (0 = none)
   double mask_probability = 0.15;   // masked objective: share of content tokens predicted
 
   static TrainOptions from_params(const nlohmann::json& params);
+  // Every field, under its param name: what a run actually used.
+  nlohmann::json to_json() const;
 };
 
 // The learning rate at `step`: linear warm-up, then cosine decay to lr * min_lr_ratio.

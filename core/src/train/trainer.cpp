@@ -1,7 +1,6 @@
 // The pretraining loop (see trainer.h).
 #include "train/trainer.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <dlfcn.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +12,7 @@
 #include "hlm/errors.h"
 #include "hlm/gemm.h"
 #include "hlm/util.h"
+#include "train/autocast_guard.h"
 #include "train/batch_prefetcher.h"
 #include "train/checkpoint.h"
 #include "train/fused_adamw.h"
@@ -34,7 +34,10 @@ double measure_peak_flops(bool bf16) {
   torch::NoGradGuard no_grad;
   const int64_t n = 1024;
   auto dtype = bf16 ? torch::kBFloat16 : torch::kFloat32;
-  auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+  // Its own generator: drawing from the default one would move the training stream (dropout)
+  // away from where a resumed run restored it.
+  at::Generator generator = at::detail::createCPUGenerator(/*seed_val=*/0);
+  auto a = torch::randn({n, n}, generator).to(dtype), b = torch::randn({n, n}, generator).to(dtype);
   gemm(a, b, false, false);  // warm-up; the same GEMM the models call (hlm/gemm.h)
   // The fastest of a few tenths of a second of GEMMs: freshly started ranks can share a core
   // until the scheduler spreads them (a best of 3 measured half the peak in a 2-rank run).
@@ -77,13 +80,8 @@ double median_after_warmup(std::vector<double> times, int64_t skip_steps) {
 }
 
 at::Tensor forward_logits(Model& model, const at::Tensor& inputs, bool bf16) {
-  if (!bf16) return model.logits(model.hidden(inputs));
-  at::autocast::set_cpu_enabled(true);
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-  at::Tensor logits = model.logits(model.hidden(inputs));
-  at::autocast::set_cpu_enabled(false);
-  at::autocast::clear_cache();
-  return logits;
+  const Bf16Autocast autocast(bf16);
+  return model.logits(model.hidden(inputs));
 }
 
 // Next-token loss for a causal model; for a masked model, the loss on a RoBERTa-corrupted copy
@@ -149,12 +147,14 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.world_size = env.world_size;
   const std::string checkpoints = job.out_dir + "/checkpoints";
   int64_t start_step = 0;
+  double earlier_train_seconds = 0;  // loop time of the segments before a resume
   if (o.resume && !job.out_dir.empty()) {
     if (const std::string path = latest_checkpoint(checkpoints); !path.empty()) {
       const CheckpointState state =
           load_checkpoint(path, model.module(), optimizer, env.rank, env.world_size);
       start_step = state.step;
       result.losses = state.losses;
+      earlier_train_seconds = state.train_seconds;
       if (env.rank == 0) spdlog::info("resumed from {} (step {})", path, start_step);
     }
   }
@@ -221,15 +221,16 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if ((stop || periodic) && !job.out_dir.empty()) {
       const double checkpoint_start = now_seconds();
-      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses}, model.module(),
-                      optimizer, env.rank, group);
+      const double trained = earlier_train_seconds + now_seconds() - loop_start;
+      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses, trained}, model.module(),
+                      optimizer, env.rank, group, o.keep_checkpoints);
       if (job.on_checkpoint) job.on_checkpoint(now_seconds() - checkpoint_start);
     }
     if (stop)
       throw Preempted("stopped by a signal after step " + std::to_string(step + 1) +
                       " (checkpoint written); continue with hlm run --resume RUN_DIR");
   }
-  result.train_seconds = now_seconds() - loop_start;
+  result.train_seconds = earlier_train_seconds + now_seconds() - loop_start;
   result.steps = o.steps;
   result.step_seconds_median = median_after_warmup(step_times, o.timing_skip_steps);
   result.forward_seconds_median = median_after_warmup(forward_times, o.timing_skip_steps);

@@ -167,8 +167,10 @@ std::string dry_run_plan(const Workflow& workflow, const CacheKeyFn& cache_key) 
     if (cache_key) {
       std::map<std::string, std::string> needed;
       for (const auto& need : instance.needs) needed[need] = keys.at(need);
-      keys[instance.id] = cache_key(instance, needed);
-      out << "   cache:   " << keys[instance.id] << "\n";
+      const PlannedCache planned = cache_key(instance, needed);
+      keys[instance.id] = planned.key;
+      out << "   cache:   " << planned.key << "\n";
+      if (!planned.reuse.empty()) out << "   reuse:   " << planned.reuse << "\n";
     }
     out << "   params:\n";
     flatten(instance.params, "", out);

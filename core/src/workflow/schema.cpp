@@ -52,7 +52,6 @@ Schema::Schema() {
   settings_ = {
       {"metrics_port", "int", "0", "Prometheus exporter port; 0 picks any free port", false},
       {"runs_dir", "string", "\"runs\"", "where run directories are created", false},
-      {"threads", "int", "0", "CPU threads per rank; 0 uses all cores", false},
   };
 }
 
@@ -72,6 +71,12 @@ void Schema::add_plugin(const std::string& kind, const std::string& name,
   const std::string problem = check_specs(params, true, *this);
   if (!problem.empty()) throw PluginError(kind + " plugin '" + name + "': " + problem);
   plugins_[kind][name] = std::move(params);
+}
+
+std::string Schema::refused_note() const {
+  std::string out;
+  for (const auto& reason : refused_) out += "; not loaded: " + reason;
+  return out;
 }
 
 void Schema::set_settings(std::vector<ParamSpec> settings) {

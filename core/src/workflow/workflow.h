@@ -32,13 +32,17 @@ ParamSpec from_decl(const hlm_param_decl& decl);
 // the settings block. Filled by the caller (built-in stages, loaded plugins).
 class Schema {
  public:
-  // Starts with the settings metrics_port (int, 0 = any free port), runs_dir, threads (0 = all).
+  // Starts with the settings metrics_port (int, 0 = any free port) and runs_dir.
   Schema();
   // Throws hlm::InternalError for a duplicate kind or a malformed spec.
   void add_stage_kind(const std::string& kind, std::vector<ParamSpec> params);
   // Throws hlm::PluginError for a duplicate (kind, name) or a malformed spec.
   void add_plugin(const std::string& kind, const std::string& name, std::vector<ParamSpec> params);
   void set_settings(std::vector<ParamSpec> settings);
+  // A plugin library that did not load, with the reason naming it: an unknown plugin name
+  // in a workflow is reported with these, since one of them may be the plugin meant.
+  void add_refused_library(const std::string& reason) { refused_.push_back(reason); }
+  std::string refused_note() const;
 
   // nullptr when unknown.
   const std::vector<ParamSpec>* stage_kind(const std::string& kind) const;
@@ -51,6 +55,7 @@ class Schema {
   std::map<std::string, std::vector<ParamSpec>> stage_kinds_;
   std::map<std::string, std::map<std::string, std::vector<ParamSpec>>> plugins_;
   std::vector<ParamSpec> settings_;
+  std::vector<std::string> refused_;
 };
 
 // One node of the expanded DAG. A stage without a matrix has one instance whose id is the stage
@@ -97,13 +102,17 @@ Workflow load_workflow_text(const std::string& text, const std::string& file_lab
 // the result can be hashed for cache keys.
 std::string canonical_json(const nlohmann::json& value);
 
+// A stage instance's cache key and one line saying whether a finished stage with that key
+// would be reused, and if not, what differs from the newest one that finished.
+struct PlannedCache {
+  std::string key;
+  std::string reuse;
+};
 // Returns the cache key of an instance given the keys of the instances it needs (already
 // computed, since the plan walks in topological order).
-using CacheKeyFn = std::function<std::string(
+using CacheKeyFn = std::function<PlannedCache(
     const StageInstance& instance, const std::map<std::string, std::string>& needed_keys)>;
 
-// Human-readable plan: stages in order with kind, needs, matrix values, plugins and resolved
-// parameters, plus a cache key per instance when cache_key is given.
 std::string dry_run_plan(const Workflow& workflow, const CacheKeyFn& cache_key = {});
 
 }  // namespace hlm::workflow
