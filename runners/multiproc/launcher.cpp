@@ -105,13 +105,44 @@ int decode_status(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Asks every running rank to stop, then kills what is left after the grace period. Ranks
-// reaped here keep their exit code.
-void stop_all(std::vector<Rank>& ranks, double grace_seconds) {
+size_t open_pipes(const std::vector<Rank>& ranks) {
+  size_t n = 0;
+  for (const auto& r : ranks) n += r.out_fd >= 0;
+  return n;
+}
+
+// Waits up to timeout_ms for output and forwards what came, closing pipes at end of file.
+void pump_all(const LaunchOptions& o, std::vector<Rank>& ranks, int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<size_t> owner;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].out_fd >= 0) {
+      fds.push_back({ranks[r].out_fd, POLLIN, 0});
+      owner.push_back(r);
+    }
+  if (fds.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return;
+  }
+  poll(fds.data(), fds.size(), timeout_ms);
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    Rank& r = ranks[owner[i]];
+    if (!pump(o, r, int(owner[i]))) {
+      close(r.out_fd);
+      r.out_fd = -1;
+    }
+  }
+}
+
+// Asks every running rank to stop, then kills what is left after the grace period. Output
+// is still read meanwhile: a rank that writes much while stopping must not block on a full
+// pipe and be killed for it. Ranks reaped here keep their exit code.
+void stop_all(const LaunchOptions& o, std::vector<Rank>& ranks) {
   for (auto& r : ranks)
     if (r.exit_code < 0) kill(r.pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(int64_t(grace_seconds * 1000));
+                        std::chrono::milliseconds(int64_t(o.grace_seconds * 1000));
   while (std::chrono::steady_clock::now() < deadline) {
     bool alive = false;
     for (auto& r : ranks) {
@@ -120,49 +151,31 @@ void stop_all(std::vector<Rank>& ranks, double grace_seconds) {
       alive = alive || r.exit_code < 0;
     }
     if (!alive) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pump_all(o, ranks, 50);
   }
   for (auto& r : ranks)
     if (r.exit_code < 0) kill(r.pid, SIGKILL);
 }
 
-}  // namespace
-
-LaunchResult launch_ranks(const LaunchOptions& o) {
-  const int port = o.master_port ? o.master_port : free_tcp_port();
+// One start of every rank on `port`, until all have exited.
+LaunchResult launch_once(const LaunchOptions& o, int port) {
   std::vector<Rank> ranks(size_t(o.nproc));
   for (int r = 0; r < o.nproc; ++r) {
     if (!o.log_dir.empty())
-      ranks[r].log = std::make_unique<std::ofstream>(o.log_dir + "/rank" + std::to_string(r) + ".log");
+      ranks[r].log = std::make_unique<std::ofstream>(o.log_dir + "/rank" + std::to_string(r) + ".log",
+                                                     std::ios::app);
     ranks[r].pid = spawn(o, r, port, ranks[r].out_fd);
   }
   LaunchResult result;
   result.exit_codes.assign(size_t(o.nproc), -1);
-  size_t open_pipes = ranks.size();
   bool stop_forwarded = false;
-  while (open_pipes > 0) {
+  while (open_pipes(ranks) > 0) {
     if (!stop_forwarded && o.stop_requested && o.stop_requested()) {
       stop_forwarded = true;
       for (auto& r : ranks)
         if (r.exit_code < 0) kill(r.pid, SIGTERM);
     }
-    std::vector<pollfd> fds;
-    std::vector<int> owner;
-    for (int r = 0; r < o.nproc; ++r)
-      if (ranks[r].out_fd >= 0) {
-        fds.push_back({ranks[r].out_fd, POLLIN, 0});
-        owner.push_back(r);
-      }
-    poll(fds.data(), fds.size(), 200);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Rank& r = ranks[owner[i]];
-      if (!pump(o, r, owner[i])) {
-        close(r.out_fd);
-        r.out_fd = -1;
-        --open_pipes;
-      }
-    }
+    pump_all(o, ranks, 200);
     // Reap exited ranks; the first failure stops the others (their pipes then close).
     for (int r = 0; r < o.nproc; ++r) {
       int status = 0;
@@ -170,7 +183,7 @@ LaunchResult launch_ranks(const LaunchOptions& o) {
         ranks[r].exit_code = decode_status(status);
         if (ranks[r].exit_code != 0 && result.failed_rank < 0) {
           result.failed_rank = r;
-          stop_all(ranks, o.grace_seconds);
+          stop_all(o, ranks);
         }
       }
     }
@@ -185,6 +198,18 @@ LaunchResult launch_ranks(const LaunchOptions& o) {
     if (ranks[r].exit_code != 0 && result.failed_rank < 0) result.failed_rank = r;
   }
   return result;
+}
+
+}  // namespace
+
+LaunchResult launch_ranks(const LaunchOptions& o) {
+  if (o.master_port) return launch_once(o, o.master_port);
+  // The picked port is free only until someone else binds it; rank 0 reports losing it.
+  for (int attempt = 1;; ++attempt) {
+    const LaunchResult result = launch_once(o, o.free_port());
+    const bool port_taken = result.failed_rank == 0 && result.exit_codes[0] == kExitAddressInUse;
+    if (!port_taken || attempt >= o.port_attempts) return result;
+  }
 }
 
 }  // namespace hlm

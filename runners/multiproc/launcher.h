@@ -10,12 +10,23 @@
 
 namespace hlm {
 
+// Exit status of a rank 0 that could not listen on MASTER_PORT (EADDRINUSE): another process
+// took the port between the launcher's pick and the rank's bind.
+constexpr int kExitAddressInUse = 98;
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_tcp_port();
+
 struct LaunchOptions {
   int nproc = 1;
   std::vector<std::string> argv;                 // argv[0] is the executable
   std::map<std::string, std::string> env;        // added to each rank's environment
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;                           // 0 = pick a free port
+  // 0 = ask free_port for one; when rank 0 then exits with kExitAddressInUse, every rank is
+  // started again on a new port (up to port_attempts times in all).
+  int master_port = 0;
+  std::function<int()> free_port = free_tcp_port;
+  int port_attempts = 5;
   std::string log_dir;                           // rank<r>.log files here when set
   double grace_seconds = 10;                     // SIGTERM to SIGKILL when stopping ranks
   std::function<void(int rank, const std::string& line)> on_line;  // default: stderr
@@ -31,8 +42,5 @@ struct LaunchResult {
 };
 
 LaunchResult launch_ranks(const LaunchOptions& options);
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_tcp_port();
 
 }  // namespace hlm

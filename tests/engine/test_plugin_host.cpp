@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "hlm/dataset.h"
 #include "hlm/errors.h"
+#include "hlm_cli.h"
 #include "plugin/plugin_host.h"
 
 namespace fs = std::filesystem;
@@ -57,9 +59,40 @@ TEST(PluginHost, RefusesTwoPluginsWithTheSameName) {
   fs::copy_file(test_plugin("tiny_good"), dir / "a/libhlm_plugin_tiny.so", fs::copy_options::overwrite_existing);
   fs::copy_file(test_plugin("tiny_good"), dir / "b/libhlm_plugin_tiny.so", fs::copy_options::overwrite_existing);
   hlm::PluginHost host;
-  const std::string message = error_of([&] { host.load_all({(dir / "a").string(), (dir / "b").string()}); });
-  EXPECT_NE(message.find("duplicate dataset plugin 'tiny'"), std::string::npos) << message;
+  host.load_all({(dir / "a").string(), (dir / "b").string()});
+  EXPECT_EQ(host.plugins().size(), 1u);  // the first one found
+  ASSERT_EQ(host.refused().size(), 1u);
+  EXPECT_NE(host.refused()[0].reason.find("duplicate dataset plugin 'tiny'"), std::string::npos)
+      << host.refused()[0].reason;
   fs::remove_all(dir);
+}
+
+// A stale or broken library on the plugin path is listed with its reason; everything else
+// still loads, and only a workflow that names a missing plugin fails, mentioning it.
+TEST(PluginHost, ABrokenLibraryIsListedAndTheOthersStillWork) {
+  hlm::test::ScratchDir dir("hlm_broken_plugin");
+  std::ofstream(dir.path / "libhlm_plugin_broken.so") << "not an ELF file\n";
+  fs::copy_file(test_plugin("tiny_bad_abi"), dir.path / "libhlm_plugin_tiny_bad_abi.so");
+  const std::string path = "--plugin-path " + dir.path.string() + " ";
+
+  const auto listed = hlm::test::run_hlm(path + "plugins");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("gpt"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("refused    " + (dir.path / "libhlm_plugin_broken.so").string() +
+                               ": cannot load plugin"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("incompatible plugin ABI version"), std::string::npos) << listed.output;
+
+  const auto valid = hlm::test::run_hlm(path + "validate workflows/quickstart.yaml");
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+
+  std::ofstream(dir.path / "wf.yaml") << "name: x\nstages:\n  - id: t\n    kind: tokenize\n"
+                                         "    params:\n      datasets: [{plugin: broken}]\n"
+                                         "      tokenizer: {plugin: beat-vq}\n";
+  const auto needs = hlm::test::run_hlm(path + "validate " + (dir.path / "wf.yaml").string());
+  EXPECT_EQ(needs.exit_code, 2) << needs.output;
+  EXPECT_NE(needs.output.find("unknown dataset plugin 'broken'"), std::string::npos) << needs.output;
+  EXPECT_NE(needs.output.find("not loaded: " + (dir.path / "libhlm_plugin_broken.so").string()),
+            std::string::npos) << needs.output;
 }
 
 TEST(PluginHost, ReportsAFactoryErrorWithThePluginName) {

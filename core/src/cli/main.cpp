@@ -17,6 +17,7 @@
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "multiproc/launcher.h"
 #include "plugin/plugin_host.h"
 #include "train/dist_env.h"
 #include "train/preemption.h"
@@ -170,6 +171,9 @@ int main(int argc, char** argv) {
   } catch (const hlm::Preempted& e) {
     std::fprintf(stderr, "stopped: %s\n", e.what());
     return hlm::kExitRequeue;
+  } catch (const hlm::AddressInUse& e) {
+    std::fprintf(stderr, "error: %s; the launcher retries on another port\n", e.what());
+    return hlm::kExitAddressInUse;
   } catch (const hlm::ConfigError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -33,7 +33,15 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
   store_options.numWorkers = env.world_size;
   store_options.waitWorkers = true;
   store_options.timeout = std::chrono::seconds(300);
-  auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  } catch (const std::exception& e) {
+    // c10d reports a taken port as "failed to bind ... (errno: 98 - Address already in use)".
+    if (env.rank == 0 && std::string(e.what()).find("errno: 98") != std::string::npos)
+      throw AddressInUse(env.master_addr + ":" + std::to_string(env.master_port) + " is taken");
+    throw;
+  }
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
   return backend->create_group(store, env.rank, env.world_size);
 }

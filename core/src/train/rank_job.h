@@ -6,10 +6,18 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "hlm/errors.h"
 #include "plugin/plugin_host.h"
 #include "train/dist_env.h"
 
 namespace hlm {
+
+// Thrown on rank 0 when MASTER_PORT was taken before its store could listen on it; the rank
+// exits with kExitAddressInUse and the launcher retries on another port.
+class AddressInUse : public Error {
+ public:
+  explicit AddressInUse(const std::string& what) : Error(what) {}
+};
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
                             const DistEnv& env);
