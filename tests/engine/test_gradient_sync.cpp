@@ -163,17 +163,4 @@ TEST(GradientSync, OneRanksStopVoteReachesEveryRank) {
   }
 }
 
-TEST(GradientSync, AccumulatingFourMicroStepsEqualsOneFourTimesBiggerBatch) {
-  const auto [x, y] = batch(32);
-  auto big = make_model();
-  loss_of(big, x, y).backward();
-  auto accumulated = make_model();
-  for (int micro = 0; micro < 4; ++micro)
-    (loss_of(accumulated, x.narrow(0, micro * 8, 8), y.narrow(0, micro * 8, 8)) / 4.0).backward();
-  std::vector<at::Tensor> a, b;
-  for (const auto& p : big->parameters()) a.push_back(p.grad());
-  for (const auto& p : accumulated->parameters()) b.push_back(p.grad());
-  expect_close(a, b, 1e-6);
-}
-
 }  // namespace

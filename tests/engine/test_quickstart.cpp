@@ -17,7 +17,7 @@ namespace {
 
 // Small enough for CI: fewer steps and a short synthetic record set.
 const std::string kSmall =
-    "workflows/quickstart.yaml vars.steps=30 scale.steps=8 "
+    "workflows/quickstart.yaml vars.steps=30 scale.steps=9 "
     "'vars.model={plugin: gpt, vocab_size: 72, context: 64, d_model: 32, n_layer: 1, n_head: 2, d_ff: 64}' "
     "'tokenize.datasets=[{plugin: wfdb, dir: workflows/data/mitdb, records: [\"208\"]}, "
     "{plugin: synthetic, records: 2, seconds: 120, sampling_hz: 250, seed: 3}]'";
@@ -54,7 +54,15 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   const auto scale_rows = manifest(run_dir, "scale")["results"]["rows"];
   ASSERT_EQ(scale_rows.size(), 2u);
   EXPECT_EQ(scale_rows[1]["world_size"], 2);
-  EXPECT_GT(scale_rows[1]["speedup"].get<double>(), 0.0);
+  // 9 steps do not split over 2 ranks: 2 x 5 steps, a little more work, compared per sample.
+  EXPECT_EQ(scale_rows[0]["steps_per_rank"], 9);
+  EXPECT_EQ(scale_rows[1]["steps_per_rank"], 5);
+  EXPECT_EQ(scale_rows[0]["samples"], 9 * 16);
+  EXPECT_EQ(scale_rows[1]["samples"], 2 * 5 * 16);
+  const double t1 = scale_rows[0]["seconds"], t2 = scale_rows[1]["seconds"];
+  const double speedup = (t1 / (9 * 16)) / (t2 / (2 * 5 * 16));
+  EXPECT_NEAR(scale_rows[1]["speedup"].get<double>(), speedup, 1e-9 * speedup);
+  EXPECT_NEAR(scale_rows[1]["efficiency"].get<double>(), speedup / 2, 1e-9 * speedup);
 
   // Same workflow again: every stage comes from the cache.
   const auto second = run_hlm("run " + args);

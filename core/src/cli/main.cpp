@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
   qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")->required();
   qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
+  int qrs_lead = -1;
+  qrs_eval->add_option("--lead", qrs_lead, "detect on this lead alone, as beat-vq does by default (default: every lead)");
   auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain");
   bench->require_subcommand(1);
   hlm::BenchPretrainOptions pretrain_options;
@@ -131,7 +133,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   hlm::install_stop_handlers();
   try {
-    if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads);
+    if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead);
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);
     if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);

@@ -19,16 +19,24 @@ struct RecordScore {
   std::string error;  // non-empty when the record could not be scored
 };
 
-RecordScore score_record(const std::string& dir, const std::string& name) {
+RecordScore score_record(const std::string& dir, const std::string& name, int lead) {
   RecordScore s;
   try {
     const Record r = wfdb::read_record(dir, name);
     if (r.digital.empty() || r.digital[0].empty())
       throw DataError("no signal samples to detect beats on (annotation-only record?)");
-    // Every lead as long as the first goes to the detector, as the beat-vq tokenizer does.
-    const std::vector<std::vector<float>> leads = r.physical_leads(0);
-    const std::vector<const float*> pointers = lead_pointers(leads);
-    const std::vector<int64_t> detected = dsp::detect_qrs(pointers, leads[0].size(), r.sampling_hz);
+    std::vector<int64_t> detected;
+    if (lead < 0) {
+      // Every lead as long as the first, as beat-vq with detect_all_leads does.
+      const std::vector<std::vector<float>> leads = r.physical_leads(0);
+      detected = dsp::detect_qrs(lead_pointers(leads), leads[0].size(), r.sampling_hz);
+    } else {
+      if (size_t(lead) >= r.digital.size())
+        throw DataError("has " + std::to_string(r.digital.size()) + " lead(s); --lead " +
+                        std::to_string(lead) + " is not one of them");
+      const std::vector<float> x = r.physical(lead);
+      detected = dsp::detect_qrs(x.data(), x.size(), r.sampling_hz);
+    }
     s.counts = dsp::match_beats(dsp::reference_beats(r.annotations), detected,
                                 dsp::match_window_samples(r.sampling_hz));
   } catch (const Error& e) {
@@ -41,13 +49,14 @@ double percent(double fraction) { return 100.0 * fraction; }
 
 }  // namespace
 
-int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads) {
+int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads,
+                     int lead) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
     throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
   std::vector<RecordScore> scores(names.size());
-  parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i]); });
+  parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
 
   std::printf("%-10s %8s %6s %6s %7s %7s\n", "record", "TP", "FN", "FP", "Se", "+P");
   dsp::MatchCounts gross;

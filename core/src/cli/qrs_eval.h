@@ -7,11 +7,13 @@
 namespace hlm {
 
 // Reads each record (all of DIR's when `records` is empty) with its .atr annotations, detects
-// beats on all its leads with hlm::dsp::detect_qrs, and prints one line per record (TP, FN,
+// beats with hlm::dsp::detect_qrs on all its leads (lead < 0) or on one lead (as the beat-vq
+// tokenizer does by default), and prints one line per record (TP, FN,
 // FP, Se, +P) and then `gross TP=<n> FN=<n> FP=<n> Se=<percent> +P=<percent>` over the records
 // scored. Records run on `threads` threads (0 = one per core); the output is in record order.
 // A record that cannot be read or has no signals is reported on stderr and left out of the
 // gross line. Returns 0 when every record was scored, 1 otherwise.
-int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads);
+int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads,
+                     int lead = -1);
 
 }  // namespace hlm
