@@ -1,4 +1,4 @@
-// Backend plugins: make the c10d process group the trainer all-reduces over (Gloo, NCCL).
+// Backend plugins: make the c10d process group the trainer all-reduces over (gloo and shm today).
 #pragma once
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>

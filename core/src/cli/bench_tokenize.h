@@ -10,11 +10,11 @@ namespace hlm {
 // (header, signals, annotations, leads in mV), filter (clean_ecg), detect (detect_qrs on lead
 // 0, or on every lead with all_leads), window (64-point windows, RR, matched labels), then a
 // k-means codebook of `codes` codes (fit, timed but excluded from the total) and assign
-// (nearest code). Records run on
-// `threads` threads (0 = one per core). Prints one JSON line: per stage the summed thread
-// seconds (wall and CPU) and beats/s (beats / (thread seconds / threads)); the total beats/s
-// (beats detected / wall seconds of read..window plus assign); the detector's beats/s on one
-// core (beats / detect CPU seconds); and bxb-style Se/+P against the .atr beats (not timed).
+// (nearest code). Each stage runs over every record on `threads` threads (0 = one per core)
+// before the next one starts, with every record in memory. Prints one JSON line: per stage its
+// wall seconds and beats/s (beats detected / those seconds, measured on the machine); the
+// total beats/s (beats / the stages' summed seconds, fit excluded); the detector's beats/s on
+// one core (beats / detect CPU seconds); and bxb-style Se/+P against the .atr beats (not timed).
 // Returns 0, or 1 when some record could not be read (named on stderr).
 int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads);
 

@@ -228,7 +228,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     }
     if (stop)
       throw Preempted("stopped by a signal after step " + std::to_string(step + 1) +
-                      " (checkpoint written); continue with hlm run --resume RUN_DIR");
+                      (job.out_dir.empty() ? " (no checkpoint: this run has no folder)"
+                                           : " (checkpoint written); continue with hlm run --resume RUN_DIR"));
   }
   result.train_seconds = earlier_train_seconds + now_seconds() - loop_start;
   result.steps = o.steps;
