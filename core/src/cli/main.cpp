@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/bench_gemm.h"
 #include "cli/bench_pretrain.h"
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
   int qrs_lead = -1;
   qrs_eval->add_option("--lead", qrs_lead, "detect on this lead alone, as beat-vq does by default (default: every lead)");
-  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain");
+  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
   bench->require_subcommand(1);
   hlm::BenchPretrainOptions pretrain_options;
   auto* bench_pretrain = bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
                              "record this step with LibTorch's profiler (chrome trace JSON)");
   bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
+  auto* bench_gemm = bench->add_subcommand("gemm", "one-core GEMM peaks (oneDNN, OpenBLAS; fp32, bf16), as JSON");
   auto* bench_tokenize = bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
   bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
   hlm::install_stop_handlers();
   try {
     if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead);
+    if (*bench_gemm) return hlm::bench_gemm_command();
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);
     if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);

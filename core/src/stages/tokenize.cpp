@@ -142,11 +142,14 @@ StageOutput run_tokenize(StageContext& ctx) {
   return out;
 }
 
-// Each dataset's fingerprint: edited, added or removed records change the cache key.
-nlohmann::json dataset_fingerprints(const nlohmann::json& params, const PluginHost& plugins) {
-  nlohmann::json out = nlohmann::json::array();
+// Each dataset's fingerprint (edited, added or removed records change the cache key) and the
+// tokenizer's identity, which covers a codebook file it was given (its contents' hash).
+nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& plugins) {
+  nlohmann::json out = {{"datasets", nlohmann::json::array()}};
   for (const auto& block : params.at("datasets"))
-    out.push_back(plugins.create<Dataset>("dataset", block.at("plugin"), block)->fingerprint());
+    out["datasets"].push_back(plugins.create<Dataset>("dataset", block.at("plugin"), block)->fingerprint());
+  const auto& tokenizer = params.at("tokenizer");
+  out["tokenizer"] = plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
   return out;
 }
 
@@ -161,7 +164,7 @@ StageKind tokenize_stage() {
            {"fit_sample_cap", "int", "400000",
             "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
           run_tokenize,
-          dataset_fingerprints};
+          tokenize_inputs};
 }
 
 }  // namespace hlm
