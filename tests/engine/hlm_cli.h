@@ -39,6 +39,14 @@ struct ScratchDir {
   ~ScratchDir() { std::filesystem::remove_all(path); }
 };
 
+// The run directory named on the "run directory" line of hlm's output, or "".
+inline std::filesystem::path run_dir_of(const std::string& output) {
+  const std::string marker = "run directory ";
+  const size_t at = output.find(marker);
+  if (at == std::string::npos) return {};
+  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
+}
+
 // The last line of output that ends with report.md: the run's report path.
 inline std::string report_path(const std::string& output) {
   const size_t end = output.rfind("report.md");

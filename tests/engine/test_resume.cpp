@@ -10,6 +10,7 @@
 #include "hlm_cli.h"
 
 namespace fs = std::filesystem;
+using hlm::test::run_dir_of;
 using hlm::test::run_hlm;
 using hlm::test::run_hlm_watching;
 using hlm::test::ScratchDir;
@@ -21,14 +22,6 @@ const std::string kWorkflow = "tests/engine/fixtures/train_small.yaml";
 nlohmann::json pretrain_manifest(const fs::path& run_dir) {
   std::ifstream in(run_dir / "pretrain" / "manifest.json");
   return nlohmann::json::parse(in);
-}
-
-// The run directory named on the "run directory" line of hlm's output.
-fs::path run_dir_of(const std::string& output) {
-  const std::string marker = "run directory ";
-  const size_t at = output.find(marker);
-  if (at == std::string::npos) return {};
-  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
 }
 
 // The newest process whose command line is `.../hlm rank ...`, or -1.

@@ -89,11 +89,9 @@ class FinetuneKeys : public ::testing::Test {
         " finetune.steps=12 finetune.log_every=100 scale.world_sizes=[1] "
         "scale.steps=1 " + overrides);
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    const std::string marker = "run directory ";
-    const size_t at = r.output.find(marker);
     Finetuned out;
     out.output = r.output;
-    out.dir = fs::path(r.output.substr(at + marker.size(), r.output.find('\n', at) - at - marker.size())) / "finetune";
+    out.dir = hlm::test::run_dir_of(r.output) / "finetune";
     std::ifstream in(out.dir / "manifest.json");
     const auto manifest = nlohmann::json::parse(in);
     out.losses = manifest["results"]["losses"].get<std::vector<double>>();

@@ -11,6 +11,7 @@
 #include "hlm_cli.h"
 
 namespace fs = std::filesystem;
+using hlm::test::run_dir_of;
 using hlm::test::run_hlm;
 using hlm::test::run_hlm_watching;
 using hlm::test::ScratchDir;
@@ -22,13 +23,6 @@ const std::string kWorkflow = "tests/engine/fixtures/every_stage.yaml";
 nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
   std::ifstream in(run_dir / stage / "manifest.json");
   return nlohmann::json::parse(in);
-}
-
-fs::path run_dir_of(const std::string& output) {
-  const std::string marker = "run directory ";
-  const size_t at = output.find(marker);
-  if (at == std::string::npos) return {};
-  return output.substr(at + marker.size(), output.find('\n', at) - at - marker.size());
 }
 
 struct Stopped {

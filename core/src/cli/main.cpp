@@ -1,5 +1,5 @@
 // The hlm command line: run / validate workflows, list plugins, and the internal `rank`
-// entry point that the multiproc and SLURM runners start once per rank.
+// entry point that the multiproc runner starts once per rank.
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
