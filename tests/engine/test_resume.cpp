@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "hlm_cli.h"
@@ -24,12 +25,23 @@ nlohmann::json pretrain_manifest(const fs::path& run_dir) {
   return nlohmann::json::parse(in);
 }
 
-// The newest process whose command line is `.../hlm rank ...`, or -1.
-pid_t newest_rank_process() {
+// The newest child of `parent` whose command line is `.../hlm rank ...`, or -1. Only children
+// of the run under test count: ctest runs other tests' ranks at the same time.
+pid_t newest_rank_process(pid_t parent) {
   pid_t newest = -1;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string stat_line;
+    std::getline(stat, stat_line);
+    const size_t close = stat_line.rfind(')');  // "pid (comm) state ppid ..."
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat_line.substr(close + 2));
+    std::string state;
+    pid_t ppid = -1;
+    fields >> state >> ppid;
+    if (ppid != parent) continue;
     std::ifstream in(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::string> argv;
@@ -123,9 +135,9 @@ TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
     bool killed = false;
     const auto r = run_hlm_watching(
         "run " + args + " --runs-dir " + (runs.path / "b").string(),
-        [&](pid_t, const std::string& line) {
+        [&](pid_t hlm, const std::string& line) {
           if (!killed && line.find("step 300/") != std::string::npos) {
-            const pid_t rank = newest_rank_process();  // a child running `hlm rank JOB`
+            const pid_t rank = newest_rank_process(hlm);  // a child running `hlm rank JOB`
             killed = rank > 0 && kill(rank, SIGKILL) == 0;
           }
         });
