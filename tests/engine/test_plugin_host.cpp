@@ -37,6 +37,34 @@ TEST(PluginHost, LoadsAPluginAndCreatesObjectsWithItsParams) {
   EXPECT_EQ(dataset->records().size(), 3u);
 }
 
+TEST(PluginHost, ReadsTheSdkVersionAndKindFromTheMacro) {
+  hlm::PluginHost host;
+  const auto& info = host.load_library(test_plugin("tiny_good"));
+  EXPECT_EQ(info.kind, "dataset");  // hlm::Dataset::kPluginKind
+  EXPECT_EQ(info.abi_minor, uint32_t(HLM_PLUGIN_ABI_MINOR));
+  EXPECT_EQ(info.sdk_version, HLM_VERSION);
+  EXPECT_NE(std::string(hlm::host_fingerprint()).find(" sdk=" HLM_VERSION), std::string::npos);
+}
+
+// Built with the ABI 1.0 descriptor, which ends before sdk_version: it loads, the missing
+// field reads as absent, and its objects work.
+TEST(PluginHost, LoadsAPluginBuiltAgainstTheOlderShorterDescriptor) {
+  hlm::PluginHost host;
+  const auto& info = host.load_library(test_plugin("tiny_abi_1_0"));
+  EXPECT_EQ(info.abi_minor, 0u);
+  EXPECT_EQ(info.version, "0.0.9");
+  EXPECT_EQ(info.sdk_version, "");
+  auto dataset = host.create<hlm::Dataset>("dataset", "tiny", {{"records", 3}});
+  EXPECT_EQ(dataset->records().size(), 3u);
+}
+
+TEST(PluginHost, RefusesADescriptorWithoutARequiredFieldNamingIt) {
+  hlm::PluginHost host;
+  const std::string message = error_of([&] { host.load_library(test_plugin("tiny_null_create")); });
+  EXPECT_NE(message.find("tiny_null_create"), std::string::npos) << message;
+  EXPECT_NE(message.find("plugin descriptor has no 'create'"), std::string::npos) << message;
+}
+
 TEST(PluginHost, RefusesAPluginBuiltForAnotherAbiNamingBothVersions) {
   hlm::PluginHost host;
   const std::string message = error_of([&] { host.load_library(test_plugin("tiny_bad_abi")); });

@@ -1,6 +1,8 @@
-// A minimal dataset plugin for plugin-host tests. Compile definitions make broken variants:
+// A minimal dataset plugin for plugin-host tests. Compile definitions make variants:
 // TINY_BAD_FINGERPRINT pretends another LibTorch and C++ ABI; HLM_PLUGIN_ABI_MAJOR_BUILT=99
-// pretends a future plugin ABI.
+// pretends a future plugin ABI; TINY_ABI_1_0 hands out the shorter descriptor of ABI 1.0
+// (before sdk_version was appended), as a plugin built with that SDK does; TINY_NULL_CREATE
+// does the same with no create function.
 #include "hlm/dataset.h"
 
 #ifdef TINY_BAD_FINGERPRINT
@@ -39,4 +41,33 @@ hlm::Dataset* make_tiny(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("dataset", hlm::Dataset, "tiny", "0.1.0", "empty records for tests", kParams, make_tiny)
+#if defined(TINY_ABI_1_0) || defined(TINY_NULL_CREATE)
+namespace {
+// hlm_plugin_descriptor as ABI 1.0 laid it out.
+struct DescriptorAbi10 {
+  uint32_t abi_major, abi_minor, struct_size;
+  const char *kind, *name, *version, *fingerprint, *description;
+  const hlm_param_decl* params;
+  uint32_t param_count;
+  int (*create)(const void* params, void** object, char* error, size_t error_size);
+  void (*destroy)(void* object);
+};
+#ifdef TINY_NULL_CREATE
+constexpr auto kCreate = nullptr;
+#else
+int kCreate(const void* p, void** o, char* e, size_t n) {
+  return hlm::detail::create_object<hlm::Dataset>(make_tiny, p, o, e, n);
+}
+#endif
+}  // namespace
+
+extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void) {
+  static const DescriptorAbi10 descriptor = {
+      1, 0, sizeof(DescriptorAbi10), "dataset", "tiny", "0.0.9", HLM_BUILD_FINGERPRINT,
+      "an ABI 1.0 plugin", kParams, 1, kCreate,
+      [](void* o) { delete static_cast<hlm::Dataset*>(o); }};
+  return reinterpret_cast<const hlm_plugin_descriptor*>(&descriptor);
+}
+#else
+HLM_PLUGIN(hlm::Dataset, "tiny", "0.1.0", "empty records for tests", kParams, make_tiny)
+#endif

@@ -66,4 +66,6 @@ hlm::Dataset* make(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("dataset", hlm::Dataset, "@NAME@", "0.1.0", "sine-wave records (template)", kParams, make)
+// The entry point: interface (its kind, "dataset", comes with it), name, version, description,
+// params, factory.
+HLM_PLUGIN(hlm::Dataset, "@NAME@", "0.1.0", "sine-wave records (template)", kParams, make)

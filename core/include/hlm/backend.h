@@ -11,6 +11,7 @@ namespace hlm {
 
 class Backend {
  public:
+  static constexpr const char* kPluginKind = "backend";  // HLM_PLUGIN's descriptor kind
   virtual ~Backend() = default;
   // The device tensors must live on for this backend ("cpu" or "cuda:<local_rank>").
   virtual std::string device(int local_rank) const = 0;

@@ -10,6 +10,7 @@ namespace hlm {
 
 class Dataset {
  public:
+  static constexpr const char* kPluginKind = "dataset";  // HLM_PLUGIN's descriptor kind
   virtual ~Dataset() = default;
   // Record names in a stable order.
   virtual std::vector<std::string> records() const = 0;

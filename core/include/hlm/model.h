@@ -11,6 +11,7 @@ enum class Objective { kCausal, kMasked };
 
 class Model {
  public:
+  static constexpr const char* kPluginKind = "model";  // HLM_PLUGIN's descriptor kind
   virtual ~Model() = default;
   // The module that owns every parameter (for optimizers, checkpoints, all-reduce).
   virtual torch::nn::Module& module() = 0;

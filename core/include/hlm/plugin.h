@@ -1,26 +1,35 @@
 // The plugin ABI: one extern "C" entry point per plugin library, made by HLM_PLUGIN, returns a
 // plain descriptor. The host checks abi_major and the build fingerprint before calling anything
 // else, so the C++ objects a plugin creates may be used through the interfaces of this SDK.
+// ABI 1.1 appended sdk_version; the host reads a 1.0 descriptor too (see struct_size).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #define HLM_PLUGIN_ABI_MAJOR 1
-#define HLM_PLUGIN_ABI_MINOR 0
+#define HLM_PLUGIN_ABI_MINOR 1
 #define HLM_PLUGIN_ENTRY_SYMBOL "hlm_plugin_entry"
 
-// Values a plugin and the host must agree on; a mismatch means C++ objects cannot cross.
+// Values a plugin and the host must agree on; a mismatch means C++ objects cannot cross: the
+// LibTorch and C++ ABI behind the interfaces, nlohmann::json (create() receives one) and this
+// SDK's own version (the interfaces themselves).
+#include <nlohmann/json.hpp>
 #ifndef HLM_TORCH_VERSION
 #define HLM_TORCH_VERSION "none"
+#endif
+#ifndef HLM_VERSION
+#define HLM_VERSION "unknown"
 #endif
 #ifndef HLM_WITH_CUDA
 #define HLM_WITH_CUDA 0
 #endif
 #define HLM_STRINGIFY_(x) #x
 #define HLM_STRINGIFY(x) HLM_STRINGIFY_(x)
-#define HLM_BUILD_FINGERPRINT                                                       \
-  "torch=" HLM_TORCH_VERSION " cuda=" HLM_STRINGIFY(HLM_WITH_CUDA) " cxx11abi=" \
-  HLM_STRINGIFY(_GLIBCXX_USE_CXX11_ABI) " gcc=" HLM_STRINGIFY(__GNUC__)
+#define HLM_BUILD_FINGERPRINT                                                          \
+  "torch=" HLM_TORCH_VERSION " cuda=" HLM_STRINGIFY(HLM_WITH_CUDA) " cxx11abi="    \
+  HLM_STRINGIFY(_GLIBCXX_USE_CXX11_ABI) " gcc=" HLM_STRINGIFY(__GNUC__) " json="   \
+  HLM_STRINGIFY(NLOHMANN_JSON_VERSION_MAJOR) "." HLM_STRINGIFY(NLOHMANN_JSON_VERSION_MINOR) \
+  " sdk=" HLM_VERSION
 
 extern "C" {
 
@@ -35,7 +44,9 @@ typedef struct hlm_param_decl {
 } hlm_param_decl;
 
 // Returned by the entry point. Fields may only be appended (struct_size tells the host how
-// many are present), so an older plugin of the same abi_major still loads.
+// many are present; abi_minor counts the appends), so an older plugin of the same abi_major
+// still loads: the host copies the fields it was given into a zeroed descriptor of its own.
+// kind, name, fingerprint, create and destroy must be set; the others may be null.
 typedef struct hlm_plugin_descriptor {
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -52,6 +63,8 @@ typedef struct hlm_plugin_descriptor {
   // Returns 0 on success; otherwise writes a message to error and returns non-zero.
   int (*create)(const void* params, void** object, char* error, size_t error_size);
   void (*destroy)(void* object);
+  // ABI 1.1: the hlm version whose SDK headers built the plugin (null from a 1.0 plugin).
+  const char* sdk_version;
 } hlm_plugin_descriptor;
 
 typedef const hlm_plugin_descriptor* (*hlm_plugin_entry_fn)(void);
@@ -66,7 +79,6 @@ typedef const hlm_plugin_descriptor* (*hlm_plugin_entry_fn)(void);
 #ifdef __cplusplus
 #include <cstdio>
 #include <exception>
-#include <nlohmann/json.hpp>
 
 namespace hlm::detail {
 // Runs a factory and turns any exception into status + message: nothing is thrown across C.
@@ -86,21 +98,21 @@ int create_object(Factory factory, const void* params, void** object, char* erro
 }
 }  // namespace hlm::detail
 
-// HLM_PLUGIN(kind, Interface, name, version, description, params, factory)
-//   kind:      "dataset" | "tokenizer" | "model" | "backend"
-//   Interface: hlm::Dataset, hlm::Tokenizer, hlm::Model or hlm::Backend
+// HLM_PLUGIN(Interface, name, version, description, params, factory)
+//   Interface: hlm::Dataset, hlm::Tokenizer, hlm::Model or hlm::Backend; the plugin's kind
+//              ("dataset", ...) is the interface's kPluginKind, so the two cannot disagree
 //   params:    a static array of hlm_param_decl
 //   factory:   Interface* (const nlohmann::json& params), may throw
 #ifndef HLM_PLUGIN_ABI_MAJOR_BUILT
 #define HLM_PLUGIN_ABI_MAJOR_BUILT HLM_PLUGIN_ABI_MAJOR
 #endif
-#define HLM_PLUGIN(kind_, Interface, name_, version_, description_, params_, factory_)          \
+#define HLM_PLUGIN(Interface, name_, version_, description_, params_, factory_)                 \
   extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void) {           \
     static const hlm_plugin_descriptor descriptor = {                                          \
         HLM_PLUGIN_ABI_MAJOR_BUILT,                                                            \
         HLM_PLUGIN_ABI_MINOR,                                                                  \
         sizeof(hlm_plugin_descriptor),                                                         \
-        kind_,                                                                                 \
+        Interface::kPluginKind,                                                                \
         name_,                                                                                 \
         version_,                                                                              \
         HLM_BUILD_FINGERPRINT,                                                                 \
@@ -110,7 +122,8 @@ int create_object(Factory factory, const void* params, void** object, char* erro
         [](const void* p, void** o, char* e, size_t n) {                                       \
           return hlm::detail::create_object<Interface>(factory_, p, o, e, n);                  \
         },                                                                                     \
-        [](void* o) { delete static_cast<Interface*>(o); }};                                   \
+        [](void* o) { delete static_cast<Interface*>(o); },                                    \
+        HLM_VERSION};                                                                          \
     return &descriptor;                                                                        \
   }
 #endif

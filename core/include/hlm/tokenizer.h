@@ -31,6 +31,7 @@ struct Beats {
 
 class Tokenizer {
  public:
+  static constexpr const char* kPluginKind = "tokenizer";  // HLM_PLUGIN's descriptor kind
   virtual ~Tokenizer() = default;
   // Number of distinct tokens, special tokens included.
   virtual uint32_t vocab_size() const = 0;

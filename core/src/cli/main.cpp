@@ -36,8 +36,9 @@ hlm::PluginHost load_plugins(const std::vector<std::string>& extra_dirs) {
 
 int list_plugins(const hlm::PluginHost& host) {
   for (const auto& [key, info] : host.plugins()) {
-    std::printf("%-10s %-12s %-8s %s\n", info.kind.c_str(), info.name.c_str(), info.version.c_str(),
-                info.path.c_str());
+    std::printf("%-10s %-12s %-8s %s (ABI %u.%u, SDK %s)\n", info.kind.c_str(), info.name.c_str(),
+                info.version.c_str(), info.path.c_str(), info.abi_major, info.abi_minor,
+                info.sdk_version.empty() ? "not recorded" : info.sdk_version.c_str());
     if (!info.description.empty()) std::printf("    %s\n", info.description.c_str());
     for (const auto& p : info.params)
       std::printf("    %-16s %-8s default %-12s %s\n", p.name, p.type,

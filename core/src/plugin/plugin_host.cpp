@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "hlm/errors.h"
@@ -25,6 +26,35 @@ struct LoadedLibrary {
 };
 
 const char* host_fingerprint() { return HLM_BUILD_FINGERPRINT; }
+
+namespace {
+
+// The plugin's descriptor as this host lays it out: fields the plugin did not have (an older
+// minor version, smaller struct_size) stay zero; fields a newer plugin appended are not read.
+std::shared_ptr<const hlm_plugin_descriptor> read_descriptor(const std::string& path,
+                                                             const hlm_plugin_descriptor* given) {
+  if (!given || given->abi_major != HLM_PLUGIN_ABI_MAJOR)
+    throw PluginError(path + ": incompatible plugin ABI version (plugin: " +
+                      std::to_string(given ? given->abi_major : 0) + ", host: " +
+                      std::to_string(HLM_PLUGIN_ABI_MAJOR) +
+                      "); rebuild the plugin against this hlm's SDK");
+  auto d = std::make_shared<hlm_plugin_descriptor>();
+  std::memset(d.get(), 0, sizeof(*d));
+  std::memcpy(d.get(), given, std::min<size_t>(given->struct_size, sizeof(*d)));
+  const std::pair<const char*, bool> required[] = {
+      {"kind", d->kind != nullptr},         {"name", d->name != nullptr},
+      {"fingerprint", d->fingerprint != nullptr}, {"create", d->create != nullptr},
+      {"destroy", d->destroy != nullptr}};
+  for (const auto& [field, present] : required)
+    if (!present)
+      throw PluginError(path + ": plugin descriptor has no '" + field + "' (struct_size " +
+                        std::to_string(given->struct_size) + " bytes, ABI " +
+                        std::to_string(given->abi_major) + "." + std::to_string(given->abi_minor) +
+                        "); rebuild the plugin with the HLM_PLUGIN macro");
+  return d;
+}
+
+}  // namespace
 
 std::vector<std::string> PluginHost::default_search_path() {
   std::vector<std::string> dirs;
@@ -85,15 +115,7 @@ const PluginInfo& PluginHost::load_library(const std::string& path) {
   if (!entry)
     throw PluginError(path + ": not an hlm plugin: no '" HLM_PLUGIN_ENTRY_SYMBOL
                       "' symbol (a plugin defines it with the HLM_PLUGIN macro)");
-  const hlm_plugin_descriptor* d = entry();
-  if (!d || d->abi_major != HLM_PLUGIN_ABI_MAJOR)
-    throw PluginError(path + ": incompatible plugin ABI version (plugin: " +
-                      std::to_string(d ? d->abi_major : 0) + ", host: " +
-                      std::to_string(HLM_PLUGIN_ABI_MAJOR) +
-                      "); rebuild the plugin against this hlm's SDK");
-  if (d->struct_size < sizeof(hlm_plugin_descriptor))
-    throw PluginError(path + ": plugin descriptor too small (" + std::to_string(d->struct_size) +
-                      " bytes, host needs " + std::to_string(sizeof(hlm_plugin_descriptor)) + ")");
+  const auto d = read_descriptor(path, entry());
   if (std::string(d->fingerprint) != host_fingerprint())
     throw PluginError(path + ": plugin '" + d->name + "' was built for '" + d->fingerprint +
                       "' but this hlm is '" + host_fingerprint() +
@@ -106,13 +128,14 @@ const PluginInfo& PluginHost::load_library(const std::string& path) {
   PluginInfo info;
   info.kind = d->kind;
   info.name = d->name;
-  info.version = d->version;
+  info.version = d->version ? d->version : "";
   info.description = d->description ? d->description : "";
   info.fingerprint = d->fingerprint;
   info.path = path;
   info.abi_major = d->abi_major;
   info.abi_minor = d->abi_minor;
-  info.params.assign(d->params, d->params + d->param_count);
+  info.sdk_version = d->sdk_version ? d->sdk_version : "";
+  if (d->params) info.params.assign(d->params, d->params + d->param_count);
   info.build_id = build_id_of(path);
   info.descriptor = d;
   info.library = library;

@@ -22,9 +22,11 @@ struct RefusedLibrary {
 struct PluginInfo {
   std::string kind, name, version, description, fingerprint, path;
   uint32_t abi_major = 0, abi_minor = 0;
+  std::string sdk_version;  // "" from a plugin older than ABI 1.1
   std::vector<hlm_param_decl> params;
   std::string build_id;  // of the library file: part of the cache key of stages using it
-  const hlm_plugin_descriptor* descriptor = nullptr;
+  // The host's copy of the plugin's descriptor (fields it did not have are zero).
+  std::shared_ptr<const hlm_plugin_descriptor> descriptor;
   std::shared_ptr<LoadedLibrary> library;
 };
 

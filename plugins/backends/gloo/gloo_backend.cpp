@@ -38,5 +38,5 @@ hlm::Backend* make_gloo(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("backend", hlm::Backend, "gloo", "1.0.0", "CPU all-reduce over TCP (c10d Gloo)",
+HLM_PLUGIN(hlm::Backend, "gloo", "1.0.0", "CPU all-reduce over TCP (c10d Gloo)",
            kParams, make_gloo)

@@ -40,5 +40,5 @@ hlm::Backend* make_shm(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("backend", hlm::Backend, "shm", "1.0.0",
+HLM_PLUGIN(hlm::Backend, "shm", "1.0.0",
            "CPU collectives through shared memory, for ranks on one host", kParams, make_shm)

@@ -106,6 +106,6 @@ const hlm_param_decl kWfdbParams[] = {
 
 }  // namespace
 
-HLM_PLUGIN("dataset", hlm::Dataset, "wfdb", "1.0.0",
+HLM_PLUGIN(hlm::Dataset, "wfdb", "1.0.0",
            "PhysioNet WFDB records: formats 212/16/61/80/160/310/311/8/24/32, MIT annotations",
            kWfdbParams, make_wfdb_dataset)

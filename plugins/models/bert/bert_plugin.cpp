@@ -35,5 +35,5 @@ hlm::Model* make_bert(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("model", hlm::Model, "bert", "1.0.0",
+HLM_PLUGIN(hlm::Model, "bert", "1.0.0",
            "pre-LayerNorm RoBERTa-style encoder with tied head (masked LM)", kParams, make_bert)

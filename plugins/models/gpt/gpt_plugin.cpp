@@ -33,5 +33,5 @@ hlm::Model* make_gpt(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN("model", hlm::Model, "gpt", "1.0.0",
+HLM_PLUGIN(hlm::Model, "gpt", "1.0.0",
            "pre-LayerNorm GPT decoder with tied head (causal LM)", kParams, make_gpt)

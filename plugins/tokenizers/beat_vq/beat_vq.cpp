@@ -214,6 +214,6 @@ const hlm_param_decl kBeatVqParams[] = {
 
 }  // namespace
 
-HLM_PLUGIN("tokenizer", hlm::Tokenizer, "beat-vq", "1.0.0",
+HLM_PLUGIN(hlm::Tokenizer, "beat-vq", "1.0.0",
            "heartbeat windows around detected R peaks, quantised by a k-means codebook",
            kBeatVqParams, make_beat_vq)

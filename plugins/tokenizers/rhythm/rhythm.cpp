@@ -184,6 +184,6 @@ const hlm_param_decl kRhythmParams[] = {
 
 }  // namespace
 
-HLM_PLUGIN("tokenizer", hlm::Tokenizer, "rhythm", "1.0.0",
+HLM_PLUGIN(hlm::Tokenizer, "rhythm", "1.0.0",
            "heartbeat tokens: AAMI beat class x RR interval over the running median RR",
            kRhythmParams, make_rhythm)
