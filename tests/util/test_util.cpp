@@ -1,8 +1,16 @@
-// The small helpers every cache key and error message rests on: FNV-1a against its published
-// test vectors, hex formatting, did-you-mean suggestions, and build IDs of loaded code.
+// The small helpers every cache key, error message and written file rests on: FNV-1a against
+// its published test vectors, hex formatting, did-you-mean suggestions, build IDs of loaded
+// code, and whole-or-nothing file writes.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hlm/errors.h"
 #include "hlm/util.h"
+#include "util/atomic_file.h"
 #include "util/build_id.h"
 
 namespace {
@@ -31,6 +39,39 @@ TEST(Util, ReadsTheBuildIdOfTheRunningProgram) {
   const std::string host = hlm::host_build_identity();
   EXPECT_EQ(host.rfind("hlm=" + id + ";", 0), 0u) << host;
   EXPECT_NE(host.find("libhlm_base.so="), std::string::npos) << host;
+}
+
+}  // namespace
+
+namespace {
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Whole or nothing: a new file replaces the old one, and a writer that fails leaves the old
+// file as it was, no .tmp behind, and an error naming the path.
+TEST(AtomicFile, ReplacesWholeOrLeavesTheOldFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hlm_atomic_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "f.json").string();
+  hlm::write_file_atomic(path, std::string("first"));
+  hlm::write_file_atomic(path, std::string("second"));
+  EXPECT_EQ(read_all(path), "second");
+  try {
+    hlm::write_file_atomic(path, [](const std::string& tmp) {
+      std::ofstream(tmp) << "half";
+      throw std::runtime_error("disk full");
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const hlm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": cannot write (disk full)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_all(path), "second");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_THROW(hlm::write_file_atomic((dir / "no/such/folder/f").string(), std::string("x")), hlm::Error);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "engine/parallel.h"
+#include "util/parallel.h"
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/filter.h"

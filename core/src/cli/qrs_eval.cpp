@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/parallel.h"
+#include "util/parallel.h"
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/qrs.h"
 #include "hlm/errors.h"

@@ -8,6 +8,7 @@
 #include "hlm/dsp/kmeans.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "util/atomic_file.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "codebook files are little-endian; add byte swapping for this platform"
@@ -43,15 +44,7 @@ void save_codebook(const Codebook& codebook, const std::string& path, const std:
              codebook.centroids.size() * sizeof(float));
   const uint64_t sum = fnv1a64(out.data(), out.size());
   out.append(reinterpret_cast<const char*>(&sum), sizeof(sum));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f.flush())
-      throw CheckpointError(tmp + ": cannot write the codebook (disk full or no permission?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw CheckpointError(path + ": cannot rename " + tmp + " into place");
+  write_file_atomic(path, out);
 }
 
 Codebook load_codebook(const std::string& path, std::string* metadata) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "hlm/util.h"
+#include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -37,12 +38,7 @@ std::string new_run_directory(const std::string& runs_dir, const std::string& wo
 }
 
 void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  fs::rename(tmp, path);
+  write_file_atomic(path, text);
 }
 
 std::optional<nlohmann::json> read_json(const std::string& path) {

@@ -9,6 +9,7 @@
 
 #include "hlm/errors.h"
 #include "metrics/metrics.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 
@@ -29,14 +30,7 @@ void write_file_sd(const std::string& path, const std::vector<std::string>& targ
   std::error_code ec;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
   // Prometheus re-reads the file on change; a rename means it never sees half a document.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << doc.dump(2) << "\n";
-    if (!out.flush()) throw DataError(tmp + ": cannot write Prometheus target file");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw DataError(tmp + ": cannot rename to " + path + ": " + ec.message());
+  write_file_atomic(path, doc.dump(2) + "\n");
 }
 
 void remove_file_sd(const std::string& path) {

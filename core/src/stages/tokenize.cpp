@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "engine/fit_sample.h"
-#include "engine/parallel.h"
+#include "util/parallel.h"
 #include "engine/stage.h"
 #include "hlm/dataset.h"
 #include "hlm/errors.h"

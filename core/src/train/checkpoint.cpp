@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hlm/errors.h"
+#include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -24,14 +25,6 @@ void fsync_path(const std::string& path) {
     ::fsync(fd);
     ::close(fd);
   }
-}
-
-template <class Saver>
-void write_atomic(const std::string& path, Saver save) {
-  const std::string tmp = path + ".tmp";
-  save(tmp);
-  fsync_path(tmp);
-  fs::rename(tmp, path);
 }
 
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
@@ -66,23 +59,23 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
   fs::create_directories(out);
   // Per rank: the RNG state (dropout); model and optimizer are identical on every rank after
   // the all-reduce, so rank 0 writes them once.
-  write_atomic(out + "/rank" + std::to_string(rank) + ".pt", [&](const std::string& tmp) {
+  write_file_atomic(out + "/rank" + std::to_string(rank) + ".pt", [&](const std::string& tmp) {
     torch::serialize::OutputArchive archive;
     archive.write("rng", at::detail::getDefaultCPUGenerator().get_state());
     archive.save_to(tmp);
   });
   if (rank == 0) {
-    write_atomic(out + "/model.pt", [&](const std::string& tmp) {
+    write_file_atomic(out + "/model.pt", [&](const std::string& tmp) {
       torch::serialize::OutputArchive archive;
       model.save(archive);
       archive.save_to(tmp);
     });
-    write_atomic(out + "/optimizer.pt", [&](const std::string& tmp) {
+    write_file_atomic(out + "/optimizer.pt", [&](const std::string& tmp) {
       torch::serialize::OutputArchive archive;
       optimizer.save(archive);
       archive.save_to(tmp);
     });
-    write_atomic(out + "/meta.json", [&](const std::string& tmp) {
+    write_file_atomic(out + "/meta.json", [&](const std::string& tmp) {
       nlohmann::json meta = {{"step", state.step}, {"world_size", state.world_size},
                              {"losses", state.losses}, {"train_seconds", state.train_seconds}};
       std::ofstream(tmp) << meta.dump() << '\n';
@@ -91,7 +84,7 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
   barrier(group);  // every rank's files are durable before the marker
   if (rank == 0) {
     fsync_path(out);  // their names in the step folder too
-    write_atomic(out + "/DONE", [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
+    write_file_atomic(out + "/DONE", [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
     fsync_path(out);
     fsync_path(dir);
     const std::vector<int64_t> steps = complete_steps(dir);

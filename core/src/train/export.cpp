@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "hlm/errors.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 
@@ -25,26 +26,6 @@ std::map<std::string, at::Tensor> named_tensors(torch::nn::Module& module) {
 }
 
 // Written and fsync'ed before the rename, so a crash leaves the old file or the whole new one.
-void write_durably(const std::string& path, const std::vector<char>& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  for (size_t done = 0; ok && done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += size_t(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  const int saved_errno = errno;
-  if (fd >= 0) ::close(fd);
-  if (!ok) {
-    ::unlink(path.c_str());
-    throw CheckpointError(path + ": cannot write " + std::to_string(bytes.size()) +
-                          " bytes of tensors (" + std::strerror(saved_errno) +
-                          "); check free space and permissions");
-  }
-}
-
 }  // namespace
 
 void save_tensor_dict(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
@@ -53,14 +34,7 @@ void save_tensor_dict(const std::vector<std::pair<std::string, at::Tensor>>& ten
   c10::Dict<std::string, at::Tensor> dict;
   for (const auto& [name, tensor] : tensors) dict.insert(name, tensor.detach().cpu());
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-  const std::string tmp = path + ".tmp";
-  write_durably(tmp, bytes);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw CheckpointError(path + ": cannot move the written tensors into place: " + ec.message());
-  }
+  write_file_atomic(path, std::string_view(bytes.data(), bytes.size()));
 }
 
 void export_state_dict(torch::nn::Module& module, const std::string& path) {

@@ -20,6 +20,7 @@
 #include "train/masking.h"
 #include "train/preemption.h"
 #include "train/window_sampler.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 
@@ -54,9 +55,7 @@ double measure_peak_flops(bool bf16) {
 void save_module(torch::nn::Module& module, const std::string& path) {
   torch::serialize::OutputArchive archive;
   module.save(archive);
-  const std::string tmp = path + ".tmp";
-  archive.save_to(tmp);
-  std::filesystem::rename(tmp, path);
+  write_file_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
 void load_module(torch::nn::Module& module, const std::string& path) {

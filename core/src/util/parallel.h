@@ -1,5 +1,6 @@
-// parallel_for: runs fn(i) for i in [0, n) on `threads` workers pulling indices in order.
-// An exception in fn is re-thrown on the caller's thread after all workers stop.
+// parallel_for: runs fn(i) for i in [0, n) on `threads` workers pulling indices in order (one
+// worker is the calling thread). An exception in fn is re-thrown on the caller's thread after
+// all workers stop. The one thread pool of hlm; dsp::parallel_chunks is built on it.
 #pragma once
 #include <algorithm>
 #include <atomic>
