@@ -14,9 +14,16 @@ function(hlm_add_plugin target)
     LIBRARY_OUTPUT_DIRECTORY "${HLM_PLUGIN_OUTPUT_DIR}"
     CXX_STANDARD 17 CXX_VISIBILITY_PRESET hidden)
   if(ARG_TORCH)
-    target_link_libraries(${target} PRIVATE hlm::engine ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
+    target_link_libraries(${target} PRIVATE hlm::torch ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
     target_precompile_headers(${target} PRIVATE <torch/torch.h>)
   else()
     target_link_libraries(${target} PRIVATE hlm::base ${ARG_LIBRARIES})
   endif()
+  # In-tree plugins get the project's warning flags; out-of-tree ones choose their own.
+  if(TARGET hlm_warnings)
+    target_link_libraries(${target} PRIVATE hlm_warnings)
+  endif()
+  # Installed beside the binary's libraries: <prefix>/lib/hlm/plugins, two levels under lib/.
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
+  install(TARGETS ${target} LIBRARY DESTINATION lib/hlm/plugins)
 endfunction()

@@ -2,8 +2,11 @@
 # One-command set-up for a fresh Debian 12 machine: installs what is missing from Debian
 # packages, builds hlm, then either runs the quick start or the whole test suite.
 #   bash tools/setup.sh quickstart   # install, build, run workflows/quickstart.yaml
-#   bash tools/setup.sh test         # install, build, run ctest
+#   bash tools/setup.sh test         # install, build, run ctest (every tier)
 #   bash tools/setup.sh build        # install and build only
+#   bash tools/setup.sh deps         # install the Debian packages only
+# HLM_BUILD_DIR (default build) names the build folder; HLM_WARNINGS_AS_ERRORS=ON makes
+# every compiler warning an error (CI sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +14,7 @@ action="${1:-build}"
 build_dir="${HLM_BUILD_DIR:-build}"
 
 packages=(
-  build-essential cmake ninja-build git pkg-config ca-certificates curl
+  build-essential cmake ninja-build git pkg-config ca-certificates curl clang-format
   libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
@@ -31,12 +34,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+[[ $action == deps ]] && exit 0
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DHLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
 
 case "$action" in
   quickstart) "$build_dir/bin/hlm" run workflows/quickstart.yaml ;;
   test) ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" ;;
   build) ;;
-  *) echo "unknown action '$action' (quickstart, test, build)" >&2; exit 2 ;;
+  *) echo "unknown action '$action' (quickstart, test, build, deps)" >&2; exit 2 ;;
 esac

@@ -31,7 +31,7 @@ int free_tcp_port() {
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     if (fd >= 0) close(fd);
-    throw InternalError(std::string("cannot find a free TCP port: ") + std::strerror(errno));
+    throw InternalError("cannot find a free TCP port: {}", std::strerror(errno));
   }
   close(fd);
   return ntohs(addr.sin_port);

@@ -86,5 +86,3 @@ TEST(QrsMitdb, FirstLeadAloneAlsoReachesGrossSensitivityAndPredictivityOf99Point
   EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
 }
 
-// About 200,000 beats/s on an idle core; the bar leaves room for a busy shared machine (the
-// single-lead bar of 150,000 is in test_qrs.cpp).

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hlm/wfdb.h"
-#include "wfdb_test_util.h"
+#include "support/wfdb_test_util.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "hlm/wfdb.h"
-#include "wfdb_test_util.h"
+#include "support/wfdb_test_util.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "hlm/errors.h"
 #include "hlm/wfdb.h"
-#include "wfdb_test_util.h"
+#include "support/wfdb_test_util.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "hlm_cli.h"
+#include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
 using hlm::test::CommandResult;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "hlm_cli.h"
+#include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
 using hlm::test::report_path;

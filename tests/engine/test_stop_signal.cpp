@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "hlm_cli.h"
+#include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
 using hlm::test::run_dir_of;
@@ -18,7 +18,7 @@ using hlm::test::ScratchDir;
 
 namespace {
 
-const std::string kWorkflow = "tests/engine/fixtures/every_stage.yaml";
+const std::string kWorkflow = "tests/fixtures/every_stage.yaml";
 
 nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
   std::ifstream in(run_dir / stage / "manifest.json");

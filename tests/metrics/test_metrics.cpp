@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hlm/errors.h"
-#include "metrics/http_get.h"
+#include "support/http_get.h"
 #include "metrics/metrics.h"
 
 namespace fs = std::filesystem;
@@ -18,12 +18,11 @@ namespace {
 
 TrainStep step(uint64_t n, double loss) {
   TrainStep s;
-  s.stage = "pretrain";
   s.step = n;
   s.loss = loss;
   s.learning_rate = 3e-4;
   s.grad_norm = 1.25;
-  s.tokens = 4096;
+  s.rank_tokens = 4096;
   s.step_seconds = 0.2;
   s.data_wait_seconds = 0.01;
   s.allreduce_seconds = 0.05;
@@ -49,8 +48,8 @@ TEST(Metrics, ExposerServesBuildInfoAndTrainLossOnAnEphemeralPort) {
   const int port = m.start_exposer(0);
   ASSERT_GT(port, 0);
   EXPECT_EQ(m.exposer_port(), port);
-  m.train_step(step(1, 2.75));
-  m.train_step(step(2, 2.5));
+  m.train_step("pretrain", step(1, 2.75));
+  m.train_step("pretrain", step(2, 2.5));
   m.tokenize_beats("tokenize", 1200);
   const std::string body = hlm::test::http_get(port, "/metrics");
   EXPECT_NE(body.find("hlm_build_info{"), std::string::npos) << body;
@@ -86,7 +85,7 @@ TEST(Metrics, TakenPortIsAConfigErrorNamingTheAddress) {
 TEST(Metrics, WorksWithoutAnExposer) {
   Metrics m;
   EXPECT_EQ(m.exposer_port(), 0);
-  m.train_step(step(1, 1.0));
+  m.train_step("pretrain", step(1, 1.0));
   m.stage_finished("pretrain", 12.5);
   m.checkpoint_written("pretrain", 0.4);
   m.eval_loss("evaluate", 0.9);
@@ -98,10 +97,10 @@ TEST(Metrics, JsonlLinesParseAsJsonWithNameValueAndLabels) {
   Metrics m;
   m.set_labels("run-b", 0);
   m.open_jsonl(path);
-  m.train_step(step(7, 2.0));
+  m.train_step("pretrain", step(7, 2.0));
   m.stage_finished("pretrain", 30.0);
   m.close_jsonl();
-  m.train_step(step(8, 1.0));  // after close: not logged
+  m.train_step("pretrain", step(8, 1.0));  // after close: not logged
 
   std::ifstream in(path);
   std::string line;

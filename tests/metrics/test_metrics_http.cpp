@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "metrics/http_get.h"
+#include "support/http_get.h"
 #include "metrics/metrics.h"
 
 using hlm::test::http_exchange;

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "metrics/http_get.h"
+#include "support/http_get.h"
 #include "metrics/metrics.h"
 
 extern char** environ;
@@ -98,11 +98,10 @@ TEST(MetricsPrometheus, RealServerScrapesHlmMetrics) {
   m.set_labels("run-p", 0);
   const int exposer_port = m.start_exposer(0);
   hlm::TrainStep s;
-  s.stage = "pretrain";
   s.loss = 3.5;
-  s.tokens = 512;
+  s.rank_tokens = 512;
   s.step_seconds = 0.1;
-  m.train_step(s);
+  m.train_step("pretrain", s);
   hlm::write_file_sd((dir / "targets" / "run-p-rank0.json").string(),
                      {"127.0.0.1:" + std::to_string(exposer_port)}, {{"workflow", "test"}});
   std::ofstream(dir / "prometheus.yml") << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"

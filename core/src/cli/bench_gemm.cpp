@@ -10,7 +10,7 @@
 
 #include "hlm/gemm.h"
 #include "hlm/util.h"
-#include "train/trainer.h"
+#include "ops/compute.h"
 
 namespace hlm {
 namespace {

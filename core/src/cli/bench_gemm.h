@@ -1,6 +1,6 @@
 // `hlm bench gemm`: the one-core GEMM peaks a benchmark's ratios belong to. A speed ratio
-// against the peer is a property of the CPU (oneDNN's sgemm is about twice OpenBLAS's on
-// AVX-512 machines, less elsewhere), so every benchmark prints these beside its results.
+// against the peer is a property of the CPU (oneDNN's sgemm was 2x and 4-5x OpenBLAS's on the
+// two machines in docs/benchmarks.md), so every benchmark prints these beside its results.
 #pragma once
 
 namespace hlm {

@@ -17,7 +17,9 @@ struct BenchPretrainOptions {
   int threads = 1, world_size = 1;
   bool bf16 = false;
   std::string backend = "gloo";  // or "shm" (ranks on one host)
-  double bucket_cap_mb = 4;  // measured best here for hlm-gpt-small on 2 ranks (25, 4, 1 tried)
+  // The best of 25, 4 and 1 MB for hlm-gpt-small on 2 ranks in `hlm bench pretrain` on
+  // an earlier 2-core development machine (docs/benchmarks.md).
+  double bucket_cap_mb = 4;
 };
 
 int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions& options);

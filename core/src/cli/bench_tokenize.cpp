@@ -22,7 +22,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "hlm/wfdb.h"
-#include "train/preemption.h"
+#include "dist/preemption.h"
 
 namespace hlm {
 namespace {
@@ -74,7 +74,7 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = wfdb::list_records(dir);
   if (names.empty())
-    throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
+    throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
   std::vector<RecordRun> runs(names.size());
   double wall[kStageCount] = {};
 
@@ -111,7 +111,7 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   for (const RecordRun& r : runs)
     if (r.error.empty())
       for (size_t i = 0; i < r.positions.size(); ++i) rows.push_back(&r.features[i * 64]);
-  if (rows.empty()) throw DataError(dir + ": no beats found in any record");
+  if (rows.empty()) throw DataError("{}: no beats found in any record", dir);
   dsp::KmeansOptions km;
   km.codes = codes;
   km.threads = threads;

@@ -20,8 +20,8 @@
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
 #include "plugin/plugin_host.h"
-#include "train/dist_env.h"
-#include "train/preemption.h"
+#include "dist/dist_env.h"
+#include "dist/preemption.h"
 #include "train/rank_job.h"
 
 namespace {
@@ -50,7 +50,7 @@ int list_plugins(const hlm::PluginHost& host) {
 
 int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   std::ifstream in(job_path);
-  if (!in) throw hlm::ConfigError(job_path + ": cannot read the rank job file");
+  if (!in) throw hlm::ConfigError("{}: cannot read the rank job file", job_path);
   const auto job = nlohmann::json::parse(in);
   const auto env = hlm::DistEnv::from_environment();
   spdlog::set_pattern("%v");  // the launcher prefixes and timestamps rank output
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     if (*run && !resume_dir.empty()) {
       workflow_path = resume_dir + "/workflow.resolved.yaml";
       if (!std::filesystem::exists(workflow_path))
-        throw hlm::ConfigError(resume_dir + ": not a run directory (no workflow.resolved.yaml)");
+        throw hlm::ConfigError("{}: not a run directory (no workflow.resolved.yaml)", resume_dir);
     }
     if (workflow_path.empty()) throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
     if (!resume_dir.empty()) overrides.clear();  // the run directory holds the resolved workflow

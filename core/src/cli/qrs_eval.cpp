@@ -32,8 +32,7 @@ RecordScore score_record(const std::string& dir, const std::string& name, int le
       detected = dsp::detect_qrs(lead_pointers(leads), leads[0].size(), r.sampling_hz);
     } else {
       if (size_t(lead) >= r.digital.size())
-        throw DataError("has " + std::to_string(r.digital.size()) + " lead(s); --lead " +
-                        std::to_string(lead) + " is not one of them");
+        throw DataError("has {} lead(s); --lead {} is not one of them", r.digital.size(), lead);
       const std::vector<float> x = r.physical(lead);
       detected = dsp::detect_qrs(x.data(), x.size(), r.sampling_hz);
     }
@@ -54,7 +53,7 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
-    throw ConfigError(dir + ": no WFDB records (no RECORDS file and no .hea files)");
+    throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
   std::vector<RecordScore> scores(names.size());
   parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
 

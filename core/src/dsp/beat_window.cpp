@@ -14,10 +14,10 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
                                      std::vector<float>* features) {
   if (options.points < 2 || options.before_seconds < 0 || options.after_seconds < 0 ||
       options.before_seconds + options.after_seconds <= 0)
-    throw ConfigError("beat window: points=" + std::to_string(options.points) +
-                      " before_seconds=" + std::to_string(options.before_seconds) +
-                      " after_seconds=" + std::to_string(options.after_seconds) +
-                      " (need points >= 2 and a window of positive length)");
+    throw ConfigError(
+        "beat window: points={} before_seconds={:f} after_seconds={:f} "
+        "(need points >= 2 and a window of positive length)",
+        options.points, options.before_seconds, options.after_seconds);
   const int m = options.points;
   const double start = -options.before_seconds * sampling_hz;
   const double step = (options.before_seconds + options.after_seconds) * sampling_hz / (m - 1);

@@ -86,7 +86,7 @@ void run_pass(const std::vector<Biquad>& sections, const double* in, double* out
 // samples early, settled on its first input, has forgotten its start (to 1e-12 of the
 // signal, far below float precision) when its own samples begin. The segments' recursions
 // are independent, so they fill the vector lanes and the pipeline that a single recursion,
-// bound by its latency, leaves idle (~4x on AVX2/AVX-512 machines). Results do not depend on
+// bound by its latency, leaves idle. Results do not depend on
 // which clone runs: the file is built without floating-point contraction.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void run_pass_lanes(
     const std::vector<Biquad>& sections, const double* in, double* out, size_t m, bool backward,

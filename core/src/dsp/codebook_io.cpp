@@ -28,8 +28,8 @@ uint32_t get_u32(const std::string& in, size_t at) {
   return v;
 }
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw CheckpointError(path + ": " + what +
-                        " (HINT: delete the file to retrain the codebook, or point to another)");
+  throw CheckpointError(
+      "{}: {} (HINT: delete the file to retrain the codebook, or point to another)", path, what);
 }
 }  // namespace
 

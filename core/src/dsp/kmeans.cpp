@@ -128,11 +128,10 @@ Codebook kmeans_fit(const std::vector<const float*>& data, int dim, const Kmeans
   const size_t rows = data.size();
   if (dim <= 0 || rows == 0 || options.codes <= 0 || options.sample_size <= 0 ||
       options.max_iterations < 0)
-    throw ConfigError("kmeans: rows=" + std::to_string(rows) + " dim=" + std::to_string(dim) +
-                      " codes=" + std::to_string(options.codes) +
-                      " sample_size=" + std::to_string(options.sample_size) +
-                      " max_iterations=" + std::to_string(options.max_iterations) +
-                      " (need at least one row, dim, code and sample row)");
+    throw ConfigError(
+        "kmeans: rows={} dim={} codes={} sample_size={} max_iterations={} (need at least one row, "
+        "dim, code and sample row)",
+        rows, dim, options.codes, options.sample_size, options.max_iterations);
   std::mt19937_64 rng(options.seed);
   const std::vector<size_t> pick = draw_sample(rows, options.sample_size, rng);
   const size_t n = pick.size();

@@ -50,11 +50,11 @@ std::vector<int64_t> detect_qrs(const float* ecg_mv, size_t n, double sampling_h
 std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_t n,
                                 double sampling_hz, const QrsOptions& options) {
   if (!(sampling_hz > 0.0))
-    throw ConfigError("detect_qrs: sampling_hz=" + std::to_string(sampling_hz) + " must be > 0");
+    throw ConfigError("detect_qrs: sampling_hz={:f} must be > 0", sampling_hz);
   if (leads_mv.empty() || options.fiducial_lead < 0 ||
       options.fiducial_lead >= static_cast<int>(leads_mv.size()))
-    throw ConfigError("detect_qrs: fiducial_lead=" + std::to_string(options.fiducial_lead) +
-                      " but " + std::to_string(leads_mv.size()) + " lead(s) given");
+    throw ConfigError("detect_qrs: fiducial_lead={} but {} lead(s) given", options.fiducial_lead,
+                      leads_mv.size());
   if (n < 2) return {};
   // Big arrays live in a per-thread workspace, reused from record to record.
   struct Workspace {

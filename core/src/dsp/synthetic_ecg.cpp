@@ -38,7 +38,7 @@ const std::vector<Wave> kPvc[2] = {
     {{0.010, 0.028, 1.00, false}, {0.075, 0.028, -0.20, false}, {0.30, 0.070, -0.35, true}}};
 
 void check(bool ok, const std::string& what) {
-  if (!ok) throw ConfigError("synthetic ECG: " + what);
+  if (!ok) throw ConfigError("synthetic ECG: {}", what);
 }
 
 void add_gaussian(std::vector<double>& x, double fs, double centre_s, double width_s, double amp) {

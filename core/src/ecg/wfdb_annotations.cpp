@@ -15,8 +15,8 @@ constexpr int kSkip = 59, kNum = 60, kSub = 61, kChn = 62, kAux = 63;
 constexpr int kLastCode = 49;  // WFDB's ACMAX
 
 [[noreturn]] void corrupt(const std::string& path, size_t at, const std::string& problem) {
-  throw DataError(path + ": byte " + std::to_string(at) + ": " + problem +
-                  " (the annotation file is truncated or corrupt; fetch it again)");
+  throw DataError("{}: byte {}: {} (the annotation file is truncated or corrupt; fetch it again)",
+                  path, at, problem);
 }
 
 }  // namespace

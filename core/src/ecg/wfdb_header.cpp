@@ -41,7 +41,7 @@ class LineParser {
   LineParser(const std::string& path, int line) : path_(path), line_(line) {}
 
   [[noreturn]] void fail(const std::string& problem, const std::string& hint) const {
-    throw DataError(path_ + ":" + std::to_string(line_) + ": " + problem + " (" + hint + ")");
+    throw DataError("{}:{}: {} ({})", path_, line_, problem, hint);
   }
 
   long to_long(const std::string& text, const char* field) const {
@@ -191,9 +191,7 @@ SignalInfo parse_signal_line(const LineParser& p, const std::string& line, const
 Header read_header(const std::string& hea_path) {
   std::ifstream in(hea_path, std::ios::binary);
   if (!in)
-    throw DataError(hea_path +
-                    ": cannot open the header (check the record name and "
-                    "directory)");
+    throw DataError("{}: cannot open the header (check the record name and directory)", hea_path);
   Header h;
   h.path = hea_path;
   int nsig = -1;
@@ -232,9 +230,7 @@ Header read_header(const std::string& hea_path) {
     h.checksum_given.push_back(has_checksum);
   }
   if (nsig < 0)
-    throw DataError(hea_path +
-                    ": no record line (the header is empty or holds "
-                    "only comments)");
+    throw DataError("{}: no record line (the header is empty or holds only comments)", hea_path);
   if (static_cast<int>(h.signals.size()) != nsig)
     LineParser(hea_path, record_line)
         .fail("the record line declares " + std::to_string(nsig) + " signal(s) but " +

@@ -16,12 +16,12 @@ namespace hlm::wfdb {
 
 MappedFile::MappedFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw DataError(path + ": cannot open (" + std::strerror(errno) + ")");
+  if (fd < 0) throw DataError("{}: cannot open ({})", path, std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw DataError(path + ": cannot stat (" + std::strerror(err) + ")");
+    throw DataError("{}: cannot stat ({})", path, std::strerror(err));
   }
   size_ = static_cast<uint64_t>(st.st_size);
   if (size_ > 0) {
@@ -29,8 +29,7 @@ MappedFile::MappedFile(const std::string& path) {
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
-      throw DataError(path + ": cannot map " + std::to_string(size_) + " bytes (" +
-                      std::strerror(err) + ")");
+      throw DataError("{}: cannot map {} bytes ({})", path, size_, std::strerror(err));
     }
     // Advice values are not flags: ask for read-ahead and then for sequential access.
     ::madvise(p, size_, MADV_WILLNEED);

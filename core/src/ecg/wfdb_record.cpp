@@ -99,20 +99,20 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
         static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
   if (fmt == 0) return;  // a null signal: every sample invalid
   if (!is_supported_format(fmt))
-    throw DataError(g.path + ": signal format " + std::to_string(fmt) +
-                    " (FLAC) is not "
-                    "supported (convert the record to format 16 with WFDB's xform)");
+    throw DataError(
+        "{}: signal format {} (FLAC) is not supported (convert the record to format 16 with "
+        "WFDB's xform)",
+        g.path, fmt);
   const MappedFile file(g.path);
   const uint64_t offset = static_cast<uint64_t>(first.byte_offset);
   const uint64_t avail = file.size() > offset ? file.size() - offset : 0;
   const uint64_t spf = static_cast<uint64_t>(g.samples_per_frame);
   const uint64_t need = bytes_for_samples(fmt, static_cast<uint64_t>(frames) * spf);
   if (avail < need)
-    throw DataError(g.path + ": truncated: " + std::to_string(frames) + " frames of format " +
-                    std::to_string(fmt) + " need " + std::to_string(need) + " bytes after byte " +
-                    "offset " + std::to_string(offset) + " but the file holds " +
-                    std::to_string(avail) + " (fetch the file again, or fix the frame count in " +
-                    h.path + ")");
+    throw DataError(
+        "{}: truncated: {} frames of format {} need {} bytes after byte offset {} but the file "
+        "holds {} (fetch the file again, or fix the frame count in {})",
+        g.path, frames, fmt, need, offset, avail, h.path);
   // Skewed signals need frames past the record's end, when the file has them.
   const int64_t in_file = static_cast<int64_t>(samples_in_bytes(fmt, avail) / spf);
   const int64_t decode_frames = std::min<int64_t>(frames + g.max_skew, in_file);
@@ -144,9 +144,10 @@ void read_signals(const std::string& dir, const Header& h, bool verify, Record& 
   }
   if (with_files > 0 && missing.size() == with_files) return;  // annotation-only record
   if (!missing.empty())
-    throw DataError(missing.front()->path + ": signal file of record " + r.name +
-                    " is missing "
-                    "while its other signal files exist (fetch the complete record)");
+    throw DataError(
+        "{}: signal file of record {} is missing while its other signal files exist "
+        "(fetch the complete record)",
+        missing.front()->path, r.name);
   int64_t frames = h.frames;
   if (frames == 0 && with_files > 0) {  // no length in the header: as long as the files allow
     frames = INT64_MAX;
@@ -190,7 +191,7 @@ std::vector<std::string> list_records(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw DataError(dir + ": not a directory (check the dataset's dir parameter)");
+    throw DataError("{}: not a directory (check the dataset's dir parameter)", dir);
   std::vector<std::string> names;
   std::ifstream listing(join(dir, "RECORDS"));
   if (listing) {

@@ -15,7 +15,7 @@
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
-#include "train/preemption.h"
+#include "dist/preemption.h"
 
 namespace fs = std::filesystem;
 
@@ -136,8 +136,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       spdlog::warn("{}: its inputs changed since it was interrupted; earlier outputs moved to {}", tag, aside);
     }
     if (stop_signal_received())  // a signal during a stage too short to check for it
-      throw Preempted("stopped by a signal before stage '" + instance.id +
-                      "'; continue with hlm run --resume " + run_dir);
+      throw Preempted("stopped by a signal before stage '{}'; continue with hlm run --resume {}",
+                      instance.id, run_dir);
     nlohmann::json m = {{"id", instance.id}, {"kind", instance.kind}, {"cache_key", key},
                         {"cache_parts", cache_key.parts},
                         {"params", instance.params}, {"needs", instance.needs},
@@ -172,7 +172,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     metrics().stage_finished(instance.id, seconds);
     if (m["status"] != "done") {
       spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds), m["error"].get<std::string>());
-      throw Error("stage '" + instance.id + "' failed; fix the cause and continue with: hlm run --resume " + run_dir);
+      throw Error("stage '{}' failed; fix the cause and continue with: hlm run --resume {}",
+                  instance.id, run_dir);
     }
     remember_stage(runs_dir, key, stage_dir);
     spdlog::info("{} done in {}", tag, format_seconds(seconds));

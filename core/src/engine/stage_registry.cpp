@@ -14,7 +14,7 @@ const std::vector<StageKind>& stage_kinds() {
 const StageKind& stage_kind(const std::string& kind) {
   for (const auto& k : stage_kinds())
     if (k.kind == kind) return k;
-  throw InternalError("no stage kind '" + kind + "'");
+  throw InternalError("no stage kind '{}'", kind);
 }
 
 std::vector<const nlohmann::json*> StageContext::inputs_of_kind(const std::string& kind) const {
@@ -29,10 +29,9 @@ std::vector<const nlohmann::json*> StageContext::inputs_of_kind(const std::strin
 const nlohmann::json& StageContext::input_of_kind(const std::string& kind) const {
   auto found = inputs_of_kind(kind);
   if (found.empty())
-    throw ConfigError(instance.file + ":" + std::to_string(instance.line) + ":" +
-                      std::to_string(instance.column) + ": stage '" + instance.id + "' (" +
-                      instance.kind + ") needs a '" + kind +
-                      "' stage; add its id to this stage's needs");
+    throw ConfigError(
+        "{}:{}:{}: stage '{}' ({}) needs a '{}' stage; add its id to this stage's needs",
+        instance.file, instance.line, instance.column, instance.id, instance.kind, kind);
   return *found.front();
 }
 

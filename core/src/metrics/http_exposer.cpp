@@ -5,6 +5,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <prometheus/collectable.h>
+#include <prometheus/text_serializer.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,10 +14,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <stdexcept>
 
-#include <prometheus/collectable.h>
-#include <prometheus/text_serializer.h>
+#include "hlm/errors.h"
 
 namespace hlm {
 namespace {
@@ -86,7 +86,11 @@ std::string response(int status, const char* reason, const std::string& content_
 MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
                                      std::vector<std::shared_ptr<prometheus::Collectable>> collectables)
     : collectables_(std::move(collectables)) {
-  if (port < 0 || port > 65535) throw std::runtime_error("port out of range");
+  if (port < 0 || port > 65535)
+    throw ConfigError(
+        "cannot serve metrics on {}:{}: the port must be 0 to 65535; set another metrics port, "
+        "or 0 for any free port",
+        bind_address, port);
   std::string host = bind_address;  // accept "[::1]" as well as "::1"
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   addrinfo hints{};
@@ -96,12 +100,18 @@ MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
   if (const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found))
-    throw std::runtime_error(::gai_strerror(rc));
+    throw ConfigError(
+        "cannot serve metrics on {}:{}: getaddrinfo: {}; give a bind address this host resolves, "
+        "such as 127.0.0.1 or ::1",
+        bind_address, port, ::gai_strerror(rc));
+  // The last failure over the addresses found, reported when none of them could listen.
+  const char* failed_call = "getaddrinfo";
   int error = EADDRNOTAVAIL;
   for (const addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
     // CLOEXEC: plugins and other children must not inherit (and keep open) the metrics port.
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) {
+      failed_call = "socket";
       error = errno;
       continue;
     }
@@ -109,15 +119,24 @@ MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
     // listens on, so a taken port is still an error.
     const int on = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
-      listen_fd_ = fd;
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      failed_call = "bind";
+    } else if (::listen(fd, 16) != 0) {
+      failed_call = "listen";
     } else {
-      error = errno;
-      ::close(fd);
+      listen_fd_ = fd;
+      continue;
     }
+    error = errno;
+    ::close(fd);
   }
   ::freeaddrinfo(found);
-  if (listen_fd_ < 0) throw std::runtime_error(std::strerror(error));
+  // Mostly a taken port (EADDRINUSE), a privileged one (EACCES) or an address this host does
+  // not have (EADDRNOTAVAIL): all fixed by choosing another address or port.
+  if (listen_fd_ < 0)
+    throw ConfigError(
+        "cannot serve metrics on {}:{}: {}: {}; set another metrics port, or 0 for any free port",
+        bind_address, port, failed_call, std::strerror(error));
 
   sockaddr_storage bound{};
   socklen_t length = sizeof(bound);
@@ -126,7 +145,12 @@ MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
                                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   try {
-    if (stop_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+    // Out of descriptors or memory: neither the configuration nor a bug in hlm, so plain Error.
+    if (stop_fd_ < 0)
+      throw Error(
+          "cannot serve metrics on {}:{}: eventfd: {}; the process is out of file descriptors or "
+          "memory",
+          bind_address, port, std::strerror(errno));
     thread_ = std::thread(&MetricsHttpServer::serve, this);
   } catch (...) {
     ::close(listen_fd_);

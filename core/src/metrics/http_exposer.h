@@ -19,7 +19,9 @@ namespace hlm {
 class MetricsHttpServer {
  public:
   // Binds and listens on bind_address:port (port 0 = any free port) and starts serving.
-  // Throws std::runtime_error with the reason (e.g. "Address already in use") on failure.
+  // Throws ConfigError when that address and port cannot be served (port out of range, an
+  // address that does not resolve, a port that is taken), and Error when the process is out
+  // of resources; each message names bind_address:port, the failed call and its reason.
   MetricsHttpServer(const std::string& bind_address, int port,
                     std::vector<std::shared_ptr<prometheus::Collectable>> collectables);
   // Stops at once, even mid-request: the thread also waits on a stop eventfd.

@@ -159,9 +159,11 @@ int Metrics::start_exposer(int port, const std::string& bind_address) {
     impl_->exposer = std::make_unique<MetricsHttpServer>(
         bind_address, port,
         std::vector<std::shared_ptr<prometheus::Collectable>>{impl_->registry, impl_->process});
+  } catch (const Error&) {
+    throw;  // names the address, the failed call and what to do
   } catch (const std::exception& e) {
-    throw ConfigError("cannot serve metrics on " + address + ": " + e.what() +
-                      "; set another metrics port, or 0 for any free port");
+    // std::thread could not start the serving thread: the system, not the configuration.
+    throw Error("cannot serve metrics on {}: {}", address, e.what());
   }
   impl_->port = impl_->exposer->port();
   return impl_->port;
@@ -205,7 +207,7 @@ std::string Metrics::targets_dir() const {
 
 void Metrics::open_jsonl(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr) throw DataError(path + ": cannot open metrics log for appending");
+  if (f == nullptr) throw DataError("{}: cannot open metrics log for appending", path);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   if (impl_->jsonl != nullptr) std::fclose(impl_->jsonl);
   impl_->jsonl = f;
@@ -217,15 +219,15 @@ void Metrics::close_jsonl() {
   impl_->jsonl = nullptr;
 }
 
-void Metrics::train_step(const TrainStep& s) {
+void Metrics::train_step(const std::string& stage, const TrainStep& s) {
   Impl& m = *impl_;
-  const Labels l = m.labels(s.stage);
+  const Labels l = m.labels(stage);
   Counter& steps = m.train_steps.Add(l);
   Counter& tokens = m.train_tokens.Add(l);
   Counter& wait = m.data_wait.Add(l);
   Counter& reduce = m.allreduce.Add(l);
   steps.Increment();
-  tokens.Increment(static_cast<double>(s.tokens));
+  tokens.Increment(static_cast<double>(s.rank_tokens));
   wait.Increment(s.data_wait_seconds);
   reduce.Increment(s.allreduce_seconds);
   m.train_loss.Add(l).Set(s.loss);

@@ -7,23 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace hlm {
+#include "train/train_step.h"
 
-// One optimizer step on one rank. Times are seconds spent in this step.
-struct TrainStep {
-  std::string stage;
-  uint64_t step = 0;
-  double loss = 0.0;
-  double learning_rate = 0.0;
-  double grad_norm = 0.0;
-  uint64_t tokens = 0;  // tokens this rank consumed in the step
-  double step_seconds = 0.0;
-  double data_wait_seconds = 0.0;
-  double allreduce_seconds = 0.0;
-  // Forward and loss, backward, clipping and optimizer update (micro-steps summed).
-  double forward_seconds = 0.0, backward_seconds = 0.0, optimizer_seconds = 0.0;
-  double mfu_ratio = -1.0;  // model FLOPs utilisation in [0, 1]; < 0 when unknown
-};
+namespace hlm {
 
 // Series (all names hlm_*, labels run, rank and, where it applies, stage):
 //   hlm_build_info{version,torch,cuda} 1           hlm_stage_duration_seconds       gauge
@@ -66,7 +52,7 @@ class Metrics {
   void open_jsonl(const std::string& path);
   void close_jsonl();
 
-  void train_step(const TrainStep& s);
+  void train_step(const std::string& stage, const TrainStep& s);
   void eval_loss(const std::string& stage, double loss, uint64_t step = 0);
   void tokenize_beats(const std::string& stage, uint64_t beats);
   void stage_finished(const std::string& stage, double seconds);

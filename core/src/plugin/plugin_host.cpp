@@ -34,10 +34,10 @@ namespace {
 std::shared_ptr<const hlm_plugin_descriptor> read_descriptor(const std::string& path,
                                                              const hlm_plugin_descriptor* given) {
   if (!given || given->abi_major != HLM_PLUGIN_ABI_MAJOR)
-    throw PluginError(path + ": incompatible plugin ABI version (plugin: " +
-                      std::to_string(given ? given->abi_major : 0) + ", host: " +
-                      std::to_string(HLM_PLUGIN_ABI_MAJOR) +
-                      "); rebuild the plugin against this hlm's SDK");
+    throw PluginError(
+        "{}: incompatible plugin ABI version (plugin: {}, host: {}); "
+        "rebuild the plugin against this hlm's SDK",
+        path, given ? given->abi_major : 0, HLM_PLUGIN_ABI_MAJOR);
   auto d = std::make_shared<hlm_plugin_descriptor>();
   std::memset(d.get(), 0, sizeof(*d));
   std::memcpy(d.get(), given, std::min<size_t>(given->struct_size, sizeof(*d)));
@@ -47,10 +47,10 @@ std::shared_ptr<const hlm_plugin_descriptor> read_descriptor(const std::string& 
       {"destroy", d->destroy != nullptr}};
   for (const auto& [field, present] : required)
     if (!present)
-      throw PluginError(path + ": plugin descriptor has no '" + field + "' (struct_size " +
-                        std::to_string(given->struct_size) + " bytes, ABI " +
-                        std::to_string(given->abi_major) + "." + std::to_string(given->abi_minor) +
-                        "); rebuild the plugin with the HLM_PLUGIN macro");
+      throw PluginError(
+          "{}: plugin descriptor has no '{}' (struct_size {} bytes, ABI {}.{}); "
+          "rebuild the plugin with the HLM_PLUGIN macro",
+          path, field, given->struct_size, given->abi_major, given->abi_minor);
   return d;
 }
 
@@ -70,11 +70,12 @@ std::vector<std::string> PluginHost::default_search_path() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    dirs.push_back((exe.parent_path().parent_path() / "plugins").string());  // build tree
-    dirs.push_back((exe.parent_path().parent_path() / "lib/hlm/plugins").string());  // install
+    // Beside the binary: <build>/bin/hlm finds <build>/plugins, an installed <prefix>/bin/hlm
+    // finds <prefix>/lib/hlm/plugins (cmake --install puts them there).
+    dirs.push_back((exe.parent_path().parent_path() / "plugins").string());
+    dirs.push_back((exe.parent_path().parent_path() / "lib/hlm/plugins").string());
   }
-  dirs.push_back(HLM_PLUGIN_BUILD_DIR);
-  // The same folder reached twice (build tree via exe and via the compiled-in path) is one.
+  // The same folder named twice (HLM_PLUGIN_PATH and beside the binary) is searched once.
   std::vector<std::string> unique;
   for (const auto& d : dirs) {
     const std::string canonical = fs::weakly_canonical(d, ec).string();
@@ -109,22 +110,27 @@ const PluginInfo& PluginHost::load_library(const std::string& path) {
   auto library = std::make_shared<LoadedLibrary>();
   library->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library->handle)
-    throw PluginError(path + ": cannot load plugin: " + dlerror() +
-                      " (rebuild it against this hlm, or remove it from the plugin path)");
+    throw PluginError(
+        "{}: cannot load plugin: {} (rebuild it against this hlm, "
+        "or remove it from the plugin path)",
+        path, dlerror());
   auto entry = reinterpret_cast<hlm_plugin_entry_fn>(dlsym(library->handle, HLM_PLUGIN_ENTRY_SYMBOL));
   if (!entry)
-    throw PluginError(path + ": not an hlm plugin: no '" HLM_PLUGIN_ENTRY_SYMBOL
-                      "' symbol (a plugin defines it with the HLM_PLUGIN macro)");
+    throw PluginError(
+        "{}: not an hlm plugin: no '{}' symbol (a plugin defines it with the HLM_PLUGIN macro)",
+        path, HLM_PLUGIN_ENTRY_SYMBOL);
   const auto d = read_descriptor(path, entry());
   if (std::string(d->fingerprint) != host_fingerprint())
-    throw PluginError(path + ": plugin '" + d->name + "' was built for '" + d->fingerprint +
-                      "' but this hlm is '" + host_fingerprint() +
-                      "'; rebuild the plugin with the same LibTorch and compiler");
+    throw PluginError(
+        "{}: plugin '{}' was built for '{}' but this hlm is '{}'; "
+        "rebuild the plugin with the same LibTorch and compiler",
+        path, d->name, d->fingerprint, host_fingerprint());
   const std::string key = std::string(d->kind) + "/" + d->name;
   if (auto it = plugins_.find(key); it != plugins_.end())
-    throw PluginError(path + ": duplicate " + d->kind + " plugin '" + d->name +
-                      "', already loaded from " + it->second.path +
-                      "; remove one of them from the plugin path");
+    throw PluginError(
+        "{}: duplicate {} plugin '{}', already loaded from {}; "
+        "remove one of them from the plugin path",
+        path, d->kind, d->name, it->second.path);
   PluginInfo info;
   info.kind = d->kind;
   info.name = d->name;
@@ -152,10 +158,10 @@ std::vector<std::string> PluginHost::names(const std::string& kind) const {
 const PluginInfo& PluginHost::get(const std::string& kind, const std::string& name) const {
   auto it = plugins_.find(kind + "/" + name);
   if (it == plugins_.end())
-    throw PluginError("no " + kind + " plugin named '" + name + "'" +
-                      did_you_mean(name, names(kind)) +
-                      "; `hlm plugins` lists what is installed (search path: HLM_PLUGIN_PATH)" +
-                      refused_summary());
+    throw PluginError(
+        "no {} plugin named '{}'{}; `hlm plugins` lists what is installed (search path: "
+        "HLM_PLUGIN_PATH){}",
+        kind, name, did_you_mean(name, names(kind)), refused_summary());
   return it->second;
 }
 
@@ -174,15 +180,14 @@ void* PluginHost::create_raw(const PluginInfo& info, const nlohmann::json& given
       if (decl.default_json && !params.contains(decl.name)) try {
           params[decl.name] = nlohmann::json::parse(decl.default_json);
         } catch (const nlohmann::json::exception&) {
-          throw PluginError(info.kind + " plugin '" + info.name + "' (" + info.path +
-                            "): the default of '" + decl.name + "' is not valid JSON: " +
-                            decl.default_json);
+          throw PluginError("{} plugin '{}' ({}): the default of '{}' is not valid JSON: {}",
+                            info.kind, info.name, info.path, decl.name, decl.default_json);
         }
   char error[1024] = {0};
   void* object = nullptr;
   if (info.descriptor->create(&params, &object, error, sizeof(error)) != 0 || !object)
-    throw PluginError(info.kind + " plugin '" + info.name + "' (" + info.path +
-                      ") failed to start: " + error);
+    throw PluginError("{} plugin '{}' ({}) failed to start: {}", info.kind, info.name, info.path,
+                      error);
   return object;
 }
 

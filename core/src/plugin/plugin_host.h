@@ -33,7 +33,7 @@ struct PluginInfo {
 class PluginHost {
  public:
   // Directories searched, in order: the given ones, then $HLM_PLUGIN_PATH (':'-separated),
-  // then the build tree's plugin folder and <exe>/../lib/hlm/plugins.
+  // then <exe>/../plugins (the build tree) and <exe>/../lib/hlm/plugins (an install).
   static std::vector<std::string> default_search_path();
 
   // Loads every libhlm_plugin_*.so found. A library that cannot load (another ABI or

@@ -9,8 +9,8 @@
 #include "hlm/errors.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
-#include "train/beat_classifier.h"
-#include "train/trainer.h"
+#include "tasks/beat_classifier.h"
+#include "ops/compute.h"
 
 namespace hlm {
 namespace {
@@ -75,10 +75,10 @@ StageOutput run_evaluate(StageContext& ctx) {
   const double tail = records.empty() ? tuned_results.value("holdout_tail", 0.0) : 0.0;
   if (records.empty()) records = tuned_results.at("holdout_records").get<std::vector<std::string>>();
   if (records.empty() && tail <= 0.0)
-    throw ConfigError(ctx.instance.file + ":" + std::to_string(ctx.instance.line) +
-                      ": stage '" + ctx.instance.id +
-                      "' has nothing to evaluate; set params.records, or holdout_records or "
-                      "holdout_tail in the finetune stage");
+    throw ConfigError(
+        "{}:{}: stage '{}' has nothing to evaluate; set params.records, "
+        "or holdout_records or holdout_tail in the finetune stage",
+        ctx.instance.file, ctx.instance.line, ctx.instance.id);
   const nlohmann::json model_block = tuned.at("results").at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
   BeatClassifier classifier(model, 0);
@@ -86,8 +86,8 @@ StageOutput run_evaluate(StageContext& ctx) {
   auto store = TokenStore::open(tuned.at("artifacts").at("token_store"));
   for (const auto& name : records)
     if (store.find_record(name) == store.record_count())
-      throw ConfigError("stage '" + ctx.instance.id + "': record '" + name +
-                        "' is not in the token store " + store.path());
+      throw ConfigError("stage '{}': record '{}' is not in the token store {}", ctx.instance.id,
+                        name, store.path());
   std::vector<BeatWindow> windows =
       beat_windows(store, select_records(store, records, /*exclude=*/false), model->context());
   if (tail > 0.0) {
@@ -131,7 +131,8 @@ StageKind evaluate_stage() {
           "1",
           {{"records", "list", "[]", "records to evaluate (default: the finetune holdout)", false},
            {"threads", "int", "1", "intra-op threads", false}},
-          run_evaluate};
+          run_evaluate,
+          /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -6,8 +6,10 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "stages/train_params.h"
-#include "train/beat_classifier.h"
-#include "train/trainer.h"
+#include "tasks/beat_classifier.h"
+#include "ops/compute.h"
+#include "train/checkpoint.h"
+#include "train/train_options.h"
 
 namespace hlm {
 namespace {
@@ -59,7 +61,7 @@ StageKind finetune_stage() {
                     "records kept out of fine-tuning (inter-patient evaluation)", false});
   params.push_back({"holdout_tail", "float", "0.0",
                     "last fraction of every other record kept out (intra-patient evaluation)", false});
-  return {"finetune", "1", params, run_finetune};
+  return {"finetune", "1", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -66,7 +66,7 @@ StageKind pretrain_stage() {
   params.push_back({"world_size", "int", "1", "data-parallel ranks on this host", false});
   params.push_back({"max_restarts", "int", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint", false});
-  return {"pretrain", "1", params, run_pretrain};
+  return {"pretrain", "1", params, run_pretrain, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

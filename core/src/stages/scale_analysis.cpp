@@ -12,7 +12,7 @@
 #include "hlm/errors.h"
 #include "stages/train_params.h"
 #include "engine/run_directory.h"
-#include "train/preemption.h"
+#include "dist/preemption.h"
 #include "train/rank_job.h"
 
 namespace hlm {
@@ -23,8 +23,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   const auto& tokens = ctx.input_of_kind("tokenize");
   const std::vector<int> worlds = p.at("world_sizes");
   if (worlds.empty() || worlds.front() != 1)
-    throw ConfigError(ctx.instance.file + ":" + std::to_string(ctx.instance.line) +
-                      ": world_sizes must start with 1 (T1 is the baseline of every ratio)");
+    throw ConfigError("{}:{}: world_sizes must start with 1 (T1 is the baseline of every ratio)",
+                      ctx.instance.file, ctx.instance.line);
   const int64_t total_steps = p.at("steps");
   const int64_t samples_per_rank_step = p.at("batch").get<int64_t>() * p.at("accumulation").get<int64_t>();
   nlohmann::json rows = nlohmann::json::array();
@@ -35,8 +35,10 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       "all-reduce s | MFU |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (int world : worlds) {
     if (stop_signal_received())
-      throw Preempted("scale-analysis stopped by a signal before world size " + std::to_string(world) +
-                      " (finished world sizes are kept); continue with hlm run --resume RUN_DIR");
+      throw Preempted(
+          "scale-analysis stopped by a signal before world size {} "
+          "(finished world sizes are kept); continue with hlm run --resume RUN_DIR",
+          world);
     nlohmann::json options = training_options_json(p);
     const int64_t steps = std::max<int64_t>(1, (total_steps + world - 1) / world);
     options["steps"] = steps;
@@ -93,7 +95,7 @@ StageKind scale_analysis_stage() {
   params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})", "process-group backend", false});
   params.push_back({"world_sizes", "list", "[1, 2]", "ranks to measure, starting with 1", false});
-  return {"scale-analysis", "1", params, run_scale_analysis};
+  return {"scale-analysis", "1", params, run_scale_analysis, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

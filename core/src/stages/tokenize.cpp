@@ -16,7 +16,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
-#include "train/preemption.h"
+#include "dist/preemption.h"
 
 namespace hlm {
 namespace {
@@ -32,9 +32,10 @@ std::vector<RecordRef> list_records(const std::vector<std::shared_ptr<Dataset>>&
   for (size_t d = 0; d < datasets.size(); ++d)
     for (const auto& name : datasets[d]->records()) {
       if (auto [it, fresh] = owner.emplace(name, d); !fresh)
-        throw ConfigError("record '" + name + "' is in datasets " + std::to_string(it->second) +
-                          " and " + std::to_string(d) +
-                          "; record names must be unique across a tokenize stage's datasets");
+        throw ConfigError(
+            "record '{}' is in datasets {} and {}; record names must be unique across a tokenize "
+            "stage's datasets",
+            name, it->second, d);
       records.push_back({d, name});
     }
   return records;
@@ -49,7 +50,8 @@ StageOutput run_tokenize(StageContext& ctx) {
   auto tokenizer =
       ctx.plugins.create<Tokenizer>("tokenizer", p.at("tokenizer").at("plugin"), p.at("tokenizer"));
   const auto records = list_records(datasets);
-  if (records.empty()) throw ConfigError("stage '" + ctx.instance.id + "': the datasets have no records");
+  if (records.empty())
+    throw ConfigError("stage '{}': the datasets have no records", ctx.instance.id);
 
   std::mutex mutex;
   std::vector<std::string> failures;
@@ -83,7 +85,7 @@ StageOutput run_tokenize(StageContext& ctx) {
       throw Preempted("tokenize stopped by a signal while sampling beats for the codebook (nothing "
                       "kept yet); continue with hlm run --resume RUN_DIR");
     if (sample.size() == 0)
-      throw DataError("no beats to fit the tokenizer on" +
+      throw DataError("no beats to fit the tokenizer on{}",
                       (failures.empty() ? std::string() : "; first failure: " + failures.front()));
     const Beats rows = sample.take();
     tokenizer->fit({&rows});
@@ -109,13 +111,14 @@ StageOutput run_tokenize(StageContext& ctx) {
     metrics().tokenize_beats(ctx.instance.id, beats->size());
   });
   if (stop_signal_received())  // the writer's log keeps every finished record for --resume
-    throw Preempted("tokenize stopped by a signal with " + std::to_string(writer.record_count()) +
-                    " of " + std::to_string(records.size()) +
-                    " records written; continue with hlm run --resume RUN_DIR");
+    throw Preempted(
+        "tokenize stopped by a signal with {} of {} records written; "
+        "continue with hlm run --resume RUN_DIR",
+        writer.record_count(), records.size());
   writer.finish();
   const double seconds = now_seconds() - start;
   if (failures.size() == records.size())
-    throw DataError("every record failed; first: " + failures.front());
+    throw DataError("every record failed; first: {}", failures.front());
 
   auto store = TokenStore::open(store_path);
   out.artifacts["token_store"] = store_path;

@@ -42,7 +42,7 @@ void ChunkLog::start_fresh(uint32_t vocab_size, const std::string& identity) {
   entries_.clear();
   resumed_ = 0;
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw DataError(path_ + ": cannot create: " + errno_text());
+  if (fd_ < 0) throw DataError("{}: cannot create: {}", path_, errno_text());
   TmpHeader h{};
   std::memcpy(h.magic, kTmpMagic, sizeof(h.magic));
   h.vocab_size = vocab_size;
@@ -89,7 +89,7 @@ bool ChunkLog::recover(uint32_t vocab_size, const std::string& identity) {
   if (pos < size) {
     spdlog::warn("{}: dropping {} bytes of an incomplete record", path_, size - pos);
     if (::ftruncate(fd_, static_cast<off_t>(pos)) != 0)
-      throw DataError(path_ + ": cannot truncate: " + errno_text());
+      throw DataError("{}: cannot truncate: {}", path_, errno_text());
   }
   end_ = pos;
   resumed_ = entries_.size();

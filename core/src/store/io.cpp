@@ -17,7 +17,7 @@ void pwrite_all(int fd, const void* data, size_t size, uint64_t offset, const st
   while (size > 0) {
     const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw DataError(path + ": write failed: " + errno_text() + " (disk full?)");
+    if (n <= 0) throw DataError("{}: write failed: {} (disk full?)", path, errno_text());
     p += n;
     size -= static_cast<size_t>(n);
     offset += static_cast<uint64_t>(n);
@@ -29,8 +29,8 @@ void pread_all(int fd, void* data, size_t size, uint64_t offset, const std::stri
   while (size > 0) {
     const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw DataError(path + ": read failed: " + errno_text());
-    if (n == 0) throw DataError(path + ": unexpected end of file at byte " + std::to_string(offset));
+    if (n < 0) throw DataError("{}: read failed: {}", path, errno_text());
+    if (n == 0) throw DataError("{}: unexpected end of file at byte {}", path, offset);
     p += n;
     size -= static_cast<size_t>(n);
     offset += static_cast<uint64_t>(n);

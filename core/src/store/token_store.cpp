@@ -30,11 +30,11 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
   TokenStore s;
   s.path_ = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw DataError(path + ": cannot open token store: " + store::errno_text());
+  if (fd < 0) throw DataError("{}: cannot open token store: {}", path, store::errno_text());
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    throw DataError(path + ": cannot stat token store: " + store::errno_text());
+    throw DataError("{}: cannot stat token store: {}", path, store::errno_text());
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < sizeof(store::FileHeader)) {
@@ -43,41 +43,41 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
     const bool has_magic = size >= sizeof(head) && ::pread(fd, head, sizeof(head), 0) == 8;
     ::close(fd);
     if (!has_magic || std::memcmp(head, kTokenStoreMagic, 8) != 0)
-      throw DataError(path + ": not a token store (" + std::to_string(size) + " bytes)" + kRerunHint);
-    throw DataError(path + ": truncated token store (" + std::to_string(size) +
-                    " bytes, smaller than its header)" + kRerunHint);
+      throw DataError("{}: not a token store ({} bytes){}", path, size, kRerunHint);
+    throw DataError("{}: truncated token store ({} bytes, smaller than its header){}", path, size,
+                    kRerunHint);
   }
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) throw DataError(path + ": cannot map token store: " + store::errno_text());
+  if (map == MAP_FAILED)
+    throw DataError("{}: cannot map token store: {}", path, store::errno_text());
   s.base_ = static_cast<const uint8_t*>(map);
   s.mapped_bytes_ = size;
 
   store::FileHeader h{};
   std::memcpy(&h, s.base_, sizeof(h));
   if (std::memcmp(h.magic, kTokenStoreMagic, sizeof(h.magic)) != 0)
-    throw DataError(path + ": not a token store (magic '" + printable(h.magic, 8) + "', expected '" +
-                    printable(kTokenStoreMagic, 8) + "')");
+    throw DataError("{}: not a token store (magic '{}', expected '{}')", path,
+                    printable(h.magic, 8), printable(kTokenStoreMagic, 8));
   if (h.version != kTokenStoreVersion)
-    throw DataError(path + ": token store format version " + std::to_string(h.version) +
-                    " is not supported (this hlm reads version " +
-                    std::to_string(kTokenStoreVersion) +
-                    "); re-run the tokenize stage with this hlm build");
+    throw DataError(
+        "{}: token store format version {} is not supported (this hlm reads version {}); "
+        "re-run the tokenize stage with this hlm build",
+        path, h.version, kTokenStoreVersion);
   const uint64_t header_bytes = store::align8(sizeof(h) + uint64_t{h.identity_bytes});
   if (h.header_bytes != header_bytes || header_bytes > size)
-    throw DataError(path + ": truncated or corrupt token store header (" + std::to_string(size) +
-                    " bytes)" + kRerunHint);
+    throw DataError("{}: truncated or corrupt token store header ({} bytes){}", path, size,
+                    kRerunHint);
   {
     std::vector<uint8_t> head(s.base_, s.base_ + header_bytes);
     std::memset(head.data() + offsetof(store::FileHeader, header_checksum), 0, 8);
     if (fnv1a64(head.data(), head.size()) != h.header_checksum)
-      throw DataError(path + ": token store header checksum mismatch: the file is corrupt" +
+      throw DataError("{}: token store header checksum mismatch: the file is corrupt{}", path,
                       kRerunHint);
   }
   if (size != h.file_bytes)
-    throw DataError(path + ": token store is " + std::to_string(size) + " bytes but its header says " +
-                    std::to_string(h.file_bytes) + (size < h.file_bytes ? " (truncated)" : "") +
-                    kRerunHint);
+    throw DataError("{}: token store is {} bytes but its header says {}{}{}", path, size,
+                    h.file_bytes, (size < h.file_bytes ? " (truncated)" : ""), kRerunHint);
   // Counts bounded by the file size first, so the layout arithmetic cannot overflow.
   const bool counts_fit = h.token_count <= size / 15 && h.record_count <= size / 32 &&
                           h.names_bytes <= size;
@@ -90,13 +90,14 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
                          l.names_offset == h.names_offset &&
                          (h.token_bytes == 4 || h.vocab_size <= 65536);
   if (!layout_ok)
-    throw DataError(path + ": token store sections do not match its header: the file is corrupt" +
+    throw DataError("{}: token store sections do not match its header: the file is corrupt{}", path,
                     kRerunHint);
   if (verify_checksum) {
     const uint64_t sum = fnv1a64(s.base_ + header_bytes, size - header_bytes);
     if (sum != h.payload_checksum)
-      throw DataError(path + ": token store checksum mismatch (stored " + hex64(h.payload_checksum) +
-                      ", computed " + hex64(sum) + "): the file is corrupt" + kRerunHint);
+      throw DataError(
+          "{}: token store checksum mismatch (stored {}, computed {}): the file is corrupt{}", path,
+          hex64(h.payload_checksum), hex64(sum), kRerunHint);
   }
 
   s.identity_.assign(reinterpret_cast<const char*>(s.base_ + sizeof(h)), h.identity_bytes);
@@ -117,8 +118,9 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
     const store::IndexEntry& e = index[i];
     if (e.offset > s.token_count_ || e.length > s.token_count_ - e.offset ||
         e.name_offset > s.names_bytes_ || e.name_bytes > s.names_bytes_ - e.name_offset)
-      throw DataError(path + ": token store index entry " + std::to_string(i) +
-                      " points outside the file: the file is corrupt" + kRerunHint);
+      throw DataError(
+          "{}: token store index entry {} points outside the file: the file is corrupt{}", path, i,
+          kRerunHint);
   }
   return s;
 }
@@ -157,15 +159,15 @@ TokenStore& TokenStore::operator=(TokenStore&& other) noexcept {
 
 void TokenStore::expect_tokenizer(const std::string& identity) const {
   if (identity != identity_)
-    throw DataError(path_ + ": made by tokenizer '" + identity_ + "', but this stage uses '" +
-                    identity + "'; re-run the tokenize stage with this tokenizer or use its "
-                    "parameters");
+    throw DataError(
+        "{}: made by tokenizer '{}', but this stage uses '{}'; "
+        "re-run the tokenize stage with this tokenizer or use its parameters",
+        path_, identity_, identity);
 }
 
 TokenStore::RecordView TokenStore::record(size_t i) const {
   if (i >= record_count_)
-    throw InternalError(path_ + ": record " + std::to_string(i) + " requested, store has " +
-                        std::to_string(record_count_));
+    throw InternalError("{}: record {} requested, store has {}", path_, i, record_count_);
   const auto* e = reinterpret_cast<const store::IndexEntry*>(base_ + index_offset_) + i;
   RecordView v;
   v.name.assign(reinterpret_cast<const char*>(base_ + names_offset_ + e->name_offset), e->name_bytes);
@@ -200,9 +202,8 @@ const uint8_t* TokenStore::labels() const { return base_ + labels_offset_; }
 
 void TokenStore::copy_window(uint64_t start, size_t n, int64_t* out) const {
   if (start > token_count_ || n > token_count_ - start)
-    throw InternalError(path_ + ": token window [" + std::to_string(start) + ", " +
-                        std::to_string(start + n) + ") runs past the end (" +
-                        std::to_string(token_count_) + " tokens)");
+    throw InternalError("{}: token window [{}, {}) runs past the end ({} tokens)", path_, start,
+                        start + n, token_count_);
   if (token_bytes_ == 2) {
     const uint16_t* t = tokens_u16() + start;
     for (size_t i = 0; i < n; ++i) out[i] = t[i];

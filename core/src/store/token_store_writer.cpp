@@ -32,7 +32,7 @@ struct TokenStoreWriter::Impl {
 TokenStoreWriter::TokenStoreWriter(std::string path, uint32_t vocab_size,
                                    std::string tokenizer_identity, bool resume)
     : impl_(std::make_unique<Impl>()) {
-  if (vocab_size == 0) throw InternalError(path + ": token store vocab_size must be > 0");
+  if (vocab_size == 0) throw InternalError("{}: token store vocab_size must be > 0", path);
   impl_->path = std::move(path);
   impl_->vocab_size = vocab_size;
   impl_->identity = std::move(tokenizer_identity);
@@ -51,25 +51,25 @@ TokenStoreWriter& TokenStoreWriter::operator=(TokenStoreWriter&&) noexcept = def
 void TokenStoreWriter::append(const Beats& beats) {
   const std::string& where = impl_->path;
   const size_t n = beats.tokens.size();
-  if (beats.record.empty()) throw DataError(where + ": a record without a name cannot be stored");
+  if (beats.record.empty()) throw DataError("{}: a record without a name cannot be stored", where);
   if (beats.positions.size() != n || beats.rr_seconds.size() != n ||
       (!beats.labels.empty() && beats.labels.size() != n))
-    throw DataError(where + ": record '" + beats.record + "' has " + std::to_string(n) +
-                    " tokens but " + std::to_string(beats.positions.size()) + " positions, " +
-                    std::to_string(beats.rr_seconds.size()) + " RR intervals and " +
-                    std::to_string(beats.labels.size()) + " labels; they must match");
+    throw DataError(
+        "{}: record '{}' has {} tokens but {} positions, {} RR intervals and {} labels; "
+        "they must match",
+        where, beats.record, n, beats.positions.size(), beats.rr_seconds.size(),
+        beats.labels.size());
   for (size_t i = 0; i < n; ++i)
     if (beats.tokens[i] >= impl_->vocab_size)
-      throw DataError(where + ": record '" + beats.record + "' beat " + std::to_string(i) +
-                      " has token " + std::to_string(beats.tokens[i]) + " >= vocab_size " +
-                      std::to_string(impl_->vocab_size));
+      throw DataError("{}: record '{}' beat {} has token {} >= vocab_size {}", where, beats.record,
+                      i, beats.tokens[i], impl_->vocab_size);
   // Encoded outside the lock: parallel workers only serialise on the write itself.
   const std::vector<uint8_t> chunk = store::ChunkLog::encode(beats);
 
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (impl_->finished) throw InternalError(where + ": append() after finish()");
+  if (impl_->finished) throw InternalError("{}: append() after finish()", where);
   if (impl_->names.count(beats.record))
-    throw DataError(where + ": record '" + beats.record + "' was already appended");
+    throw DataError("{}: record '{}' was already appended", where, beats.record);
   impl_->log->append(chunk, beats.record, n);
   impl_->names.insert(beats.record);
   impl_->tokens += n;
@@ -95,11 +95,11 @@ uint64_t TokenStoreWriter::token_count() const {
 void TokenStoreWriter::finish() {
   Impl& w = *impl_;
   std::lock_guard<std::mutex> lock(w.mutex);
-  if (w.finished) throw InternalError(w.path + ": finish() called twice");
+  if (w.finished) throw InternalError("{}: finish() called twice", w.path);
   const std::string part = w.path + ".part";
   w.write_store(part);
   if (::rename(part.c_str(), w.path.c_str()) != 0)
-    throw DataError(part + ": cannot rename to " + w.path + ": " + store::errno_text());
+    throw DataError("{}: cannot rename to {}: {}", part, w.path, store::errno_text());
   store::fsync_parent_dir(w.path);
   w.log->remove();
   w.finished = true;
@@ -119,7 +119,7 @@ void TokenStoreWriter::Impl::write_store(const std::string& part) {
       store::compute_layout(identity.size(), token_bytes, tokens, entries.size(), names_bytes);
 
   const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw DataError(part + ": cannot create: " + store::errno_text());
+  if (fd < 0) throw DataError("{}: cannot create: {}", part, store::errno_text());
   try {
     store::HashingWriter out(fd, part, l.tokens_offset);
     std::vector<uint16_t> narrow;
@@ -172,7 +172,7 @@ void TokenStoreWriter::Impl::write_store(const std::string& part) {
     h.header_checksum = fnv1a64(head.data(), head.size());
     std::memcpy(head.data(), &h, sizeof(h));
     store::pwrite_all(fd, head.data(), head.size(), 0, part);
-    if (::fsync(fd) != 0) throw DataError(part + ": fsync failed: " + store::errno_text());
+    if (::fsync(fd) != 0) throw DataError("{}: fsync failed: {}", part, store::errno_text());
   } catch (...) {
     ::close(fd);
     throw;

@@ -50,6 +50,32 @@ std::vector<int64_t> complete_steps(const std::string& dir) {
   return steps;
 }
 
+// The step folder's meta.json. A file that is missing, does not parse, or lacks a key (or has
+// one of the wrong type) means this checkpoint is damaged while older ones may be fine: a
+// CheckpointError naming the file, not nlohmann's bare parse_error or out_of_range.
+CheckpointState read_meta(const std::string& path) {
+  const std::string meta_path = path + "/meta.json";
+  std::ifstream meta_file(meta_path);
+  if (!meta_file)
+    throw CheckpointError(
+        "{}: missing; the checkpoint is damaged: delete {} to resume from the one before",
+        meta_path, path);
+  try {
+    const auto meta = nlohmann::json::parse(meta_file);
+    CheckpointState state;
+    state.step = meta.at("step").get<int64_t>();
+    state.world_size = meta.at("world_size").get<int>();
+    state.losses = meta.at("losses").get<std::vector<double>>();
+    state.train_seconds = meta.value("train_seconds", 0.0);
+    return state;
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(
+        "{}: not valid checkpoint metadata ({}); the checkpoint is damaged: "
+        "delete {} to resume from the one before",
+        meta_path, e.what(), path);
+  }
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
@@ -106,32 +132,43 @@ std::string latest_checkpoint(const std::string& dir) {
 CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& model,
                                 torch::optim::Optimizer& optimizer, int rank, int world_size) {
   if (!fs::exists(path + "/DONE"))
-    throw CheckpointError(path + ": incomplete checkpoint (no DONE marker); delete it to resume "
-                          "from the one before");
-  std::ifstream meta_file(path + "/meta.json");
-  const auto meta = nlohmann::json::parse(meta_file);
-  CheckpointState state;
-  state.step = meta.at("step");
-  state.world_size = meta.at("world_size");
-  state.losses = meta.at("losses").get<std::vector<double>>();
-  state.train_seconds = meta.value("train_seconds", 0.0);
+    throw CheckpointError(
+        "{}: incomplete checkpoint (no DONE marker); delete it to resume from the one before",
+        path);
+  const CheckpointState state = read_meta(path);
   if (state.world_size != world_size)
-    throw CheckpointError(path + ": made with world size " + std::to_string(state.world_size) +
-                          ", this run has " + std::to_string(world_size) +
-                          "; resume with the same number of ranks (the data order depends on it)");
+    throw CheckpointError(
+        "{}: made with world size {}, this run has {}; resume with the same number of ranks "
+        "(the data order depends on it)",
+        path, state.world_size, world_size);
   torch::serialize::InputArchive model_archive, optimizer_archive, rank_archive;
   model_archive.load_from(path + "/model.pt");
   model.load(model_archive);
   optimizer_archive.load_from(path + "/optimizer.pt");
   optimizer.load(optimizer_archive);
   const std::string rank_file = path + "/rank" + std::to_string(rank) + ".pt";
-  if (!fs::exists(rank_file)) throw CheckpointError(rank_file + ": missing; the checkpoint is damaged");
+  if (!fs::exists(rank_file))
+    throw CheckpointError("{}: missing; the checkpoint is damaged", rank_file);
   rank_archive.load_from(rank_file);
   at::Tensor rng;
   rank_archive.read("rng", rng);
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   generator.set_state(rng);
   return state;
+}
+
+void save_module(torch::nn::Module& module, const std::string& path) {
+  torch::serialize::OutputArchive archive;
+  module.save(archive);
+  write_file_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+}
+
+void load_module(torch::nn::Module& module, const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw CheckpointError("{}: checkpoint not found; re-run the stage that writes it", path);
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  module.load(archive);
 }
 
 }  // namespace hlm

@@ -29,8 +29,14 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
 std::string latest_checkpoint(const std::string& dir);
 
 // Loads a checkpoint made by save_checkpoint. Throws CheckpointError when it was made with
-// another world size (the data order would differ) or is incomplete.
+// another world size (the data order would differ), is incomplete, or its meta.json is
+// missing or malformed (the message names the file).
 CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& model,
                                 torch::optim::Optimizer& optimizer, int rank, int world_size);
+
+// Saves / loads one module's parameters and buffers (a LibTorch archive), atomically on save.
+// A missing file is a CheckpointError that names it.
+void save_module(torch::nn::Module& module, const std::string& path);
+void load_module(torch::nn::Module& module, const std::string& path);
 
 }  // namespace hlm

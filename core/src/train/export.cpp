@@ -48,25 +48,26 @@ void export_state_dict(torch::nn::Module& module, const std::string& path) {
 std::map<std::string, at::Tensor> import_state_dict(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw CheckpointError(path +
-                          ": weights file not found; export it with export_state_dict "
-                          "or torch.save(model.state_dict(), path)");
+    throw CheckpointError(
+        "{}: weights file not found; export it with export_state_dict or "
+        "torch.save(model.state_dict(), path)",
+        path);
   const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
                                 std::istreambuf_iterator<char>()};
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
   } catch (const std::exception& e) {
-    throw CheckpointError(path + ": not a torch.save file (" + e.what() + ")");
+    throw CheckpointError("{}: not a torch.save file ({})", path, e.what());
   }
   if (!value.isGenericDict())
-    throw CheckpointError(path + ": holds a " + value.tagKind() +
-                          ", not a dict of tensors; save a state_dict()");
+    throw CheckpointError("{}: holds a {}, not a dict of tensors; save a state_dict()", path,
+                          value.tagKind());
   std::map<std::string, at::Tensor> out;
   for (const auto& item : value.toGenericDict()) {
     if (!item.key().isString() || !item.value().isTensor())
-      throw CheckpointError(path + ": entry of type " + item.key().tagKind() + " -> " +
-                            item.value().tagKind() + " is not a (name, tensor) pair");
+      throw CheckpointError("{}: entry of type {} -> {} is not a (name, tensor) pair", path,
+                            item.key().tagKind(), item.value().tagKind());
     out[item.key().toStringRef()] = item.value().toTensor();
   }
   return out;
@@ -77,16 +78,16 @@ void load_state_dict(torch::nn::Module& module, const std::map<std::string, at::
   auto targets = named_tensors(module);
   for (const auto& [name, tensor] : tensors)
     if (!targets.count(name))
-      throw CheckpointError(origin + ": unexpected tensor '" + name +
-                            "'; the weights are of another model or configuration");
+      throw CheckpointError(
+          "{}: unexpected tensor '{}'; the weights are of another model or configuration", origin,
+          name);
   torch::NoGradGuard no_grad;
   for (auto& [name, target] : targets) {
     auto it = tensors.find(name);
-    if (it == tensors.end()) throw CheckpointError(origin + ": missing tensor '" + name + "'");
+    if (it == tensors.end()) throw CheckpointError("{}: missing tensor '{}'", origin, name);
     if (it->second.sizes() != target.sizes())
-      throw CheckpointError(origin + ": tensor '" + name + "' has shape " +
-                            c10::str(it->second.sizes()) + " but the model expects " +
-                            c10::str(target.sizes()));
+      throw CheckpointError("{}: tensor '{}' has shape {} but the model expects {}", origin, name,
+                            c10::str(it->second.sizes()), c10::str(target.sizes()));
     target.copy_(it->second);
   }
 }

@@ -17,7 +17,8 @@
 #include "hlm/token_store.h"
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
-#include "train/preemption.h"
+#include "dist/preemption.h"
+#include "ops/compute.h"
 #include "train/trainer.h"
 
 namespace hlm {
@@ -39,7 +40,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
   } catch (const std::exception& e) {
     // c10d reports a taken port as "failed to bind ... (errno: 98 - Address already in use)".
     if (env.rank == 0 && std::string(e.what()).find("errno: 98") != std::string::npos)
-      throw AddressInUse(env.master_addr + ":" + std::to_string(env.master_port) + " is taken");
+      throw AddressInUse("{}:{} is taken", env.master_addr, env.master_port);
     throw;
   }
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
@@ -71,25 +72,12 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   auto store = TokenStore::open(job.at("token_store"));
   const std::string stage = job.value("stage", "pretrain");
   const int64_t log_every = std::max<int64_t>(1, train.options.log_every);
-  train.on_step = [&](const StepStats& s) {
-    TrainStep step;
-    step.stage = stage;
-    step.step = uint64_t(s.step);
-    step.loss = s.loss;
-    step.learning_rate = s.learning_rate;
-    step.grad_norm = s.grad_norm;
-    step.tokens = uint64_t(s.tokens / env.world_size);
-    step.step_seconds = s.step_seconds;
-    step.data_wait_seconds = s.data_wait_seconds;
-    step.allreduce_seconds = s.allreduce_seconds;
-    step.forward_seconds = s.forward_seconds;
-    step.backward_seconds = s.backward_seconds;
-    step.optimizer_seconds = s.optimizer_seconds;
-    step.mfu_ratio = s.mfu;
-    metrics().train_step(step);
+  train.on_step = [&](const TrainStep& s) {
+    metrics().train_step(stage, s);
     if (env.rank == 0 && (s.step % log_every == 0 || s.step == train.options.steps))
       spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
-                   train.options.steps, s.loss, s.learning_rate, double(s.tokens) / s.step_seconds);
+                   train.options.steps, s.loss, s.learning_rate,
+                   double(s.rank_tokens * env.world_size) / s.step_seconds);
   };
   train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
   const TrainResult r = train_language_model(*model, store, train);
@@ -157,7 +145,7 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
     // Ranks we forwarded a stop to may have died of it before their handler was installed:
     // still a stop, not a failure to restart.
     if (code == kExitRequeue || stop_signal_received())
-      throw Preempted("stopped by a signal: " + where + "; continue with hlm run --resume RUN_DIR");
+      throw Preempted("stopped by a signal: {}; continue with hlm run --resume RUN_DIR", where);
     if (attempt >= max_restarts) throw Error(where);
     if (progress)
       progress(where + "; restarting the group from the newest checkpoint (restart " +

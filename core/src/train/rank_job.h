@@ -8,7 +8,7 @@
 
 #include "hlm/errors.h"
 #include "plugin/plugin_host.h"
-#include "train/dist_env.h"
+#include "dist/dist_env.h"
 
 namespace hlm {
 
@@ -16,7 +16,7 @@ namespace hlm {
 // exits with kExitAddressInUse and the launcher retries on another port.
 class AddressInUse : public Error {
  public:
-  explicit AddressInUse(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,

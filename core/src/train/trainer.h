@@ -10,22 +10,11 @@
 
 #include "hlm/model.h"
 #include "hlm/token_store.h"
-#include "train/dist_env.h"
+#include "dist/dist_env.h"
 #include "train/train_options.h"
+#include "train/train_step.h"
 
 namespace hlm {
-
-struct StepStats {
-  int64_t step = 0;
-  double loss = 0, learning_rate = 0, grad_norm = 0;
-  double step_seconds = 0, data_wait_seconds = 0, allreduce_seconds = 0;
-  // Where the step went: forward and loss, backward, clipping and optimizer update (summed
-  // over micro-steps; all-reduce time, from backward's gradient hooks too, is
-  // allreduce_seconds and not part of backward_seconds).
-  double forward_seconds = 0, backward_seconds = 0, optimizer_seconds = 0;
-  int64_t tokens = 0;  // tokens this step, all ranks
-  double mfu = 0;      // model FLOPs utilisation of this step
-};
 
 struct TrainResult {
   int64_t steps = 0;
@@ -38,7 +27,7 @@ struct TrainResult {
   double mfu = 0;                   // against peak_flops
   double peak_flops = 0;
   double data_wait_seconds = 0, allreduce_seconds = 0;
-  // Medians over the same steps as step_seconds_median (see StepStats).
+  // Medians over the same steps as step_seconds_median (see TrainStep).
   double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
   double allreduce_seconds_median = 0;
   std::string checkpoint;           // model weights (rank 0)
@@ -49,20 +38,10 @@ struct TrainJob {
   std::string out_dir;              // checkpoints and weights go here
   DistEnv env;
   c10::intrusive_ptr<c10d::ProcessGroup> group;  // null for a single process
-  std::function<void(const StepStats&)> on_step;  // metrics hook, may be empty
+  std::function<void(const TrainStep&)> on_step;  // metrics hook, may be empty
   std::function<void(double seconds)> on_checkpoint;  // may be empty
 };
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);
-
-// Peak FLOP/s of a large float32 GEMM with the current thread settings (the MFU denominator).
-double measure_peak_flops(bool bf16);
-
-// Sets LibTorch's and OpenBLAS's thread counts (OpenBLAS reads its env only at load time).
-void set_compute_threads(int threads);
-
-// Saves / loads a module's parameters and buffers (LibTorch archive), atomically on save.
-void save_module(torch::nn::Module& module, const std::string& path);
-void load_module(torch::nn::Module& module, const std::string& path);
 
 }  // namespace hlm

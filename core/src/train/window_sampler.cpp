@@ -19,10 +19,10 @@ WindowSampler::WindowSampler(const TokenStore& store, uint64_t begin, uint64_t e
     : store_(store), begin_(begin), context_(context), seed_(seed) {
   end = std::min<uint64_t>(end, store.token_count());
   if (end < begin + uint64_t(context) + 2)
-    throw DataError("token store has " + std::to_string(end > begin ? end - begin : 0) +
-                    " tokens in the training range, fewer than one window of " +
-                    std::to_string(context + 1) +
-                    "; tokenize more records or lower the model's context");
+    throw DataError(
+        "token store has {} tokens in the training range, fewer than one window of {}; "
+        "tokenize more records or lower the model's context",
+        end > begin ? end - begin : 0, context + 1);
   range_ = end - begin - uint64_t(context);
 }
 

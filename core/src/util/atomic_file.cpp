@@ -19,8 +19,10 @@ namespace {
 [[noreturn]] void fail(const std::string& path, const std::string& tmp, const std::string& reason) {
   std::error_code ec;
   fs::remove(tmp, ec);
-  throw Error(path + ": cannot write (" + reason +
-              "); check free space and permissions (the previous file, if any, is unchanged)");
+  throw Error(
+      "{}: cannot write ({}); check free space and permissions (the previous file, if any, "
+      "is unchanged)",
+      path, reason);
 }
 
 // fsync of an open file or folder; false with errno set on failure.

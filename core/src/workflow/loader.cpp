@@ -102,7 +102,7 @@ Workflow load_workflow_text(const std::string& text, const std::string& file_lab
 Workflow load_workflow(const std::string& path, const std::vector<std::string>& overrides,
                        const Schema& schema) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot read the workflow file (check the path)");
+  if (!in) throw ConfigError("{}: cannot read the workflow file (check the path)", path);
   std::ostringstream text;
   text << in.rdbuf();
   return load_workflow_text(text.str(), path, overrides, schema);

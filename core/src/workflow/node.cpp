@@ -18,7 +18,7 @@ std::string Loc::str() const {
 }
 
 void fail(const Loc& loc, const std::string& message) {
-  throw ConfigError(loc.str() + ": " + message);
+  throw ConfigError("{}: {}", loc.str(), message);
 }
 
 const Node* Node::find(const std::string& key) const {

@@ -56,20 +56,21 @@ Schema::Schema() {
 }
 
 void Schema::add_stage_kind(const std::string& kind, std::vector<ParamSpec> params) {
-  if (stage_kinds_.count(kind)) throw InternalError("stage kind '" + kind + "' registered twice");
+  if (stage_kinds_.count(kind)) throw InternalError("stage kind '{}' registered twice", kind);
   const std::string problem = check_specs(params, false, *this);
-  if (!problem.empty()) throw InternalError("stage kind '" + kind + "': " + problem);
+  if (!problem.empty()) throw InternalError("stage kind '{}': {}", kind, problem);
   stage_kinds_[kind] = std::move(params);
 }
 
 void Schema::add_plugin(const std::string& kind, const std::string& name,
                         std::vector<ParamSpec> params) {
   if (plugins_[kind].count(name)) {
-    throw PluginError("duplicate " + kind + " plugin '" + name +
-                      "' (two libraries on the plugin path provide it; remove one)");
+    throw PluginError(
+        "duplicate {} plugin '{}' (two libraries on the plugin path provide it; remove one)", kind,
+        name);
   }
   const std::string problem = check_specs(params, true, *this);
-  if (!problem.empty()) throw PluginError(kind + " plugin '" + name + "': " + problem);
+  if (!problem.empty()) throw PluginError("{} plugin '{}': {}", kind, name, problem);
   plugins_[kind][name] = std::move(params);
 }
 
@@ -81,7 +82,7 @@ std::string Schema::refused_note() const {
 
 void Schema::set_settings(std::vector<ParamSpec> settings) {
   const std::string problem = check_specs(settings, false, *this);
-  if (!problem.empty()) throw InternalError("settings: " + problem);
+  if (!problem.empty()) throw InternalError("settings: {}", problem);
   settings_ = std::move(settings);
 }
 

@@ -26,8 +26,7 @@ class SyntheticDataset final : public hlm::Dataset {
     base_.af_fraction = p.value("af_fraction", 0.25);
     base_.noise_mv = p.value("noise_mv", 0.01);
     if (count < 1 || count > 100000)
-      throw hlm::ConfigError("synthetic: records=" + std::to_string(count) +
-                             " must be in [1, 100000]");
+      throw hlm::ConfigError("synthetic: records={} must be in [1, 100000]", count);
     for (int i = 0; i < count; ++i) {
       char name[32];
       std::snprintf(name, sizeof(name), "syn%03d", i);
@@ -44,8 +43,8 @@ class SyntheticDataset final : public hlm::Dataset {
   hlm::Record read(const std::string& record) const override {
     for (size_t i = 0; i < names_.size(); ++i)
       if (names_[i] == record) return hlm::dsp::synthesize_ecg(record, options_for(i));
-    throw hlm::DataError("synthetic dataset: no record '" + record + "' (it has syn000..syn" +
-                         names_.back().substr(3) + ")" + hlm::did_you_mean(record, names_));
+    throw hlm::DataError("synthetic dataset: no record '{}' (it has syn000..syn{}){}", record,
+                         names_.back().substr(3), hlm::did_you_mean(record, names_));
   }
 
   std::string fingerprint() const override {

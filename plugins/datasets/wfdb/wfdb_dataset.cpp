@@ -27,13 +27,13 @@ class WfdbDataset final : public hlm::Dataset {
       const std::string name = record_name(entry);
       // A header is enough: RECORDS may not list every record of the folder.
       if (!fs::is_regular_file(fs::path(dir_) / (name + ".hea")))
-        throw hlm::ConfigError("wfdb: record '" + name + "' has no header in " + dir_ +
+        throw hlm::ConfigError("wfdb: record '{}' has no header in {}{}", name, dir_,
                                hlm::did_you_mean(name, available));
       records_.push_back(name);
     }
     if (wanted.empty()) records_ = available;
     if (records_.empty())
-      throw hlm::DataError(dir_ + ": no WFDB records (no RECORDS file entries and no .hea files)");
+      throw hlm::DataError("{}: no WFDB records (no RECORDS file entries and no .hea files)", dir_);
     known_.insert(records_.begin(), records_.end());
   }
 
@@ -41,9 +41,7 @@ class WfdbDataset final : public hlm::Dataset {
 
   hlm::Record read(const std::string& record) const override {
     if (!known_.count(record))
-      throw hlm::DataError("wfdb dataset " + dir_ + ": record '" + record +
-                           "' is not part of "
-                           "it" +
+      throw hlm::DataError("wfdb dataset {}: record '{}' is not part of it{}", dir_, record,
                            hlm::did_you_mean(record, records_));
     hlm::wfdb::ReadOptions options;
     options.annotator = annotator_;
@@ -73,7 +71,7 @@ class WfdbDataset final : public hlm::Dataset {
   static std::string record_name(const nlohmann::json& entry) {
     if (entry.is_string()) return entry.get<std::string>();
     if (entry.is_number_integer()) return std::to_string(entry.get<long long>());  // records: [208]
-    throw hlm::ConfigError("wfdb: each entry of 'records' must be a record name, got " +
+    throw hlm::ConfigError("wfdb: each entry of 'records' must be a record name, got {}",
                            entry.dump());
   }
 

@@ -3,32 +3,13 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "hlm/transformer.h"
+
 namespace hlm::bert {
 
-struct BertOptions {
-  TORCH_ARG(int64_t, vocab_size) = 512;
-  TORCH_ARG(int64_t, context) = 128;
-  TORCH_ARG(int64_t, d_model) = 256;
-  TORCH_ARG(int64_t, n_layer) = 4;
-  TORCH_ARG(int64_t, n_head) = 4;
-  TORCH_ARG(int64_t, d_ff) = 1024;
-  TORCH_ARG(double, dropout) = 0.0;
+struct BertOptions : TransformerOptions {
   TORCH_ARG(double, mask_probability) = 0.15;  // read by the trainer, not by the network
 };
-
-class EncoderBlockImpl : public torch::nn::Module {
- public:
-  explicit EncoderBlockImpl(const BertOptions& options);
-  // x: [B, T, D]; key_padding: [B, 1, 1, T] bool, true for keys to ignore, or undefined.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& key_padding);
-
- private:
-  int64_t n_head_;
-  double dropout_;
-  torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
-  torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc_{nullptr}, out_{nullptr};
-};
-TORCH_MODULE(EncoderBlock);
 
 class BertImpl : public torch::nn::Module {
  public:

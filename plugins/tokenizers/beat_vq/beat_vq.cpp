@@ -36,16 +36,14 @@ class BeatVq final : public hlm::Tokenizer {
     detect_all_leads_ = p.value("detect_all_leads", false);
     const std::string baseline = p.value("baseline", std::string("highpass"));
     if (baseline != "highpass" && baseline != "median")
-      throw hlm::ConfigError("beat-vq: baseline='" + baseline +
-                             "', expected 'highpass' or 'median'" +
+      throw hlm::ConfigError("beat-vq: baseline='{}', expected 'highpass' or 'median'{}", baseline,
                              hlm::did_you_mean(baseline, {"highpass", "median"}));
     clean_.baseline = baseline == "median" ? hlm::dsp::BaselineMethod::kMedianPair
                                            : hlm::dsp::BaselineMethod::kHighPass;
     clean_.lowpass_hz = p.value("lowpass_hz", 40.0);
     if (codes_ < 1 || codes_ > 65000)
-      throw hlm::ConfigError("beat-vq: codes=" + std::to_string(codes_) + " must be in [1, 65000]");
-    if (lead_ < 0)
-      throw hlm::ConfigError("beat-vq: lead=" + std::to_string(lead_) + " must be >= 0");
+      throw hlm::ConfigError("beat-vq: codes={} must be in [1, 65000]", codes_);
+    if (lead_ < 0) throw hlm::ConfigError("beat-vq: lead={} must be >= 0", lead_);
     if (window_.points < 2 || window_.before_seconds < 0 || window_.after_seconds < 0 ||
         window_.before_seconds + window_.after_seconds <= 0)
       throw hlm::ConfigError(
@@ -83,14 +81,14 @@ class BeatVq final : public hlm::Tokenizer {
 
   hlm::Beats extract(const hlm::Record& record) const override {
     if (lead_ >= static_cast<int>(record.digital.size()))
-      throw hlm::DataError("beat-vq: record '" + record.name + "' (" + record.source + ") has " +
-                           std::to_string(record.digital.size()) +
-                           " signal(s) with samples; lead=" + std::to_string(lead_) +
-                           " (HINT: set the tokenizer's lead parameter)");
+      throw hlm::DataError(
+          "beat-vq: record '{}' ({}) has {} signal(s) with samples; lead={} (HINT: "
+          "set the tokenizer's lead parameter)",
+          record.name, record.source, record.digital.size(), lead_);
     const double fs = record.sampling_hz;
     // Detection reads the tokenized lead, as the spec says; with detect_all_leads every lead
-    // of the same length joins in (a second lead rescues noisy stretches, at 2.5x the
-    // detection time). R peaks refer to the tokenized lead, which comes first.
+    // of the same length joins in (a second lead rescues noisy stretches, at
+    // about 2.5x the detection time in `hlm bench tokenize`). R peaks refer to the tokenized lead, which comes first.
     const std::vector<std::vector<float>> all =
         detect_all_leads_ ? record.physical_leads(lead_)
                           : std::vector<std::vector<float>>{record.physical(lead_)};
@@ -126,25 +124,23 @@ class BeatVq final : public hlm::Tokenizer {
           rows.push_back(&b->features[i * b->feature_dim]);
     }
     if (rows.empty())
-      throw hlm::DataError("beat-vq: no beats to fit the codebook on (" +
-                           std::to_string(sample.size()) + " record(s) given)");
+      throw hlm::DataError("beat-vq: no beats to fit the codebook on ({} record(s) given)",
+                           sample.size());
     codebook_ = hlm::dsp::kmeans_fit(rows, window_.points, kmeans_);
   }
 
   void save_state(const std::string& path) const override {
-    if (codebook_.empty())
-      throw hlm::InternalError("beat-vq: save_state(" + path + ") before fit()");
+    if (codebook_.empty()) throw hlm::InternalError("beat-vq: save_state({}) before fit()", path);
     hlm::dsp::save_codebook(codebook_, path, "beat-vq " + params_text_);
   }
 
   void load_state(const std::string& path) override {
     Codebook cb = hlm::dsp::load_codebook(path);
     if (cb.dim != window_.points || cb.codes() != codes_)
-      throw hlm::CheckpointError(path + ": codebook of " + std::to_string(cb.codes()) +
-                                 " codes x " + std::to_string(cb.dim) +
-                                 " points, but the tokenizer has codes=" + std::to_string(codes_) +
-                                 " points=" + std::to_string(window_.points) +
-                                 " (HINT: use the parameters it was trained with)");
+      throw hlm::CheckpointError(
+          "{}: codebook of {} codes x {} points, but the tokenizer has codes={} points={} (HINT: "
+          "use the parameters it was trained with)",
+          path, cb.codes(), cb.dim, codes_, window_.points);
     codebook_ = std::move(cb);
   }
 
@@ -152,9 +148,8 @@ class BeatVq final : public hlm::Tokenizer {
     if (codebook_.empty())
       throw hlm::InternalError("beat-vq: assign() before fit() or load_state()");
     if (beats.size() && beats.feature_dim != codebook_.dim)
-      throw hlm::DataError("beat-vq: record '" + beats.record + "' has " +
-                           std::to_string(beats.feature_dim) + " features per beat, the codebook " +
-                           std::to_string(codebook_.dim));
+      throw hlm::DataError("beat-vq: record '{}' has {} features per beat, the codebook {}",
+                           beats.record, beats.feature_dim, codebook_.dim);
     std::vector<uint32_t> index(beats.size());
     hlm::dsp::assign_nearest(codebook_, beats.features.data(), beats.size(), index.data());
     beats.tokens.resize(beats.size());

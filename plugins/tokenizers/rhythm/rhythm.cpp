@@ -25,8 +25,7 @@ Source parse_source(const std::string& s) {
   if (s == "annotations") return Source::kAnnotations;
   if (s == "detected") return Source::kDetected;
   if (s == "auto") return Source::kAuto;
-  throw hlm::ConfigError("rhythm: source='" + s +
-                         "', expected 'annotations', 'detected' or 'auto'" +
+  throw hlm::ConfigError("rhythm: source='{}', expected 'annotations', 'detected' or 'auto'{}", s,
                          hlm::did_you_mean(s, {"annotations", "detected", "auto"}));
 }
 
@@ -47,10 +46,8 @@ class Rhythm final : public hlm::Tokenizer {
     const int bins = bins_.bins();
     const double lo = bins_.edges().front(), hi = bins_.edges().back();
     if (median_window_ < 1)
-      throw hlm::ConfigError("rhythm: median_window=" + std::to_string(median_window_) +
-                             " must be >= 1");
-    if (lead_ < 0)
-      throw hlm::ConfigError("rhythm: lead=" + std::to_string(lead_) + " must be >= 0");
+      throw hlm::ConfigError("rhythm: median_window={} must be >= 1", median_window_);
+    if (lead_ < 0) throw hlm::ConfigError("rhythm: lead={} must be >= 0", lead_);
     // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
     const nlohmann::json id = {{"method", kMethodVersion},
                                {"source", source_name_},
@@ -82,8 +79,9 @@ class Rhythm final : public hlm::Tokenizer {
           b.labels.push_back(uint8_t(hlm::aami_class(a.code)));
         }
       if (b.positions.empty())
-        throw hlm::DataError("rhythm: record '" + record.name + "' (" + record.source +
-                             ") has no beat annotations (HINT: source: detected or auto)");
+        throw hlm::DataError(
+            "rhythm: record '{}' ({}) has no beat annotations (HINT: source: detected or auto)",
+            record.name, record.source);
       if (!std::is_sorted(b.positions.begin(), b.positions.end())) sort_by_position(b);
       for (uint8_t label : b.labels) classes.push_back(hlm::BeatClass(label));
     } else {
@@ -108,8 +106,7 @@ class Rhythm final : public hlm::Tokenizer {
   void assign(hlm::Beats& beats) const override {
     if (beats.tokens.size() != beats.size())
       throw hlm::InternalError(
-          "rhythm: assign() on beats not made by rhythm's extract() (record '" + beats.record +
-          "')");
+          "rhythm: assign() on beats not made by rhythm's extract() (record '{}')", beats.record);
   }
 
  private:
@@ -117,21 +114,21 @@ class Rhythm final : public hlm::Tokenizer {
     const int bins = p.value("bins", 16);
     const double lo = p.value("rr_min_ratio", 0.5), hi = p.value("rr_max_ratio", 2.0);
     if (bins < 1 || bins > 1000)
-      throw hlm::ConfigError("rhythm: bins=" + std::to_string(bins) + " must be in [1, 1000]");
+      throw hlm::ConfigError("rhythm: bins={} must be in [1, 1000]", bins);
     if (!(lo > 0.0 && hi > lo))
-      throw hlm::ConfigError("rhythm: rr_min_ratio=" + std::to_string(lo) + ", rr_max_ratio=" +
-                             std::to_string(hi) + ": need 0 < rr_min_ratio < rr_max_ratio");
+      throw hlm::ConfigError(
+          "rhythm: rr_min_ratio={:f}, rr_max_ratio={:f}: need 0 < rr_min_ratio < rr_max_ratio", lo,
+          hi);
     return RrBins(bins, lo, hi);
   }
 
   std::vector<int64_t> detect(const hlm::Record& record) const {
     if (lead_ >= int(record.digital.size()))
-      throw hlm::DataError("rhythm: record '" + record.name + "' (" + record.source + ") has " +
-                           std::to_string(record.digital.size()) +
-                           " signal(s) with samples; lead=" + std::to_string(lead_) +
-                           (record.digital.empty()
-                                ? " (HINT: source: annotations for annotation-only records)"
-                                : " (HINT: set the tokenizer's lead parameter)"));
+      throw hlm::DataError(
+          "rhythm: record '{}' ({}) has {} signal(s) with samples; lead={}{}", record.name,
+          record.source, record.digital.size(), lead_,
+          (record.digital.empty() ? " (HINT: source: annotations for annotation-only records)"
+                                  : " (HINT: set the tokenizer's lead parameter)"));
     const std::vector<float> x = record.physical(lead_);
     std::vector<std::vector<float>> others;
     std::vector<const float*> leads{x.data()};  // the first lead is the fiducial one
@@ -170,9 +167,9 @@ hlm::Tokenizer* make_rhythm(const nlohmann::json& params) { return new Rhythm(pa
 
 const hlm_param_decl kRhythmParams[] = {
     {"source", "string", "\"annotations\"",
-     "where beats come from: \"annotations\" (reference beat annotations, class from their "
-     "code), \"detected\" (QRS detector, class N) or \"auto\" (annotations when the record has "
-     "beat annotations, else detected)"},
+     "where beats come from: \"annotations\" (reference beat annotations, class from their code), "
+     "\"detected\" (QRS detector, class N) or \"auto\" (annotations when the record has beat "
+     "annotations, else detected)"},
     {"lead", "int", "0", "signal whose R peaks are the beat positions (source detected)"},
     {"detect_all_leads", "bool", "true", "detect on all leads together (source detected)"},
     {"bins", "int", "16", "RR-ratio bins (vocabulary = 5 classes x bins + 4 special tokens)"},

@@ -1,8 +1,8 @@
 // QRS detection: R-peak sample indices from one or more ECG leads in mV, at any sampling
 // rate, with no per-record tuning. Quality is scored like WFDB's bxb (hlm/dsp/beat_match.h):
 // on the 22 MIT-BIH DS1 records, gross Se/+P 99.84/99.81 % with both leads, 99.70/99.71 % with
-// the first alone (tests/dsp/test_qrs_mitdb.cpp); per core, about 200,000 beats/s with two
-// leads and 500,000 with one.
+// the first alone (tests/dsp/test_qrs_mitdb.cpp). Speed per core is in docs/benchmarks.md
+// (`hlm bench tokenize`, detect stage).
 #pragma once
 #include <cstddef>
 #include <cstdint>

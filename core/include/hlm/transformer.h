@@ -1,0 +1,55 @@
+// What the transformer model plugins (gpt, bert) share: their options, the workflow params
+// that set them, and one pre-LayerNorm block whose attention takes a mask: a causal bias
+// (decoder), a key-padding mask (encoder), or neither.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+namespace hlm {
+
+struct TransformerOptions {
+  TORCH_ARG(int64_t, vocab_size) = 512;
+  TORCH_ARG(int64_t, context) = 128;
+  TORCH_ARG(int64_t, d_model) = 256;
+  TORCH_ARG(int64_t, n_layer) = 4;
+  TORCH_ARG(int64_t, n_head) = 4;
+  TORCH_ARG(int64_t, d_ff) = 1024;
+  TORCH_ARG(double, dropout) = 0.0;
+};
+
+// The options from a plugin's validated params (the keys of HLM_TRANSFORMER_PARAMS).
+TransformerOptions transformer_options_from(const nlohmann::json& params);
+
+// The hlm_param_decl rows of TransformerOptions, for a plugin's kParams table.
+#define HLM_TRANSFORMER_PARAMS                                                           \
+  {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},   \
+      {"context", "int", "128", "context window in tokens (41..1024)"},                  \
+      {"d_model", "int", "256", "embedding width"},                                      \
+      {"n_layer", "int", "4", "transformer blocks"},                                     \
+      {"n_head", "int", "4", "attention heads (d_model must be divisible)"},             \
+      {"d_ff", "int", "1024", "MLP hidden width"},                                       \
+      {"dropout", "float", "0.0", "dropout on attention weights"}
+
+// Which keys a query may attend to. Either, both or neither may be set.
+struct AttentionMask {
+  at::Tensor causal_bias;  // [context, context] float: -inf above the diagonal, 0 elsewhere
+  at::Tensor key_padding;  // [B, 1, 1, T] bool: true for keys to ignore
+};
+
+// x + attention(ln1(x)), then + MLP(ln2(.)) with GELU. Children are named ln1, qkv, proj,
+// ln2, fc and out (checkpoints and the PyTorch export use these names).
+class TransformerBlockImpl : public torch::nn::Module {
+ public:
+  explicit TransformerBlockImpl(const TransformerOptions& options);
+  // x: [B, T, D] -> [B, T, D].
+  at::Tensor forward(const at::Tensor& x, const AttentionMask& mask);
+
+ private:
+  int64_t n_head_;
+  double dropout_;
+  torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+  torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc_{nullptr}, out_{nullptr};
+};
+TORCH_MODULE(TransformerBlock);
+
+}  // namespace hlm

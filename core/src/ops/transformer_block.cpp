@@ -1,0 +1,63 @@
+// The shared transformer block (see hlm/transformer.h). Attention is written out: LibTorch
+// 1.13 has no fused scaled-dot-product attention.
+#include "hlm/transformer.h"
+
+#include <cmath>
+
+#include "hlm/activations.h"
+#include "hlm/gemm.h"
+
+namespace hlm {
+
+namespace F = torch::nn::functional;
+
+TransformerOptions transformer_options_from(const nlohmann::json& p) {
+  TransformerOptions o;
+  o.vocab_size(p.at("vocab_size").get<int64_t>())
+      .context(p.at("context").get<int64_t>())
+      .d_model(p.at("d_model").get<int64_t>())
+      .n_layer(p.at("n_layer").get<int64_t>())
+      .n_head(p.at("n_head").get<int64_t>())
+      .d_ff(p.at("d_ff").get<int64_t>())
+      .dropout(p.at("dropout").get<double>());
+  return o;
+}
+
+TransformerBlockImpl::TransformerBlockImpl(const TransformerOptions& o)
+    : n_head_(o.n_head()), dropout_(o.dropout()) {
+  ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
+  proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
+  ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
+  fc_ = register_module("fc", torch::nn::Linear(o.d_model(), o.d_ff()));
+  out_ = register_module("out", torch::nn::Linear(o.d_ff(), o.d_model()));
+}
+
+at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const AttentionMask& mask) {
+  const int64_t b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
+  // unbind, not three selects: its backward stacks the three gradients in one pass, where
+  // each select's backward zero-fills a whole qkv-sized tensor and the three are then summed.
+  const auto qkv = hlm::linear(ln1_(x), qkv_->weight, qkv_->bias)
+                       .view({b, t, 3, n_head_, hd})
+                       .permute({2, 0, 3, 1, 4})
+                       .unbind(0);
+  auto q = qkv[0].reshape({b * n_head_, t, hd});
+  auto k = qkv[1].reshape({b * n_head_, t, hd});
+  auto v = qkv[2].reshape({b * n_head_, t, hd});
+  const double scale = 1.0 / std::sqrt(double(hd));
+  // With a causal bias one GEMM computes scale * q k^T + bias (0 or -inf): no separate
+  // scaling and masking passes, and one [B*H, T, T] tensor less kept for backward.
+  const at::Tensor bias =
+      mask.causal_bias.defined() ? mask.causal_bias.slice(0, 0, t).slice(1, 0, t) : at::Tensor();
+  auto att = gemm(q, k, /*transpose_a=*/false, /*transpose_b=*/true, scale, bias);
+  if (mask.key_padding.defined())
+    att = att.view({b, n_head_, t, t}).masked_fill(mask.key_padding, -INFINITY).view({b * n_head_, t, t});
+  att = att.softmax(-1);
+  if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
+  auto y = gemm(att, v, false, false).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
+  auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
+  auto f = hlm::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  return h + hlm::linear(f, out_->weight, out_->bias);
+}
+
+}  // namespace hlm

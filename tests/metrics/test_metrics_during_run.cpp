@@ -1,0 +1,81 @@
+// `curl 127.0.0.1:PORT/metrics` during a run: the port hlm prints at start serves the hlm_
+// series while training is under way; with 2 ranks each rank serves its own, found through
+// the run's Prometheus target files, which go when the run ends.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/hlm_cli.h"
+#include "support/http_get.h"
+
+namespace {
+
+// 2000 logged steps are far more output than a pipe holds, so hlm cannot finish (and close its
+// metrics port) before this test has read the line it scrapes on.
+TEST(MetricsDuringRun, ThePrintedPortServesTrainingMetricsWhileTheRunIsGoing) {
+  hlm::test::ScratchDir runs("hlm_live_metrics");
+  int port = 0;
+  std::string scraped;
+  const auto r = hlm::test::run_hlm_watching(
+      "run tests/fixtures/train_small.yaml pretrain.steps=2000 --runs-dir " + runs.path.string(),
+      [&](pid_t, const std::string& line) {
+        const std::string marker = "metrics: http://127.0.0.1:";
+        if (const size_t at = line.find(marker); at != std::string::npos)
+          port = std::stoi(line.substr(at + marker.size()));
+        if (scraped.empty() && port > 0 && line.find("step 100/") != std::string::npos)
+          scraped = hlm::test::http_get(port, "/metrics");
+      });
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_GT(port, 0) << r.output;
+  for (const char* series : {"hlm_build_info{", "hlm_train_loss{", "hlm_train_steps_total{",
+                             "hlm_tokenize_beats_total{", "hlm_stage_duration_seconds{",
+                             "hlm_train_step_duration_seconds_bucket{", "hlm_process_resident_memory_bytes"})
+    EXPECT_NE(scraped.find(series), std::string::npos) << series << "\n" << scraped;
+}
+
+// Every target file under dir: its labels and port.
+std::vector<std::pair<nlohmann::json, int>> published_targets(const std::filesystem::path& dir) {
+  std::vector<std::pair<nlohmann::json, int>> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto doc = nlohmann::json::parse(in);
+    const std::string target = doc.at(0).at("targets").at(0);
+    out.emplace_back(doc.at(0).at("labels"), std::stoi(target.substr(target.rfind(':') + 1)));
+  }
+  return out;
+}
+
+TEST(MetricsDuringRun, EachRankOfATwoRankRunServesItsOwnSeriesThroughTheRunsTargets) {
+  hlm::test::ScratchDir runs("hlm_rank_metrics");
+  const auto targets_dir = runs.path / "targets";
+  std::map<std::string, std::string> scraped;  // rank label -> its /metrics
+  std::string run_label;
+  const auto r = hlm::test::run_hlm_watching(
+      "run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=2000 --runs-dir " +
+          runs.path.string(),
+      [&](pid_t, const std::string& line) {
+        if (!scraped.empty() || line.find("step 100/") == std::string::npos) return;
+        for (const auto& [labels, port] : published_targets(targets_dir)) {
+          if (!labels.contains("stage")) {  // the run's own target (hlm run)
+            run_label = labels.at("run");
+            continue;
+          }
+          scraped[labels.at("rank")] = hlm::test::http_get(port, "/metrics");
+        }
+      });
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(scraped.size(), 2u) << "rank targets seen: " << scraped.size() << "\n" << r.output;
+  ASSERT_FALSE(run_label.empty());
+  for (const auto& [rank, body] : scraped) {
+    const std::string series = "hlm_train_steps_total{rank=\"" + rank + "\",run=\"" + run_label + "\"";
+    EXPECT_NE(body.find(series), std::string::npos) << series << "\n" << body;
+    EXPECT_NE(body.find("hlm_allreduce_seconds_total{rank=\"" + rank + "\""), std::string::npos) << body;
+  }
+  EXPECT_TRUE(published_targets(targets_dir).empty()) << "target files left after the run";
+}
+
+}  // namespace

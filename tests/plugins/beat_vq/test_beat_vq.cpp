@@ -1,0 +1,126 @@
+// The beat-vq tokenizer and synthetic dataset plugins, loaded as the host loads them. Skips
+// when the plugins are not built (targets beat_vq and synthetic).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "hlm/dataset.h"
+#include "hlm/errors.h"
+#include "hlm/tokenizer.h"
+#include "plugin/plugin_host.h"
+
+namespace {
+std::string plugin_file(const std::string& target) {
+  return std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_" + target + ".so";
+}
+
+class BeatVq : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Build dependencies of this test: missing, they are a failure, never a skip.
+    for (const char* target : {"beat_vq", "synthetic"})
+      ASSERT_TRUE(std::filesystem::exists(plugin_file(target))) << plugin_file(target);
+    host_.load_library(plugin_file("beat_vq"));
+    host_.load_library(plugin_file("synthetic"));
+    dataset_ = host_.create<hlm::Dataset>("dataset", "synthetic",
+                                          {{"records", 3}, {"seconds", 90.0}, {"seed", 5}});
+  }
+  std::shared_ptr<hlm::Tokenizer> tokenizer(nlohmann::json params = {{"codes", 16}}) {
+    return host_.create<hlm::Tokenizer>("tokenizer", "beat-vq", params);
+  }
+  hlm::PluginHost host_;
+  std::shared_ptr<hlm::Dataset> dataset_;
+};
+}  // namespace
+
+TEST_F(BeatVq, ExtractsOneLabelledWindowPerDetectedBeat) {
+  const hlm::Record rec = dataset_->read("syn000");
+  const hlm::Beats b = tokenizer()->extract(rec);
+  int annotated = 0, pvcs = 0;
+  for (const auto& a : rec.annotations) annotated += hlm::is_beat_code(a.code), pvcs += a.code == 5;
+  EXPECT_NEAR(double(b.size()), annotated, 2.0);  // windows at the record's ends may not fit
+  EXPECT_EQ(b.feature_dim, 64);
+  EXPECT_EQ(b.features.size(), b.size() * 64);
+  ASSERT_EQ(b.labels.size(), b.size());
+  ASSERT_EQ(b.rr_seconds.size(), b.size());
+  EXPECT_EQ(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kV)), pvcs);
+  EXPECT_EQ(std::count(b.labels.begin(), b.labels.end(), uint8_t(hlm::BeatClass::kNone)), 0);
+  for (size_t i = 1; i < b.size(); ++i) EXPECT_GT(b.rr_seconds[i], 0.25f) << i;
+}
+
+TEST_F(BeatVq, FitsACodebookAndAssignsTokensInsideTheVocabulary) {
+  auto t = tokenizer();
+  EXPECT_EQ(t->vocab_size(), 16u + hlm::kFirstContentToken);
+  EXPECT_TRUE(t->needs_fit());
+  std::vector<hlm::Beats> beats;
+  for (const auto& name : dataset_->records()) beats.push_back(t->extract(dataset_->read(name)));
+  t->fit({&beats[0], &beats[1]});
+  EXPECT_FALSE(t->needs_fit());
+  t->assign(beats[2]);
+  ASSERT_EQ(beats[2].tokens.size(), beats[2].size());
+  for (uint32_t tok : beats[2].tokens) {
+    EXPECT_GE(tok, hlm::kFirstContentToken);
+    EXPECT_LT(tok, t->vocab_size());
+  }
+}
+
+TEST_F(BeatVq, SavedCodebookReloadsToTheSameTokensAndIdentity) {
+  auto t = tokenizer();
+  const std::string before = t->identity();
+  hlm::Beats b = t->extract(dataset_->read("syn001"));
+  t->fit({&b});
+  EXPECT_EQ(t->identity().rfind("beat-vq:", 0), 0u);
+  EXPECT_NE(t->identity(), before);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hlm_beat_vq_test.cb").string();
+  t->save_state(path);
+  hlm::Beats again = b;
+  t->assign(b);
+  auto loaded = tokenizer({{"codes", 16}, {"codebook", path}});
+  EXPECT_FALSE(loaded->needs_fit());
+  loaded->assign(again);
+  EXPECT_EQ(again.tokens, b.tokens);
+  EXPECT_EQ(loaded->identity(), t->identity());
+  EXPECT_THROW(tokenizer({{"codes", 32}, {"codebook", path}}), hlm::PluginError);
+  std::remove(path.c_str());
+}
+
+TEST_F(BeatVq, RefusesARecordWithoutTheRequestedLead) {
+  auto t = tokenizer({{"codes", 16}, {"lead", 5}});
+  EXPECT_THROW(t->extract(dataset_->read("syn000")), hlm::DataError);
+}
+
+TEST_F(BeatVq, SyntheticDatasetNamesItsRecordsAndRegeneratesThemIdentically) {
+  EXPECT_EQ(dataset_->records(), (std::vector<std::string>{"syn000", "syn001", "syn002"}));
+  EXPECT_EQ(dataset_->read("syn002").digital, dataset_->read("syn002").digital);
+  EXPECT_NE(dataset_->read("syn000").digital, dataset_->read("syn001").digital);
+  auto other = host_.create<hlm::Dataset>("dataset", "synthetic",
+                                          {{"records", 3}, {"seconds", 90.0}, {"seed", 6}});
+  EXPECT_NE(other->fingerprint(), dataset_->fingerprint());
+  EXPECT_THROW(dataset_->read("syn009"), hlm::DataError);
+}
+
+TEST_F(BeatVq, BeatsTouchingInvalidSamplesBecomeUnk) {
+  hlm::Record rec = dataset_->read("syn001");
+  const int64_t from = int64_t(30 * rec.sampling_hz), to = int64_t(33 * rec.sampling_hz);
+  for (int64_t i = from; i < to; ++i) rec.digital[0][i] = hlm::kInvalidSample;
+  // Lead 1 still shows the beats in lead 0's gap: detecting on both leads finds them, and
+  // their windows on lead 0 cannot be tokenized.
+  auto t = tokenizer({{"codes", 16}, {"detect_all_leads", true}});
+  hlm::Beats b = t->extract(rec);
+  t->fit({&b});
+  t->assign(b);
+  int unk = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    // Windows reach 0.25 s back and 0.40 s forward from the R peak.
+    const bool touches = b.positions[i] + int64_t(0.4 * rec.sampling_hz) + 1 >= from &&
+                         b.positions[i] - int64_t(0.25 * rec.sampling_hz) - 1 < to;
+    if (b.tokens[i] == hlm::kUnk) ++unk;
+    if (!touches) {
+      EXPECT_GE(b.tokens[i], hlm::kFirstContentToken) << "beat " << i;
+    }
+  }
+  EXPECT_GE(unk, 3);  // about 3 s of beats
+}

@@ -1,0 +1,109 @@
+// The `wfdb` dataset plugin through its C entry point, as the host loads it: descriptor,
+// parameters, records, reading and the fingerprint. Skips when the plugin is not built.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "hlm/dataset.h"
+#include "hlm/errors.h"
+#include "hlm/plugin.h"
+#include "support/wfdb_test_util.h"
+
+namespace {
+
+using hlm::test::data_path;
+using hlm::test::TempDir;
+using hlm::test::write_file;
+
+const hlm_plugin_descriptor* load_wfdb_plugin() {
+  const std::string path = std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_wfdb.so";
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) return nullptr;
+  auto entry = reinterpret_cast<hlm_plugin_entry_fn>(dlsym(library, HLM_PLUGIN_ENTRY_SYMBOL));
+  return entry ? entry() : nullptr;
+}
+
+#define HLM_REQUIRE_WFDB_PLUGIN(d)                     \
+  const hlm_plugin_descriptor* d = load_wfdb_plugin(); \
+  ASSERT_NE(d, nullptr) << "the wfdb plugin, a build dependency of this test, did not load"
+
+// Creates a dataset or returns the plugin's error text.
+std::unique_ptr<hlm::Dataset> create(const hlm_plugin_descriptor* d, const nlohmann::json& p,
+                                     std::string* error) {
+  void* object = nullptr;
+  char message[512] = {0};
+  if (d->create(&p, &object, message, sizeof(message)) != 0) {
+    *error = message;
+    return nullptr;
+  }
+  return std::unique_ptr<hlm::Dataset>(static_cast<hlm::Dataset*>(object));
+}
+
+TEST(WfdbDatasetPlugin, DeclaresItsKindNameAndParameters) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  EXPECT_EQ(d->abi_major, static_cast<uint32_t>(HLM_PLUGIN_ABI_MAJOR));
+  EXPECT_STREQ(d->kind, "dataset");
+  EXPECT_STREQ(d->name, "wfdb");
+  EXPECT_STREQ(d->fingerprint, HLM_BUILD_FINGERPRINT);
+  ASSERT_EQ(d->param_count, 3u);
+  EXPECT_STREQ(d->params[0].name, "dir");
+  EXPECT_EQ(d->params[0].default_json, nullptr);
+  EXPECT_STREQ(d->params[1].name, "records");
+  EXPECT_STREQ(d->params[1].default_json, "[]");
+  EXPECT_STREQ(d->params[2].name, "annotator");
+  EXPECT_STREQ(d->params[2].default_json, "\"atr\"");
+}
+
+TEST(WfdbDatasetPlugin, ReadsTheChosenMitdbRecordsConcurrently) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  HLM_REQUIRE_DATA("mitdb");
+  std::string error;
+  auto ds = create(
+      d, {{"dir", data_path("mitdb")}, {"records", {208, "101"}}, {"annotator", "atr"}}, &error);
+  ASSERT_TRUE(ds) << error;
+  EXPECT_EQ(ds->records(), (std::vector<std::string>{"208", "101"}));
+  hlm::Record r208, r101;
+  std::thread a([&] { r208 = ds->read("208"); });
+  std::thread b([&] { r101 = ds->read("101"); });
+  a.join();
+  b.join();
+  EXPECT_EQ(r208.annotations.size(), 3040u);
+  EXPECT_EQ(r101.digital[0][0], r101.signals[0].initial_value);
+  EXPECT_THROW(ds->read("100"), hlm::DataError);
+}
+
+TEST(WfdbDatasetPlugin, ReportsAnUnknownRecordWithASuggestion) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  TempDir dir;
+  write_file(dir.file("208.hea"), "208 0 360\n");
+  std::string error;
+  EXPECT_FALSE(
+      create(d, {{"dir", dir.path()}, {"records", {"209"}}, {"annotator", "atr"}}, &error));
+  EXPECT_NE(error.find("record '209' has no header in " + dir.path() + " (did you mean '208'?)"),
+            std::string::npos)
+      << error;
+}
+
+TEST(WfdbDatasetPlugin, ChangesItsFingerprintWhenARecordFileChanges) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  TempDir dir;
+  write_file(dir.file("a.hea"), "a 0 360\n");
+  write_file(dir.file("b.hea"), "b 0 360\n");
+  std::string error;
+  const nlohmann::json params = {
+      {"dir", dir.path()}, {"records", nlohmann::json::array()}, {"annotator", "atr"}};
+  auto ds = create(d, params, &error);
+  ASSERT_TRUE(ds) << error;
+  EXPECT_EQ(ds->records(), (std::vector<std::string>{"a", "b"}));
+  const std::string before = ds->fingerprint();
+  EXPECT_EQ(before, ds->fingerprint());
+  write_file(dir.file("b.atr"), std::string(2, '\0'));
+  EXPECT_NE(before, ds->fingerprint());
+  auto qrs = create(
+      d, {{"dir", dir.path()}, {"records", nlohmann::json::array()}, {"annotator", "qrs"}}, &error);
+  ASSERT_TRUE(qrs) << error;
+  EXPECT_NE(ds->fingerprint(), qrs->fingerprint());
+}
+
+}  // namespace

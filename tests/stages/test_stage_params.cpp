@@ -1,0 +1,125 @@
+// Every key a stage declares must act. Training keys must reach the options the training loop
+// runs with; every other key is listed here with where it acts, so a new key cannot be added
+// without saying so; and the fine-tune loop, which once ignored most of its keys, is checked
+// by behaviour through the hlm binary.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "engine/stage.h"
+#include "support/hlm_cli.h"
+#include "stages/train_params.h"
+#include "train/train_options.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Keys that are not training options, with where they act.
+const std::map<std::string, std::string> kOtherKeys = {
+    {"tokenize.datasets", "records read (and the cache key's data part)"},
+    {"tokenize.tokenizer", "the tokenizer plugin and its params"},
+    {"tokenize.threads", "records tokenized in parallel"},
+    {"tokenize.fit_sample_cap", "beats kept for the codebook fit (FitSample capacity)"},
+    {"pretrain.model", "the model plugin"},
+    {"pretrain.backend", "the process-group plugin of multi-rank runs"},
+    {"pretrain.world_size", "ranks launched"},
+    {"pretrain.max_restarts", "restarts of a failed group of ranks"},
+    {"finetune.holdout_records", "records left out of fine-tuning, evaluated later"},
+    {"finetune.holdout_tail", "tail of every other record left out"},
+    {"evaluate.records", "records evaluated"},
+    {"evaluate.threads", "intra-op threads (set_compute_threads)"},
+    {"scale-analysis.model", "the model plugin"},
+    {"scale-analysis.backend", "the process-group plugin"},
+    {"scale-analysis.world_sizes", "rows of the table"},
+};
+
+nlohmann::json changed(const hlm::workflow::ParamSpec& spec) {
+  const nlohmann::json value = nlohmann::json::parse(spec.default_json);
+  if (spec.type == "bool") return !value.get<bool>();
+  if (spec.type == "int") return value.get<int64_t>() + 1;
+  if (spec.type == "float") return value.get<double>() + 0.25;
+  ADD_FAILURE() << spec.name << ": no changed value for type " << spec.type;
+  return value;
+}
+
+nlohmann::json options_with(const nlohmann::json& params) {
+  return hlm::TrainOptions::from_params(hlm::training_options_json(params)).to_json();
+}
+
+TEST(StageParams, EveryDeclaredKeyActsOrIsNamedWithWhereItActs) {
+  std::set<std::string> training;
+  for (const auto& spec : hlm::training_param_specs("1", "0.1")) training.insert(spec.name);
+  for (const auto& kind : hlm::stage_kinds())
+    for (const auto& spec : kind.params) {
+      const std::string key = kind.kind + "." + spec.name;
+      if (!training.count(spec.name)) {
+        EXPECT_TRUE(kOtherKeys.count(key)) << key << " is declared but acts nowhere named here";
+        continue;
+      }
+      const nlohmann::json base = {{spec.name, nlohmann::json::parse(spec.default_json)}};
+      const nlohmann::json other = {{spec.name, changed(spec)}};
+      EXPECT_NE(options_with(base), options_with(other)) << key << " does not reach the training options";
+    }
+}
+
+TEST(StageParams, FineTuningDeclaresNoKeyItsLoopIgnores) {
+  std::set<std::string> declared;
+  for (const auto& spec : hlm::stage_kind("finetune").params) declared.insert(spec.name);
+  for (const std::string ignored : {"bucket_cap_mb", "eval_batches", "holdout_fraction", "profile_step"})
+    EXPECT_FALSE(declared.count(ignored)) << ignored;
+}
+
+// One finetune run per changed key, reusing the cached tokenize and pretrain stages.
+class FinetuneKeys : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { runs_ = new hlm::test::ScratchDir("hlm_finetune_keys"); }
+  static void TearDownTestSuite() { delete runs_; }
+
+  struct Finetuned {
+    std::vector<double> losses;
+    std::string output;
+    fs::path dir;
+  };
+  static Finetuned finetune(const std::string& overrides) {
+    const auto r = hlm::test::run_hlm(
+        "run tests/fixtures/every_stage.yaml --runs-dir " + runs_->path.string() +
+        " finetune.steps=12 finetune.log_every=100 scale.world_sizes=[1] "
+        "scale.steps=1 " + overrides);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    Finetuned out;
+    out.output = r.output;
+    out.dir = hlm::test::run_dir_of(r.output) / "finetune";
+    std::ifstream in(out.dir / "manifest.json");
+    const auto manifest = nlohmann::json::parse(in);
+    out.losses = manifest["results"]["losses"].get<std::vector<double>>();
+    return out;
+  }
+  static hlm::test::ScratchDir* runs_;
+};
+hlm::test::ScratchDir* FinetuneKeys::runs_ = nullptr;
+
+TEST_F(FinetuneKeys, AccumulationBf16AndTheScheduleChangeTheLosses) {
+  const auto base = finetune("");
+  ASSERT_EQ(base.losses.size(), 12u);
+  for (const std::string key : {"finetune.accumulation=2", "finetune.bf16=true",
+                                "finetune.warmup_steps=2", "finetune.grad_clip=0.01",
+                                "finetune.batch=4", "finetune.seed=5"}) {
+    const auto other = finetune(key);
+    EXPECT_NE(other.losses, base.losses) << key;
+  }
+}
+
+TEST_F(FinetuneKeys, CheckpointAndLogKeysAct) {
+  const auto checkpointed = finetune("finetune.checkpoint_every=2 finetune.keep_checkpoints=2 finetune.log_every=4");
+  std::set<std::string> kept;
+  for (const auto& e : fs::directory_iterator(checkpointed.dir / "checkpoints"))
+    kept.insert(e.path().filename().string());
+  EXPECT_EQ(kept, (std::set<std::string>{"step_10", "step_12"}));
+  EXPECT_NE(checkpointed.output.find("finetune: step 8/12"), std::string::npos) << checkpointed.output;
+  EXPECT_EQ(checkpointed.output.find("finetune: step 6/12"), std::string::npos) << checkpointed.output;
+}
+
+}  // namespace

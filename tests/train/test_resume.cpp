@@ -1,0 +1,153 @@
+// Exact resume and restarts through the hlm binary: a run stopped with SIGTERM checkpoints,
+// exits asking for a requeue and, resumed, ends with the uninterrupted run's losses to the
+// last digit; a rank killed with SIGKILL is restarted by the multiproc runner.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "support/hlm_cli.h"
+
+namespace fs = std::filesystem;
+using hlm::test::run_dir_of;
+using hlm::test::run_hlm;
+using hlm::test::run_hlm_watching;
+using hlm::test::ScratchDir;
+
+namespace {
+
+const std::string kWorkflow = "tests/fixtures/train_small.yaml";
+
+nlohmann::json pretrain_manifest(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "pretrain" / "manifest.json");
+  return nlohmann::json::parse(in);
+}
+
+// The newest child of `parent` whose command line is `.../hlm rank ...`, or -1. Only children
+// of the run under test count: ctest runs other tests' ranks at the same time.
+pid_t newest_rank_process(pid_t parent) {
+  pid_t newest = -1;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string stat_line;
+    std::getline(stat, stat_line);
+    const size_t close = stat_line.rfind(')');  // "pid (comm) state ppid ..."
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat_line.substr(close + 2));
+    std::string state;
+    pid_t ppid = -1;
+    fields >> state >> ppid;
+    if (ppid != parent) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> argv;
+    for (size_t start = 0, end; start < cmdline.size(); start = end + 1) {
+      end = cmdline.find('\0', start);
+      if (end == std::string::npos) end = cmdline.size();
+      argv.push_back(cmdline.substr(start, end - start));
+    }
+    if (argv.size() >= 2 && argv[1] == "rank" && argv[0].size() >= 4 &&
+        argv[0].compare(argv[0].size() - 4, 4, "/hlm") == 0)
+      newest = std::max<pid_t>(newest, pid_t(std::stol(name)));
+  }
+  return newest;
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Weights are compared byte for byte: a LibTorch archive of equal tensors is identical.
+void expect_same_weights(const fs::path& a, const fs::path& b) {
+  const std::string want = file_bytes(a / "pretrain" / "model.pt");
+  ASSERT_FALSE(want.empty()) << a;
+  EXPECT_TRUE(want == file_bytes(b / "pretrain" / "model.pt")) << "final weights differ: " << a << " vs " << b;
+}
+
+// With dropout, on 1 and 2 ranks: the random stream (dropout masks) must continue where the
+// checkpoint left it, on every rank.
+TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
+  for (const std::string world : {"1", "2"}) {
+    SCOPED_TRACE("world size " + world);
+    ScratchDir runs("hlm_resume_w" + world);
+    const std::string args = kWorkflow + " vars.world_size=" + world + " pretrain.model.dropout=0.1";
+    const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    const fs::path whole_dir = run_dir_of(whole.output);
+    const auto expected = pretrain_manifest(whole_dir)["results"];
+
+    bool signalled = false;
+    const auto stopped = run_hlm_watching(
+        "run " + args + " --runs-dir " + (runs.path / "b").string(),
+        [&](pid_t pid, const std::string& line) {
+          if (!signalled && line.find("step 250/") != std::string::npos) {
+            kill(pid, SIGTERM);
+            signalled = true;
+          }
+        });
+    ASSERT_TRUE(signalled) << stopped.output;
+    ASSERT_EQ(stopped.exit_code, 75) << stopped.output;  // asks the scheduler for a requeue
+    const fs::path run_dir = run_dir_of(stopped.output);
+    EXPECT_EQ(pretrain_manifest(run_dir)["status"], "interrupted");
+
+    const auto resumed = run_hlm("run --resume " + run_dir.string() + " --runs-dir " + (runs.path / "b").string());
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
+    const auto got = pretrain_manifest(run_dir)["results"];
+    const auto want_losses = expected["losses"].get<std::vector<double>>();
+    const auto got_losses = got["losses"].get<std::vector<double>>();
+    ASSERT_EQ(got_losses.size(), want_losses.size());
+    for (size_t i = 0; i < want_losses.size(); ++i) ASSERT_EQ(got_losses[i], want_losses[i]) << "step " << i + 1;
+    EXPECT_EQ(got["eval_loss"].get<double>(), expected["eval_loss"].get<double>());
+    expect_same_weights(whole_dir, run_dir);
+  }
+}
+
+// checkpoint_every 100 over 1500 steps: only the newest keep_checkpoints (default 3) remain,
+// each complete.
+TEST(Resume, KeepsOnlyTheNewestCompleteCheckpoints) {
+  ScratchDir runs("hlm_keep_checkpoints");
+  const auto r = run_hlm("run " + kWorkflow + " --runs-dir " + runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(run_dir_of(r.output) / "pretrain" / "checkpoints")) {
+    kept.push_back(entry.path().filename().string());
+    EXPECT_TRUE(fs::exists(entry.path() / "DONE")) << entry.path();
+  }
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"step_1300", "step_1400", "step_1500"}));
+}
+
+// Over Gloo and over the shm backend, whose surviving rank waits in shared memory. The
+// restarted run must end with the uninterrupted run's weights.
+TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
+  for (const std::string backend : {"gloo", "shm"}) {
+    SCOPED_TRACE(backend);
+    ScratchDir runs("hlm_restart_" + backend);
+    const std::string args = kWorkflow + " vars.world_size=2 pretrain.backend.plugin=" + backend;
+    const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    bool killed = false;
+    const auto r = run_hlm_watching(
+        "run " + args + " --runs-dir " + (runs.path / "b").string(),
+        [&](pid_t hlm, const std::string& line) {
+          if (!killed && line.find("step 300/") != std::string::npos) {
+            const pid_t rank = newest_rank_process(hlm);  // a child running `hlm rank JOB`
+            killed = rank > 0 && kill(rank, SIGKILL) == 0;
+          }
+        });
+    ASSERT_TRUE(killed) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("restarting the group"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
+    EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
+    expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));
+  }
+}
+
+}  // namespace
