@@ -141,13 +141,14 @@ void pump_all(const LaunchOptions& o, std::vector<Rank>& ranks, int timeout_ms) 
 void stop_all(const LaunchOptions& o, std::vector<Rank>& ranks) {
   for (auto& r : ranks)
     if (r.exit_code < 0) kill(r.pid, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(int64_t(o.grace_seconds * 1000));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(int64_t(o.grace_seconds * 1000));
   while (std::chrono::steady_clock::now() < deadline) {
     bool alive = false;
     for (auto& r : ranks) {
       int status = 0;
-      if (r.exit_code < 0 && waitpid(r.pid, &status, WNOHANG) == r.pid) r.exit_code = decode_status(status);
+      if (r.exit_code < 0 && waitpid(r.pid, &status, WNOHANG) == r.pid)
+        r.exit_code = decode_status(status);
       alive = alive || r.exit_code < 0;
     }
     if (!alive) return;
@@ -162,8 +163,8 @@ LaunchResult launch_once(const LaunchOptions& o, int port) {
   std::vector<Rank> ranks(size_t(o.nproc));
   for (int r = 0; r < o.nproc; ++r) {
     if (!o.log_dir.empty())
-      ranks[r].log = std::make_unique<std::ofstream>(o.log_dir + "/rank" + std::to_string(r) + ".log",
-                                                     std::ios::app);
+      ranks[r].log = std::make_unique<std::ofstream>(
+          o.log_dir + "/rank" + std::to_string(r) + ".log", std::ios::app);
     ranks[r].pid = spawn(o, r, port, ranks[r].out_fd);
   }
   LaunchResult result;

@@ -19,16 +19,16 @@ int free_tcp_port();
 
 struct LaunchOptions {
   int nproc = 1;
-  std::vector<std::string> argv;                 // argv[0] is the executable
-  std::map<std::string, std::string> env;        // added to each rank's environment
+  std::vector<std::string> argv;           // argv[0] is the executable
+  std::map<std::string, std::string> env;  // added to each rank's environment
   std::string master_addr = "127.0.0.1";
   // 0 = ask free_port for one; when rank 0 then exits with kExitAddressInUse, every rank is
   // started again on a new port (up to port_attempts times in all).
   int master_port = 0;
   std::function<int()> free_port = free_tcp_port;
   int port_attempts = 5;
-  std::string log_dir;                           // rank<r>.log files here when set
-  double grace_seconds = 10;                     // SIGTERM to SIGKILL when stopping ranks
+  std::string log_dir;        // rank<r>.log files here when set
+  double grace_seconds = 10;  // SIGTERM to SIGKILL when stopping ranks
   std::function<void(int rank, const std::string& line)> on_line;  // default: stderr
   // Polled while ranks run; when it turns true every rank gets SIGTERM once (a graceful stop:
   // ranks checkpoint and exit), e.g. because the launcher itself was asked to stop.

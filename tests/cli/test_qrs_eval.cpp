@@ -13,7 +13,7 @@ namespace {
 const std::string kMitdb = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
 
 // The binary is a build dependency of this test: missing, it is a failure. Data may be absent.
-#define HLM_REQUIRE_BINARY_AND(path)                                                         \
+#define HLM_REQUIRE_BINARY_AND(path)                                                            \
   ASSERT_TRUE(std::filesystem::exists(HLM_BINARY_DIR "/bin/hlm")) << HLM_BINARY_DIR "/bin/hlm"; \
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent"
 

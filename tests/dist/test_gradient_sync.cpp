@@ -2,16 +2,16 @@
 // plugin's shared buckets) each on half a batch must give the update one rank makes on the
 // whole batch; accumulation must equal a bigger batch; a stop vote must reach every rank.
 #include <gtest/gtest.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/torch.h>
 
 #include <functional>
 #include <thread>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include "dist/gradient_sync.h"
 #include "hlm/backend.h"
 #include "plugin/plugin_host.h"
-#include "dist/gradient_sync.h"
 
 namespace {
 
@@ -40,8 +40,9 @@ GroupMaker shm_groups() {
 
 torch::nn::Sequential make_model() {
   torch::manual_seed(42);
-  return torch::nn::Sequential(torch::nn::Linear(8, 32), torch::nn::GELU(), torch::nn::Linear(32, 32),
-                               torch::nn::GELU(), torch::nn::Linear(32, 4));
+  return torch::nn::Sequential(torch::nn::Linear(8, 32), torch::nn::GELU(),
+                               torch::nn::Linear(32, 32), torch::nn::GELU(),
+                               torch::nn::Linear(32, 4));
 }
 
 std::pair<at::Tensor, at::Tensor> batch(int64_t rows) {
@@ -76,7 +77,8 @@ struct TwoRanks {
 };
 
 // `voter`: the rank that votes to stop (-1: none).
-TwoRanks train_two_ranks(int micro_steps, const GroupMaker& make_group = gloo_group, int voter = -1) {
+TwoRanks train_two_ranks(int micro_steps, const GroupMaker& make_group = gloo_group,
+                         int voter = -1) {
   const auto data = batch(16);
   const at::Tensor x = data.first, y = data.second;  // lambdas cannot capture bindings (C++17)
   auto store = c10::make_intrusive<c10d::HashStore>();
@@ -151,7 +153,8 @@ TEST(GradientSync, BucketsInSharedMemoryGiveTheSameUpdate) {
     expect_close(ranks.parameters[1], expected, 1e-5);
     // The same reduction on both sides: the ranks' weights are equal to the bit.
     for (size_t i = 0; i < expected.size(); ++i)
-      EXPECT_TRUE(torch::equal(ranks.parameters[0][i], ranks.parameters[1][i])) << "parameter " << i;
+      EXPECT_TRUE(torch::equal(ranks.parameters[0][i], ranks.parameters[1][i]))
+          << "parameter " << i;
   }
 }
 

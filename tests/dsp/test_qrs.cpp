@@ -90,7 +90,6 @@ TEST(Qrs, ReturnsNothingForAFlatSignalAndRejectsBadArguments) {
   EXPECT_THROW(hlm::dsp::detect_qrs(flat.data(), flat.size(), 360, o), hlm::ConfigError);
 }
 
-
 // The envelope's peak picker against its definition, on a smooth random signal with plateaus
 // (equal neighbours) and ties between separate peaks.
 TEST(QrsEnvelope, LocalMaximaMatchBruteForce) {
@@ -105,7 +104,8 @@ TEST(QrsEnvelope, LocalMaximaMatchBruteForce) {
   for (int64_t i = 1; i + 1 < m; ++i) {
     if (!(h[i] > h[i - 1] && h[i] >= h[i + 1])) continue;
     bool best = true;
-    for (int64_t j = std::max<int64_t>(0, i - separation); j <= std::min(m - 1, i + separation); ++j)
+    for (int64_t j = std::max<int64_t>(0, i - separation); j <= std::min(m - 1, i + separation);
+         ++j)
       best = best && (j < i ? h[j] < h[i] : h[j] <= h[i]);
     if (best) expected.push_back(i);
   }

@@ -85,4 +85,3 @@ TEST(QrsMitdb, FirstLeadAloneAlsoReachesGrossSensitivityAndPredictivityOf99Point
   EXPECT_GE(c.sensitivity(), 0.997) << "TP " << c.tp << " FN " << c.fn;
   EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
 }
-

@@ -32,7 +32,8 @@ TEST(QrsShipped, BothLeadsAndTheFirstLeadAloneFindNearlyEveryBeat) {
   for (const bool both : {true, false}) {
     SCOPED_TRACE(both ? "both leads" : "lead 0");
     const auto c = score(both);
-    EXPECT_EQ(c.tp + c.fn, 7947);  // every reference beat of the three records was matched or missed
+    EXPECT_EQ(c.tp + c.fn,
+              7947);  // every reference beat of the three records was matched or missed
     EXPECT_GE(c.sensitivity(), 0.998) << "TP " << c.tp << " FN " << c.fn;
     EXPECT_GE(c.positive_predictivity(), 0.997) << "TP " << c.tp << " FP " << c.fp;
   }

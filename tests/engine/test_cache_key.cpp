@@ -67,7 +67,8 @@ TEST(CacheKey, ATouchedOrAddedRecordMakesTokenizeRunAgain) {
   const fs::path signal = f.dir.path / "ecg" / "119.dat";
   fs::last_write_time(signal, fs::last_write_time(signal) + std::chrono::seconds(5));
   const auto plan = f.run("--dry-run");
-  EXPECT_NE(plan.output.find("reuse:   runs: data changed since "), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("reuse:   runs: data changed since "), std::string::npos)
+      << plan.output;
   const auto touched = f.run();
   ASSERT_EQ(touched.exit_code, 0) << touched.output;
   EXPECT_FALSE(f.reused(touched)) << touched.output;
@@ -93,7 +94,8 @@ TEST(CacheKey, ARelativeFolderSeenFromAnotherDirectoryIsOtherData) {
   fs::copy(f.dir.path / "ecg", elsewhere / "ecg");
   const std::string args = "run ../tokenize.yaml --runs-dir ../runs";
   const auto plan = run_hlm_in(elsewhere, args + " --dry-run");
-  EXPECT_NE(plan.output.find("reuse:   runs: data changed since "), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("reuse:   runs: data changed since "), std::string::npos)
+      << plan.output;
   const auto r = run_hlm_in(elsewhere, args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(f.reused(r)) << r.output;

@@ -18,7 +18,8 @@ namespace {
 // Small enough for CI: fewer steps and a short synthetic record set.
 const std::string kSmall =
     "workflows/quickstart.yaml vars.steps=30 scale.steps=9 "
-    "'vars.model={plugin: gpt, vocab_size: 72, context: 64, d_model: 32, n_layer: 1, n_head: 2, d_ff: 64}' "
+    "'vars.model={plugin: gpt, vocab_size: 72, context: 64, d_model: 32, n_layer: 1, n_head: 2, "
+    "d_ff: 64}' "
     "'tokenize.datasets=[{plugin: wfdb, dir: workflows/data/mitdb, records: [\"208\"]}, "
     "{plugin: synthetic, records: 2, seconds: 120, sampling_hz: 250, seed: 3}]'";
 
@@ -41,8 +42,9 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   const fs::path report = report_path(first.output);
   ASSERT_TRUE(fs::exists(report)) << first.output;
   const std::string text = read_file(report);
-  for (const char* section : {"## tokenize", "## pretrain", "## finetune", "## evaluate", "## scale",
-                              "Loss curve", "Confusion matrix", "| ranks |", "efficiency"})
+  for (const char* section :
+       {"## tokenize", "## pretrain", "## finetune", "## evaluate", "## scale", "Loss curve",
+        "Confusion matrix", "| ranks |", "efficiency"})
     EXPECT_NE(text.find(section), std::string::npos) << section << "\n" << text;
   const fs::path run_dir = report.parent_path();
   for (const char* file : {"workflow.resolved.yaml", "overrides.txt", "hlm.log", "metrics.jsonl"})
@@ -69,17 +71,20 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   ASSERT_EQ(second.exit_code, 0) << second.output;
   for (const char* stage : {"tokenize", "pretrain", "finetune", "evaluate", "scale"})
     EXPECT_NE(second.output.find(std::string(stage) + ": reused from cache"), std::string::npos)
-        << stage << "\n" << second.output;
+        << stage << "\n"
+        << second.output;
 
   // An interrupted run (evaluate never finished) resumes from the first unfinished stage.
   auto m = manifest(run_dir, "evaluate");
   m["status"] = "running";
   std::ofstream(run_dir / "evaluate" / "manifest.json") << m.dump(2);
   fs::remove(run_dir / "report.md");
-  const auto resumed = run_hlm("run --resume " + run_dir.string() + " --runs-dir " + runs.path.string());
+  const auto resumed =
+      run_hlm("run --resume " + run_dir.string() + " --runs-dir " + runs.path.string());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("[1/5] tokenize: reused"), std::string::npos) << resumed.output;
-  EXPECT_NE(resumed.output.find("[4/5] evaluate (evaluate) ..."), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("[4/5] evaluate (evaluate) ..."), std::string::npos)
+      << resumed.output;
   EXPECT_EQ(manifest(run_dir, "evaluate")["status"], "done");
   EXPECT_TRUE(fs::exists(run_dir / "report.md"));
 }
@@ -88,7 +93,8 @@ TEST(Quickstart, DryRunPrintsThePlanWithCacheKeysAndRunsNothing) {
   ScratchDir runs("hlm_dry");
   const auto r = run_hlm("run " + kSmall + " --dry-run --runs-dir " + runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* word : {"tokenize", "pretrain", "finetune", "evaluate", "scale-analysis", "beat-vq", "gpt"})
+  for (const char* word :
+       {"tokenize", "pretrain", "finetune", "evaluate", "scale-analysis", "beat-vq", "gpt"})
     EXPECT_NE(r.output.find(word), std::string::npos) << word << "\n" << r.output;
   EXPECT_TRUE(fs::is_empty(runs.path));
 }
@@ -103,14 +109,16 @@ TEST(Quickstart, ATypoInAWorkflowKeyIsRefusedWithItsLineAndASuggestion) {
   std::ofstream(dir.path / "typo.yaml") << text;
   const auto r = run_hlm("validate " + (dir.path / "typo.yaml").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("typo.yaml:" + std::to_string(line) + ":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("typo.yaml:" + std::to_string(line) + ":"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("did you mean 'batch'?"), std::string::npos) << r.output;
 }
 
 TEST(Quickstart, PluginsListsEveryInTreePluginWithItsParameters) {
   const auto r = run_hlm("plugins");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* name : {"wfdb", "synthetic", "beat-vq", "gpt", "gloo", "shm", "vocab_size", "codes"})
+  for (const char* name :
+       {"wfdb", "synthetic", "beat-vq", "gpt", "gloo", "shm", "vocab_size", "codes"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name << "\n" << r.output;
 }
 

@@ -66,7 +66,8 @@ TEST(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
 
   const auto resumed = resume(s, runs.path / "b");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("codebook of the interrupted run reused"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("codebook of the interrupted run reused"), std::string::npos)
+      << resumed.output;
   const auto got = manifest(s.run_dir, "tokenize")["results"];
   EXPECT_EQ(got["records"], expected["records"]);
   EXPECT_EQ(got["beats"], expected["beats"]);

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hlm/errors.h"
-#include "support/http_get.h"
 #include "metrics/metrics.h"
+#include "support/http_get.h"
 
 namespace fs = std::filesystem;
 using hlm::Metrics;
@@ -54,19 +54,25 @@ TEST(Metrics, ExposerServesBuildInfoAndTrainLossOnAnEphemeralPort) {
   const std::string body = hlm::test::http_get(port, "/metrics");
   EXPECT_NE(body.find("hlm_build_info{"), std::string::npos) << body;
   EXPECT_NE(body.find("hlm_train_loss{rank=\"3\",run=\"run-a\",stage=\"pretrain\"} 2.5"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   EXPECT_NE(body.find("hlm_train_steps_total{rank=\"3\",run=\"run-a\",stage=\"pretrain\"} 2"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   EXPECT_NE(body.find("hlm_train_tokens_total{rank=\"3\",run=\"run-a\",stage=\"pretrain\"} 8192"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   EXPECT_NE(body.find("hlm_train_step_duration_seconds_bucket{"), std::string::npos) << body;
   EXPECT_NE(body.find("hlm_train_phase_seconds_total{phase=\"backward\",rank=\"3\",run=\"run-a\","
                       "stage=\"pretrain\"} 0.25"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   EXPECT_NE(body.find("hlm_tokenize_beats_total{rank=\"3\",run=\"run-a\",stage=\"tokenize\"} 1200"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
   EXPECT_NE(body.find("hlm_process_resident_memory_bytes{rank=\"3\",run=\"run-a\"}"),
-            std::string::npos) << body;
+            std::string::npos)
+      << body;
 }
 
 TEST(Metrics, TakenPortIsAConfigErrorNamingTheAddress) {

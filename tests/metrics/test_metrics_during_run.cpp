@@ -29,9 +29,10 @@ TEST(MetricsDuringRun, ThePrintedPortServesTrainingMetricsWhileTheRunIsGoing) {
       });
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_GT(port, 0) << r.output;
-  for (const char* series : {"hlm_build_info{", "hlm_train_loss{", "hlm_train_steps_total{",
-                             "hlm_tokenize_beats_total{", "hlm_stage_duration_seconds{",
-                             "hlm_train_step_duration_seconds_bucket{", "hlm_process_resident_memory_bytes"})
+  for (const char* series :
+       {"hlm_build_info{", "hlm_train_loss{", "hlm_train_steps_total{", "hlm_tokenize_beats_total{",
+        "hlm_stage_duration_seconds{", "hlm_train_step_duration_seconds_bucket{",
+        "hlm_process_resident_memory_bytes"})
     EXPECT_NE(scraped.find(series), std::string::npos) << series << "\n" << scraped;
 }
 
@@ -71,9 +72,11 @@ TEST(MetricsDuringRun, EachRankOfATwoRankRunServesItsOwnSeriesThroughTheRunsTarg
   ASSERT_EQ(scraped.size(), 2u) << "rank targets seen: " << scraped.size() << "\n" << r.output;
   ASSERT_FALSE(run_label.empty());
   for (const auto& [rank, body] : scraped) {
-    const std::string series = "hlm_train_steps_total{rank=\"" + rank + "\",run=\"" + run_label + "\"";
+    const std::string series =
+        "hlm_train_steps_total{rank=\"" + rank + "\",run=\"" + run_label + "\"";
     EXPECT_NE(body.find(series), std::string::npos) << series << "\n" << body;
-    EXPECT_NE(body.find("hlm_allreduce_seconds_total{rank=\"" + rank + "\""), std::string::npos) << body;
+    EXPECT_NE(body.find("hlm_allreduce_seconds_total{rank=\"" + rank + "\""), std::string::npos)
+        << body;
   }
   EXPECT_TRUE(published_targets(targets_dir).empty()) << "target files left after the run";
 }

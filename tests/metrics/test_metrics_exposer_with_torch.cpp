@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "support/http_get.h"
 #include "metrics/metrics.h"
+#include "support/http_get.h"
 
 TEST(MetricsExposerWithTorch, ServesMetricsInAProcessLinkingLibTorch) {
   const int port = hlm::metrics().start_exposer(0);

@@ -6,14 +6,16 @@
 #include <memory>
 #include <string>
 
-#include "support/http_get.h"
 #include "metrics/metrics.h"
+#include "support/http_get.h"
 
 using hlm::test::http_exchange;
 
 namespace {
 
-std::string status_line(const std::string& response) { return response.substr(0, response.find("\r\n")); }
+std::string status_line(const std::string& response) {
+  return response.substr(0, response.find("\r\n"));
+}
 
 // A connected client that sends nothing until destroyed.
 struct SilentClient {
@@ -34,9 +36,11 @@ struct SilentClient {
 TEST(MetricsHttp, MetricsHasPrometheusTextHeadersAndExactLength) {
   hlm::Metrics m;
   const int port = m.start_exposer(0);
-  const std::string r = http_exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n");
+  const std::string r =
+      http_exchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n");
   EXPECT_EQ(status_line(r), "HTTP/1.1 200 OK") << r;
-  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos)
+      << r;
   EXPECT_NE(r.find("Connection: close\r\n"), std::string::npos) << r;
   const size_t at = r.find("Content-Length: ");
   ASSERT_NE(at, std::string::npos) << r;
@@ -51,7 +55,8 @@ TEST(MetricsHttp, RootLinksMetricsOtherPathsAre404AndPostIs405) {
   const std::string root = http_exchange(port, "GET / HTTP/1.0\r\n\r\n");
   EXPECT_EQ(status_line(root), "HTTP/1.1 200 OK");
   EXPECT_NE(root.find("href=\"/metrics\""), std::string::npos) << root;
-  EXPECT_EQ(status_line(http_exchange(port, "GET /nope HTTP/1.0\r\n\r\n")), "HTTP/1.1 404 Not Found");
+  EXPECT_EQ(status_line(http_exchange(port, "GET /nope HTTP/1.0\r\n\r\n")),
+            "HTTP/1.1 404 Not Found");
   EXPECT_EQ(status_line(http_exchange(port, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n")),
             "HTTP/1.1 405 Method Not Allowed");
   EXPECT_EQ(status_line(http_exchange(port, "garbage\r\n\r\n")), "HTTP/1.1 400 Bad Request");

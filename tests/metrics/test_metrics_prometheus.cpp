@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "support/http_get.h"
 #include "metrics/metrics.h"
+#include "support/http_get.h"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -35,7 +35,8 @@ class Child {
     args.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
@@ -53,7 +54,8 @@ class Child {
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 50 && running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 50 && running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (running()) ::kill(pid_, SIGKILL);
     if (pid_ > 0 && ::waitpid(pid_, &status_, 0) == pid_) reap();
   }
@@ -104,14 +106,15 @@ TEST(MetricsPrometheus, RealServerScrapesHlmMetrics) {
   m.train_step("pretrain", s);
   hlm::write_file_sd((dir / "targets" / "run-p-rank0.json").string(),
                      {"127.0.0.1:" + std::to_string(exposer_port)}, {{"workflow", "test"}});
-  std::ofstream(dir / "prometheus.yml") << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                                           "scrape_configs:\n"
-                                           "  - job_name: hlm\n"
-                                           "    honor_labels: true\n"
-                                           "    file_sd_configs:\n"
-                                           "      - files: ['"
-                                        << (dir / "targets").string() << "/*.json']\n"
-                                        << "        refresh_interval: 1s\n";
+  std::ofstream(dir / "prometheus.yml")
+      << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+         "scrape_configs:\n"
+         "  - job_name: hlm\n"
+         "    honor_labels: true\n"
+         "    file_sd_configs:\n"
+         "      - files: ['"
+      << (dir / "targets").string() << "/*.json']\n"
+      << "        refresh_interval: 1s\n";
   const int web_port = hlm::test::free_port();
   Child server({kPrometheus, "--config.file=" + (dir / "prometheus.yml").string(),
                 "--web.listen-address=127.0.0.1:" + std::to_string(web_port),
@@ -148,13 +151,23 @@ TEST(MetricsMonitoring, DashboardQueriesOnlyExportedHlmMetrics) {
   std::ifstream in(std::string(HLM_SOURCE_DIR) + "/tools/monitoring/grafana/dashboards/hlm.json");
   ASSERT_TRUE(in) << "dashboard missing";
   const nlohmann::json dashboard = nlohmann::json::parse(in);
-  const std::vector<std::string> exported = {
-      "hlm_build_info", "hlm_stage_duration_seconds", "hlm_tokenize_beats_total",
-      "hlm_train_steps_total", "hlm_train_tokens_total", "hlm_train_loss", "hlm_eval_loss",
-      "hlm_train_learning_rate", "hlm_train_grad_norm", "hlm_train_step_duration_seconds",
-      "hlm_data_wait_seconds_total", "hlm_allreduce_seconds_total", "hlm_train_mfu_ratio",
-      "hlm_last_step_timestamp_seconds", "hlm_checkpoint_duration_seconds",
-      "hlm_process_resident_memory_bytes", "hlm_train_phase_seconds_total"};
+  const std::vector<std::string> exported = {"hlm_build_info",
+                                             "hlm_stage_duration_seconds",
+                                             "hlm_tokenize_beats_total",
+                                             "hlm_train_steps_total",
+                                             "hlm_train_tokens_total",
+                                             "hlm_train_loss",
+                                             "hlm_eval_loss",
+                                             "hlm_train_learning_rate",
+                                             "hlm_train_grad_norm",
+                                             "hlm_train_step_duration_seconds",
+                                             "hlm_data_wait_seconds_total",
+                                             "hlm_allreduce_seconds_total",
+                                             "hlm_train_mfu_ratio",
+                                             "hlm_last_step_timestamp_seconds",
+                                             "hlm_checkpoint_duration_seconds",
+                                             "hlm_process_resident_memory_bytes",
+                                             "hlm_train_phase_seconds_total"};
   size_t queries = 0;
   for (const auto& panel : dashboard["panels"]) {
     for (const auto& target : panel.value("targets", nlohmann::json::array())) {
@@ -163,10 +176,13 @@ TEST(MetricsMonitoring, DashboardQueriesOnlyExportedHlmMetrics) {
       // Every hlm_ name in a query must be one we export (a histogram adds _bucket/_sum/_count).
       for (size_t at = expr.find("hlm_"); at != std::string::npos; at = expr.find("hlm_", at + 1)) {
         size_t end = at;
-        while (end < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[end])) || expr[end] == '_')) ++end;
+        while (end < expr.size() &&
+               (std::isalnum(static_cast<unsigned char>(expr[end])) || expr[end] == '_'))
+          ++end;
         std::string name = expr.substr(at, end - at);
         for (const char* suffix : {"_bucket", "_sum", "_count"})
-          if (name == std::string("hlm_train_step_duration_seconds") + suffix) name = "hlm_train_step_duration_seconds";
+          if (name == std::string("hlm_train_step_duration_seconds") + suffix)
+            name = "hlm_train_step_duration_seconds";
         EXPECT_NE(std::find(exported.begin(), exported.end(), name), exported.end())
             << panel.value("title", "") << ": " << name;
         at = end;

@@ -21,7 +21,8 @@ at::Tensor exact_gelu_slope(const at::Tensor& x) {
 }
 
 TEST(Gelu, Bf16ValuesAreCorrectlyRoundedForEveryBitPattern) {
-  const at::Tensor x = torch::arange(0, 65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
+  const at::Tensor x =
+      torch::arange(0, 65536, torch::kInt32).to(torch::kInt16).view(torch::kBFloat16);
   const at::Tensor finite = torch::isfinite(x);
   const at::Tensor got = hlm::gelu(x);
   const at::Tensor want = exact_gelu(x.masked_fill(~finite, 0)).to(torch::kBFloat16);
@@ -31,7 +32,8 @@ TEST(Gelu, Bf16ValuesAreCorrectlyRoundedForEveryBitPattern) {
   // 1 + erf(x) cancels: off by up to 2 % at -5) and for subnormal x (flushed to zero).
   const at::Tensor ordinary = finite & (x.abs() > 1e-30) & (x > -3);
   const at::Tensor libtorch = torch::gelu(x);
-  EXPECT_EQ((got.masked_select(ordinary) != libtorch.masked_select(ordinary)).sum().item<int64_t>(), 0);
+  EXPECT_EQ((got.masked_select(ordinary) != libtorch.masked_select(ordinary)).sum().item<int64_t>(),
+            0);
   EXPECT_GT(ordinary.sum().item<int64_t>(), 30000);
 }
 
@@ -48,7 +50,10 @@ TEST(Gelu, Bf16GradientIsWithinOneRoundingOfTheExactOne) {
   EXPECT_TRUE(((got - exact).abs() <= exact.abs() / 128 + 1e-30).all().item<bool>());
   const at::Tensor libtorch = at::gelu_backward(dy, x0).to(torch::kDouble);
   const at::Tensor ordinary = x0 > -3;  // LibTorch's own precision ends there (see above)
-  EXPECT_TRUE(((got - libtorch).abs() <= libtorch.abs() / 64 + 1e-30).masked_select(ordinary).all().item<bool>());
+  EXPECT_TRUE(((got - libtorch).abs() <= libtorch.abs() / 64 + 1e-30)
+                  .masked_select(ordinary)
+                  .all()
+                  .item<bool>());
   EXPECT_GT(got.abs().max().item<double>(), 0.1);
 }
 

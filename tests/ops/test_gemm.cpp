@@ -1,8 +1,7 @@
 // hlm::gemm and hlm::linear against LibTorch's operators: values and every gradient, for each
 // transpose combination, batched and not, with and without the broadcast addend.
-#include <gtest/gtest.h>
-
 #include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
 
 #include "hlm/gemm.h"
 #include "ops/linear_bf16.h"
@@ -103,7 +102,8 @@ TEST(Gemm, Bf16LinearMatchesAutocastLinear) {
   at::autocast::clear_cache();
   ASSERT_EQ(got.scalar_type(), at::kBFloat16);
   if (primitive)  // the 2-D product under the view back to [3, 40, 48]
-    EXPECT_NE(got.grad_fn()->next_edges()[0].function->name().find("Bf16Linear"), std::string::npos);
+    EXPECT_NE(got.grad_fn()->next_edges()[0].function->name().find("Bf16Linear"),
+              std::string::npos);
   else
     std::cout << "bf16 linear not on oneDNN here (HLM_GEMM=aten or no bf16 kernel): "
                  "compared LibTorch's path with itself\n";

@@ -10,16 +10,16 @@ namespace {
 
 TEST(Install, AnInstalledHlmLoadsThePluginsInstalledBesideIt) {
   hlm::test::ScratchDir prefix("hlm_install");
-  const std::string install = "cmake --install '" HLM_BINARY_DIR "' --prefix '" + prefix.path.string() +
-                              "' >/dev/null";
+  const std::string install =
+      "cmake --install '" HLM_BINARY_DIR "' --prefix '" + prefix.path.string() + "' >/dev/null";
   ASSERT_EQ(std::system(install.c_str()), 0) << install;
   const auto plugins_dir = prefix.path / "lib/hlm/plugins";
   ASSERT_TRUE(std::filesystem::exists(plugins_dir / "libhlm_plugin_gpt.so"));
   ASSERT_TRUE(std::filesystem::exists(prefix.path / "include/hlm/plugin.h"));
 
   // Run from the prefix with no HLM_PLUGIN_PATH: what it lists comes from the install.
-  const std::string list = "env -u HLM_PLUGIN_PATH '" + (prefix.path / "bin/hlm").string() +
-                           "' plugins 2>&1";
+  const std::string list =
+      "env -u HLM_PLUGIN_PATH '" + (prefix.path / "bin/hlm").string() + "' plugins 2>&1";
   FILE* pipe = popen(list.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;
@@ -27,7 +27,8 @@ TEST(Install, AnInstalledHlmLoadsThePluginsInstalledBesideIt) {
   for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
   ASSERT_EQ(pclose(pipe), 0) << output;
   for (const char* name : {"wfdb", "beat-vq", "gpt", "bert", "gloo", "shm"})
-    EXPECT_NE(output.find(" " + std::string(name) + " "), std::string::npos) << name << "\n" << output;
+    EXPECT_NE(output.find(" " + std::string(name) + " "), std::string::npos) << name << "\n"
+                                                                             << output;
   EXPECT_NE(output.find(plugins_dir.string()), std::string::npos) << output;
   EXPECT_EQ(output.find(HLM_BINARY_DIR "/plugins"), std::string::npos) << output;
   EXPECT_EQ(output.find("refused"), std::string::npos) << output;

@@ -6,15 +6,16 @@
 
 #include "hlm/dataset.h"
 #include "hlm/errors.h"
-#include "support/hlm_cli.h"
 #include "plugin/plugin_host.h"
+#include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 std::string test_plugin(const std::string& variant) {
-  return std::string(HLM_BINARY_DIR) + "/test_plugins/" + variant + "/libhlm_plugin_" + variant + ".so";
+  return std::string(HLM_BINARY_DIR) + "/test_plugins/" + variant + "/libhlm_plugin_" + variant +
+         ".so";
 }
 
 std::string error_of(const std::function<void()>& fn) {
@@ -68,14 +69,17 @@ TEST(PluginHost, RefusesADescriptorWithoutARequiredFieldNamingIt) {
 TEST(PluginHost, RefusesAPluginBuiltForAnotherAbiNamingBothVersions) {
   hlm::PluginHost host;
   const std::string message = error_of([&] { host.load_library(test_plugin("tiny_bad_abi")); });
-  EXPECT_NE(message.find("incompatible plugin ABI version (plugin: 99, host: 1)"), std::string::npos) << message;
+  EXPECT_NE(message.find("incompatible plugin ABI version (plugin: 99, host: 1)"),
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("tiny_bad_abi"), std::string::npos) << message;
   EXPECT_TRUE(host.plugins().empty());
 }
 
 TEST(PluginHost, RefusesAPluginBuiltAgainstAnotherLibTorchNamingBothFingerprints) {
   hlm::PluginHost host;
-  const std::string message = error_of([&] { host.load_library(test_plugin("tiny_bad_fingerprint")); });
+  const std::string message =
+      error_of([&] { host.load_library(test_plugin("tiny_bad_fingerprint")); });
   EXPECT_NE(message.find("torch=0.0.0 cuda=1 cxx11abi=0 gcc=4"), std::string::npos) << message;
   EXPECT_NE(message.find(hlm::host_fingerprint()), std::string::npos) << message;
 }
@@ -84,8 +88,10 @@ TEST(PluginHost, RefusesTwoPluginsWithTheSameName) {
   const fs::path dir = fs::temp_directory_path() / ("hlm_dup_" + std::to_string(::getpid()));
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "b");
-  fs::copy_file(test_plugin("tiny_good"), dir / "a/libhlm_plugin_tiny.so", fs::copy_options::overwrite_existing);
-  fs::copy_file(test_plugin("tiny_good"), dir / "b/libhlm_plugin_tiny.so", fs::copy_options::overwrite_existing);
+  fs::copy_file(test_plugin("tiny_good"), dir / "a/libhlm_plugin_tiny.so",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(test_plugin("tiny_good"), dir / "b/libhlm_plugin_tiny.so",
+                fs::copy_options::overwrite_existing);
   hlm::PluginHost host;
   host.load_all({(dir / "a").string(), (dir / "b").string()});
   EXPECT_EQ(host.plugins().size(), 1u);  // the first one found
@@ -107,8 +113,11 @@ TEST(PluginHost, ABrokenLibraryIsListedAndTheOthersStillWork) {
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_NE(listed.output.find("gpt"), std::string::npos) << listed.output;
   EXPECT_NE(listed.output.find("refused    " + (dir.path / "libhlm_plugin_broken.so").string() +
-                               ": cannot load plugin"), std::string::npos) << listed.output;
-  EXPECT_NE(listed.output.find("incompatible plugin ABI version"), std::string::npos) << listed.output;
+                               ": cannot load plugin"),
+            std::string::npos)
+      << listed.output;
+  EXPECT_NE(listed.output.find("incompatible plugin ABI version"), std::string::npos)
+      << listed.output;
 
   const auto valid = hlm::test::run_hlm(path + "validate workflows/quickstart.yaml");
   EXPECT_EQ(valid.exit_code, 0) << valid.output;
@@ -118,15 +127,19 @@ TEST(PluginHost, ABrokenLibraryIsListedAndTheOthersStillWork) {
                                          "      tokenizer: {plugin: beat-vq}\n";
   const auto needs = hlm::test::run_hlm(path + "validate " + (dir.path / "wf.yaml").string());
   EXPECT_EQ(needs.exit_code, 2) << needs.output;
-  EXPECT_NE(needs.output.find("unknown dataset plugin 'broken'"), std::string::npos) << needs.output;
+  EXPECT_NE(needs.output.find("unknown dataset plugin 'broken'"), std::string::npos)
+      << needs.output;
   EXPECT_NE(needs.output.find("not loaded: " + (dir.path / "libhlm_plugin_broken.so").string()),
-            std::string::npos) << needs.output;
+            std::string::npos)
+      << needs.output;
 }
 
 TEST(PluginHost, ReportsAFactoryErrorWithThePluginName) {
   hlm::PluginHost host;
   host.load_library(test_plugin("tiny_good"));
-  const std::string message = error_of([&] { host.create<hlm::Dataset>("dataset", "tiny", {{"records", -1}}); });
+  const std::string message = error_of([&] {
+    host.create<hlm::Dataset>("dataset", "tiny", {{"records", -1}});
+  });
   EXPECT_NE(message.find("dataset plugin 'tiny'"), std::string::npos) << message;
   EXPECT_NE(message.find("records must be >= 0, got -1"), std::string::npos) << message;
 }

@@ -9,8 +9,10 @@ TEST(PluginTemplate, MakesAnOutOfTreePluginThatBuildsAndLoads) {
   hlm::test::ScratchDir dir("hlm_template");
   const std::string dest = (dir.path / "heartsine").string();
   const std::string make = "bash '" HLM_SOURCE_DIR "/tools/new-plugin.sh' heartsine '" + dest +
-                           "' && cmake -S '" + dest + "' -B '" + dest + "/build' -G Ninja -Dhlm_DIR='" HLM_BINARY_DIR
-                           "' >/dev/null && cmake --build '" + dest + "/build' 2>&1";
+                           "' && cmake -S '" + dest + "' -B '" + dest +
+                           "/build' -G Ninja -Dhlm_DIR='" HLM_BINARY_DIR
+                           "' >/dev/null && cmake --build '" +
+                           dest + "/build' 2>&1";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
   const auto r = hlm::test::run_hlm("--plugin-path '" + dest + "/build/plugins' plugins");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -35,7 +35,8 @@ const hlm_param_decl kParams[] = {{"records", "int", "2", "number of empty recor
 
 hlm::Dataset* make_tiny(const nlohmann::json& p) {
   const int records = p.at("records").get<int>();
-  if (records < 0) throw std::invalid_argument("records must be >= 0, got " + std::to_string(records));
+  if (records < 0)
+    throw std::invalid_argument("records must be >= 0, got " + std::to_string(records));
   return new TinyDataset(records);
 }
 
@@ -62,10 +63,18 @@ int kCreate(const void* p, void** o, char* e, size_t n) {
 }  // namespace
 
 extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void) {
-  static const DescriptorAbi10 descriptor = {
-      1, 0, sizeof(DescriptorAbi10), "dataset", "tiny", "0.0.9", HLM_BUILD_FINGERPRINT,
-      "an ABI 1.0 plugin", kParams, 1, kCreate,
-      [](void* o) { delete static_cast<hlm::Dataset*>(o); }};
+  static const DescriptorAbi10 descriptor = {1,
+                                             0,
+                                             sizeof(DescriptorAbi10),
+                                             "dataset",
+                                             "tiny",
+                                             "0.0.9",
+                                             HLM_BUILD_FINGERPRINT,
+                                             "an ABI 1.0 plugin",
+                                             kParams,
+                                             1,
+                                             kCreate,
+                                             [](void* o) { delete static_cast<hlm::Dataset*>(o); }};
   return reinterpret_cast<const hlm_plugin_descriptor*>(&descriptor);
 }
 #else

@@ -1,9 +1,8 @@
 // The multiproc launcher with small shell and Python ranks: a port taken between the pick and
 // rank 0's bind is retried on another port, and ranks that write much while being stopped are
 // drained instead of blocking on a full pipe until they are killed.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

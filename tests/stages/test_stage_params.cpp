@@ -9,8 +9,8 @@
 #include <set>
 
 #include "engine/stage.h"
-#include "support/hlm_cli.h"
 #include "stages/train_params.h"
+#include "support/hlm_cli.h"
 #include "train/train_options.h"
 
 namespace fs = std::filesystem;
@@ -61,14 +61,16 @@ TEST(StageParams, EveryDeclaredKeyActsOrIsNamedWithWhereItActs) {
       }
       const nlohmann::json base = {{spec.name, nlohmann::json::parse(spec.default_json)}};
       const nlohmann::json other = {{spec.name, changed(spec)}};
-      EXPECT_NE(options_with(base), options_with(other)) << key << " does not reach the training options";
+      EXPECT_NE(options_with(base), options_with(other))
+          << key << " does not reach the training options";
     }
 }
 
 TEST(StageParams, FineTuningDeclaresNoKeyItsLoopIgnores) {
   std::set<std::string> declared;
   for (const auto& spec : hlm::stage_kind("finetune").params) declared.insert(spec.name);
-  for (const std::string ignored : {"bucket_cap_mb", "eval_batches", "holdout_fraction", "profile_step"})
+  for (const std::string ignored :
+       {"bucket_cap_mb", "eval_batches", "holdout_fraction", "profile_step"})
     EXPECT_FALSE(declared.count(ignored)) << ignored;
 }
 
@@ -87,7 +89,8 @@ class FinetuneKeys : public ::testing::Test {
     const auto r = hlm::test::run_hlm(
         "run tests/fixtures/every_stage.yaml --runs-dir " + runs_->path.string() +
         " finetune.steps=12 finetune.log_every=100 scale.world_sizes=[1] "
-        "scale.steps=1 " + overrides);
+        "scale.steps=1 " +
+        overrides);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     Finetuned out;
     out.output = r.output;
@@ -104,22 +107,25 @@ hlm::test::ScratchDir* FinetuneKeys::runs_ = nullptr;
 TEST_F(FinetuneKeys, AccumulationBf16AndTheScheduleChangeTheLosses) {
   const auto base = finetune("");
   ASSERT_EQ(base.losses.size(), 12u);
-  for (const std::string key : {"finetune.accumulation=2", "finetune.bf16=true",
-                                "finetune.warmup_steps=2", "finetune.grad_clip=0.01",
-                                "finetune.batch=4", "finetune.seed=5"}) {
+  for (const std::string key :
+       {"finetune.accumulation=2", "finetune.bf16=true", "finetune.warmup_steps=2",
+        "finetune.grad_clip=0.01", "finetune.batch=4", "finetune.seed=5"}) {
     const auto other = finetune(key);
     EXPECT_NE(other.losses, base.losses) << key;
   }
 }
 
 TEST_F(FinetuneKeys, CheckpointAndLogKeysAct) {
-  const auto checkpointed = finetune("finetune.checkpoint_every=2 finetune.keep_checkpoints=2 finetune.log_every=4");
+  const auto checkpointed =
+      finetune("finetune.checkpoint_every=2 finetune.keep_checkpoints=2 finetune.log_every=4");
   std::set<std::string> kept;
   for (const auto& e : fs::directory_iterator(checkpointed.dir / "checkpoints"))
     kept.insert(e.path().filename().string());
   EXPECT_EQ(kept, (std::set<std::string>{"step_10", "step_12"}));
-  EXPECT_NE(checkpointed.output.find("finetune: step 8/12"), std::string::npos) << checkpointed.output;
-  EXPECT_EQ(checkpointed.output.find("finetune: step 6/12"), std::string::npos) << checkpointed.output;
+  EXPECT_NE(checkpointed.output.find("finetune: step 8/12"), std::string::npos)
+      << checkpointed.output;
+  EXPECT_EQ(checkpointed.output.find("finetune: step 6/12"), std::string::npos)
+      << checkpointed.output;
 }
 
 }  // namespace

@@ -20,9 +20,10 @@ TEST(TokenizeBadData, ATruncatedRecordIsReportedAndTheOthersFinish) {
       fs::copy_file(fs::path(HLM_SOURCE_DIR) / "workflows/data/mitdb" / (std::string(record) + ext),
                     data / (std::string(record) + ext));
   fs::resize_file(data / "209.dat", fs::file_size(data / "209.dat") / 2);  // cut in the middle
-  std::ofstream(dir.path / "wf.yaml") << "name: bad-data\nstages:\n  - id: tokenize\n    kind: tokenize\n"
-                                      << "    params:\n      datasets: [{plugin: wfdb, dir: '" << data.string()
-                                      << "'}]\n      tokenizer: {plugin: beat-vq, codes: 8}\n";
+  std::ofstream(dir.path / "wf.yaml")
+      << "name: bad-data\nstages:\n  - id: tokenize\n    kind: tokenize\n"
+      << "    params:\n      datasets: [{plugin: wfdb, dir: '" << data.string()
+      << "'}]\n      tokenizer: {plugin: beat-vq, codes: 8}\n";
   const auto r = hlm::test::run_hlm("run " + (dir.path / "wf.yaml").string() + " --runs-dir " +
                                     (dir.path / "runs").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -87,7 +87,8 @@ TEST_F(TokenStoreTest, Uint16HoldsAVocabularyOfExactly65536) {
 }
 
 TEST_F(TokenStoreTest, KeepsEmptyRecordsAndEmptyStores) {
-  round_trip(64, {make_beats("a", 0, 64, 0), make_beats("b", 10, 64, 1), make_beats("c", 0, 64, 2)});
+  round_trip(64,
+             {make_beats("a", 0, 64, 0), make_beats("b", 10, 64, 1), make_beats("c", 0, 64, 2)});
   round_trip(64, {});
 }
 
@@ -112,7 +113,8 @@ TEST_F(TokenStoreTest, StoresMissingLabelsAsNone) {
   writer.append(b);
   writer.finish();
   const TokenStore s = TokenStore::open(file("t.bin"));
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(s.labels()[i], static_cast<uint8_t>(hlm::BeatClass::kNone));
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(s.labels()[i], static_cast<uint8_t>(hlm::BeatClass::kNone));
 }
 
 TEST_F(TokenStoreTest, CopyWindowWidensToInt64AndChecksBounds) {

@@ -161,7 +161,8 @@ TEST_F(TokenStoreErrors, ResumesAnInterruptedWriterAndMatchesAnUninterruptedOne)
   }
   const std::string reference = (dir_ / "reference.bin").string();
   TokenStoreWriter once(reference, 64, "id");
-  for (const char* name : {"a", "c", "b"}) once.append(beats(name, name[0] == 'a' ? 30 : name[0] == 'b' ? 40 : 20));
+  for (const char* name : {"a", "c", "b"})
+    once.append(beats(name, name[0] == 'a' ? 30 : name[0] == 'b' ? 40 : 20));
   once.finish();
   EXPECT_EQ(read_all(path_), read_all(reference));
 }

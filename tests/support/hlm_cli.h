@@ -16,7 +16,8 @@ struct CommandResult {
 };
 
 inline CommandResult run_hlm(const std::string& args) {
-  const std::string command = "cd '" HLM_SOURCE_DIR "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1";
+  const std::string command =
+      "cd '" HLM_SOURCE_DIR "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -52,7 +53,8 @@ inline std::string report_path(const std::string& output) {
   const size_t end = output.rfind("report.md");
   if (end == std::string::npos) return "";
   const size_t start = output.rfind('\n', end);
-  return output.substr(start == std::string::npos ? 0 : start + 1, end + 9 - (start == std::string::npos ? 0 : start + 1));
+  return output.substr(start == std::string::npos ? 0 : start + 1,
+                       end + 9 - (start == std::string::npos ? 0 : start + 1));
 }
 
 }  // namespace hlm::test
@@ -66,8 +68,8 @@ namespace hlm::test {
 
 // Starts hlm in the background and calls on_line for each output line until it exits;
 // on_line gets the child's pid so it can signal it. Returns the exit code (128 + signal).
-inline CommandResult run_hlm_watching(const std::string& args,
-                                      const std::function<void(pid_t, const std::string&)>& on_line) {
+inline CommandResult run_hlm_watching(
+    const std::string& args, const std::function<void(pid_t, const std::string&)>& on_line) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();

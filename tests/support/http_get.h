@@ -32,7 +32,8 @@ inline std::string http_exchange(int port, const std::string& request) {
   std::string response;
   char buffer[4096];
   ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0)
+    response.append(buffer, static_cast<size_t>(n));
   ::close(fd);
   return response;
 }

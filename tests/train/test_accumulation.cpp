@@ -18,7 +18,8 @@ nlohmann::json pretrain_results(const hlm::test::ScratchDir& runs, const std::st
   const auto r = hlm::test::run_hlm("run tests/fixtures/train_small.yaml pretrain.steps=20 " +
                                     overrides + " --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(fs::path(hlm::test::report_path(r.output)).parent_path() / "pretrain" / "manifest.json");
+  std::ifstream in(fs::path(hlm::test::report_path(r.output)).parent_path() / "pretrain" /
+                   "manifest.json");
   return nlohmann::json::parse(in)["results"];
 }
 
@@ -27,11 +28,13 @@ TEST(Accumulation, FourMicroBatchesOfTwoTrainLikeOneBatchOfEight) {
     SCOPED_TRACE("world size " + world);
     hlm::test::ScratchDir runs("hlm_accumulation_w" + world);
     const auto whole = pretrain_results(runs, "vars.world_size=" + world + " pretrain.batch=8");
-    const auto split = pretrain_results(runs, "vars.world_size=" + world + " pretrain.batch=2 pretrain.accumulation=4");
+    const auto split = pretrain_results(
+        runs, "vars.world_size=" + world + " pretrain.batch=2 pretrain.accumulation=4");
     const double held_out = whole["eval_loss"];
     EXPECT_NEAR(split["eval_loss"].get<double>(), held_out, 1e-5 * held_out);
     if (world != "1") continue;
-    const auto a = whole["losses"].get<std::vector<double>>(), b = split["losses"].get<std::vector<double>>();
+    const auto a = whole["losses"].get<std::vector<double>>(),
+               b = split["losses"].get<std::vector<double>>();
     ASSERT_EQ(a.size(), 20u);
     ASSERT_EQ(b.size(), 20u);
     for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 1e-5 * a[i]) << "step " << i + 1;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/hlm_cli.h"
 
@@ -66,7 +66,8 @@ std::string file_bytes(const fs::path& path) {
 void expect_same_weights(const fs::path& a, const fs::path& b) {
   const std::string want = file_bytes(a / "pretrain" / "model.pt");
   ASSERT_FALSE(want.empty()) << a;
-  EXPECT_TRUE(want == file_bytes(b / "pretrain" / "model.pt")) << "final weights differ: " << a << " vs " << b;
+  EXPECT_TRUE(want == file_bytes(b / "pretrain" / "model.pt"))
+      << "final weights differ: " << a << " vs " << b;
 }
 
 // With dropout, on 1 and 2 ranks: the random stream (dropout masks) must continue where the
@@ -75,34 +76,37 @@ TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
   for (const std::string world : {"1", "2"}) {
     SCOPED_TRACE("world size " + world);
     ScratchDir runs("hlm_resume_w" + world);
-    const std::string args = kWorkflow + " vars.world_size=" + world + " pretrain.model.dropout=0.1";
+    const std::string args =
+        kWorkflow + " vars.world_size=" + world + " pretrain.model.dropout=0.1";
     const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
     const fs::path whole_dir = run_dir_of(whole.output);
     const auto expected = pretrain_manifest(whole_dir)["results"];
 
     bool signalled = false;
-    const auto stopped = run_hlm_watching(
-        "run " + args + " --runs-dir " + (runs.path / "b").string(),
-        [&](pid_t pid, const std::string& line) {
-          if (!signalled && line.find("step 250/") != std::string::npos) {
-            kill(pid, SIGTERM);
-            signalled = true;
-          }
-        });
+    const auto stopped =
+        run_hlm_watching("run " + args + " --runs-dir " + (runs.path / "b").string(),
+                         [&](pid_t pid, const std::string& line) {
+                           if (!signalled && line.find("step 250/") != std::string::npos) {
+                             kill(pid, SIGTERM);
+                             signalled = true;
+                           }
+                         });
     ASSERT_TRUE(signalled) << stopped.output;
     ASSERT_EQ(stopped.exit_code, 75) << stopped.output;  // asks the scheduler for a requeue
     const fs::path run_dir = run_dir_of(stopped.output);
     EXPECT_EQ(pretrain_manifest(run_dir)["status"], "interrupted");
 
-    const auto resumed = run_hlm("run --resume " + run_dir.string() + " --runs-dir " + (runs.path / "b").string());
+    const auto resumed =
+        run_hlm("run --resume " + run_dir.string() + " --runs-dir " + (runs.path / "b").string());
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
     const auto got = pretrain_manifest(run_dir)["results"];
     const auto want_losses = expected["losses"].get<std::vector<double>>();
     const auto got_losses = got["losses"].get<std::vector<double>>();
     ASSERT_EQ(got_losses.size(), want_losses.size());
-    for (size_t i = 0; i < want_losses.size(); ++i) ASSERT_EQ(got_losses[i], want_losses[i]) << "step " << i + 1;
+    for (size_t i = 0; i < want_losses.size(); ++i)
+      ASSERT_EQ(got_losses[i], want_losses[i]) << "step " << i + 1;
     EXPECT_EQ(got["eval_loss"].get<double>(), expected["eval_loss"].get<double>());
     expect_same_weights(whole_dir, run_dir);
   }
@@ -115,7 +119,8 @@ TEST(Resume, KeepsOnlyTheNewestCompleteCheckpoints) {
   const auto r = run_hlm("run " + kWorkflow + " --runs-dir " + runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<std::string> kept;
-  for (const auto& entry : fs::directory_iterator(run_dir_of(r.output) / "pretrain" / "checkpoints")) {
+  for (const auto& entry :
+       fs::directory_iterator(run_dir_of(r.output) / "pretrain" / "checkpoints")) {
     kept.push_back(entry.path().filename().string());
     EXPECT_TRUE(fs::exists(entry.path() / "DONE")) << entry.path();
   }

@@ -2,7 +2,6 @@
 // its published test vectors, hex formatting, did-you-mean suggestions, build IDs of loaded
 // code, and whole-or-nothing file writes.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -53,7 +52,8 @@ std::string read_all(const std::filesystem::path& p) {
 // Whole or nothing: a new file replaces the old one, and a writer that fails leaves the old
 // file as it was, no .tmp behind, and an error naming the path.
 TEST(AtomicFile, ReplacesWholeOrLeavesTheOldFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hlm_atomic_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hlm_atomic_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "f.json").string();
   hlm::write_file_atomic(path, std::string("first"));
@@ -66,11 +66,13 @@ TEST(AtomicFile, ReplacesWholeOrLeavesTheOldFile) {
     });
     ADD_FAILURE() << "no error";
   } catch (const hlm::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": cannot write (disk full)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path + ": cannot write (disk full)"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(read_all(path), "second");
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  EXPECT_THROW(hlm::write_file_atomic((dir / "no/such/folder/f").string(), std::string("x")), hlm::Error);
+  EXPECT_THROW(hlm::write_file_atomic((dir / "no/such/folder/f").string(), std::string("x")),
+               hlm::Error);
   std::filesystem::remove_all(dir);
 }
 

@@ -84,9 +84,9 @@ TEST(WorkflowOverrides, ReportsAWrongTypeNamingTheOverride) {
 TEST(WorkflowOverrides, ReportsAnUnknownVarAndSetting) {
   EXPECT_EQ(error_of(kSwept, {"vars.record=[1]"}),
             "override 'vars.record=[1]': unknown var 'record' (did you mean 'records'?)");
-  EXPECT_EQ(
-      error_of(kBasic, {"settings.runs_dri=x"}),
-      "override 'settings.runs_dri=x': unknown key 'runs_dri' in settings (did you mean 'runs_dir'?)");
+  EXPECT_EQ(error_of(kBasic, {"settings.runs_dri=x"}),
+            "override 'settings.runs_dri=x': unknown key 'runs_dri' in settings (did you mean "
+            "'runs_dir'?)");
 }
 
 TEST(WorkflowOverrides, RejectsMalformedOverrides) {

@@ -187,7 +187,8 @@ TEST(WorkflowParse, ChecksSettingsKeysTypesAndPortRange) {
   EXPECT_CONTAINS(error_of(base + "  metrics_port: many\n"),
                   "wf.yaml:14:17: wrong type for 'metrics_port' in settings");
   // Declared nowhere else and read by nothing, so refused rather than silently ignored.
-  EXPECT_CONTAINS(error_of(base + "  threads: 2\n"), "wf.yaml:14:3: unknown key 'threads' in settings");
+  EXPECT_CONTAINS(error_of(base + "  threads: 2\n"),
+                  "wf.yaml:14:3: unknown key 'threads' in settings");
   EXPECT_EQ(error_of(base + "  metrics_port: 70000\n"),
             "wf.yaml:14:17: metrics_port 70000 is not a port (0 picks a free one; else 1-65535)");
   EXPECT_EQ(load(base + "  metrics_port: 9100\n").settings["metrics_port"], 9100);

@@ -1,9 +1,8 @@
 // Backend plugins: make the c10d process group the trainer all-reduces over (gloo and shm today).
 #pragma once
+#include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-
-#include <string>
 
 #include "hlm/plugin.h"
 

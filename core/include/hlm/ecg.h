@@ -12,13 +12,13 @@ namespace hlm {
 constexpr int32_t kInvalidSample = std::numeric_limits<int32_t>::min();
 
 struct SignalInfo {
-  std::string file_name;      // e.g. "208.dat"
-  int format = 0;             // 212, 16, 61, 80, 160, ...
+  std::string file_name;  // e.g. "208.dat"
+  int format = 0;         // 212, 16, 61, 80, 160, ...
   int samples_per_frame = 1;
   int skew = 0;
   long byte_offset = 0;
-  double gain = 200.0;        // ADC units per physical unit (WFDB default 200)
-  bool gain_given = false;    // false when the header omitted it (WFDB then uses 200)
+  double gain = 200.0;      // ADC units per physical unit (WFDB default 200)
+  bool gain_given = false;  // false when the header omitted it (WFDB then uses 200)
   int baseline = 0;
   std::string units = "mV";
   int adc_resolution = 12;
@@ -30,24 +30,24 @@ struct SignalInfo {
 };
 
 struct Annotation {
-  int64_t sample = 0;   // absolute sample number
-  uint8_t code = 0;     // MIT annotation code (1 = N, 5 = V, 28 = rhythm change, ...)
+  int64_t sample = 0;  // absolute sample number
+  uint8_t code = 0;    // MIT annotation code (1 = N, 5 = V, 28 = rhythm change, ...)
   int8_t subtype = 0;
   uint8_t channel = 0;
   uint8_t num = 0;
-  std::string aux;      // e.g. "(AFIB" for a rhythm change
+  std::string aux;  // e.g. "(AFIB" for a rhythm change
 };
 
 struct Record {
-  std::string name;                       // record name, e.g. "208"
-  std::string source;                     // where it came from (path or generator), for errors
+  std::string name;    // record name, e.g. "208"
+  std::string source;  // where it came from (path or generator), for errors
   double sampling_hz = 250.0;
   double counter_hz = 0.0;
-  int64_t frames = 0;                     // samples per signal
-  std::vector<SignalInfo> signals;        // empty for annotation-only records
+  int64_t frames = 0;                         // samples per signal
+  std::vector<SignalInfo> signals;            // empty for annotation-only records
   std::vector<std::vector<int32_t>> digital;  // digital[signal][frame], kInvalidSample if invalid
-  std::vector<Annotation> annotations;    // reference annotations, sorted by sample
-  std::vector<std::string> comments;      // header comment lines, without '#'
+  std::vector<Annotation> annotations;        // reference annotations, sorted by sample
+  std::vector<std::string> comments;          // header comment lines, without '#'
 
   // Signal `lead` in physical units (e.g. mV); invalid samples become 0.
   std::vector<float> physical(int lead) const {
@@ -83,20 +83,44 @@ enum class BeatClass : uint8_t { kN = 0, kS = 1, kV = 2, kF = 3, kQ = 4, kNone =
 constexpr int kBeatClassCount = 5;
 inline const char* beat_class_name(BeatClass c) {
   switch (c) {
-    case BeatClass::kN: return "N";
-    case BeatClass::kS: return "S";
-    case BeatClass::kV: return "V";
-    case BeatClass::kF: return "F";
-    case BeatClass::kQ: return "Q";
-    default: return "-";
+    case BeatClass::kN:
+      return "N";
+    case BeatClass::kS:
+      return "S";
+    case BeatClass::kV:
+      return "V";
+    case BeatClass::kF:
+      return "F";
+    case BeatClass::kQ:
+      return "Q";
+    default:
+      return "-";
   }
 }
 
 // True for the MIT codes WFDB's isqrs() counts as beats (N L R a V F J A S E j / Q B ? ! e n f r).
 inline bool is_beat_code(uint8_t code) {
   switch (code) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10:
-    case 11: case 12: case 13: case 25: case 30: case 31: case 34: case 35: case 38: case 41:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+    case 25:
+    case 30:
+    case 31:
+    case 34:
+    case 35:
+    case 38:
+    case 41:
       return true;
     default:
       return false;
@@ -107,11 +131,24 @@ inline bool is_beat_code(uint8_t code) {
 // the remaining beat codes); kNone for non-beat annotations.
 inline BeatClass aami_class(uint8_t code) {
   switch (code) {
-    case 1: case 2: case 3: case 34: case 11: return BeatClass::kN;   // N L R e j
-    case 8: case 4: case 7: case 9: return BeatClass::kS;             // A a J S
-    case 5: case 10: return BeatClass::kV;                            // V E
-    case 6: return BeatClass::kF;                                     // F
-    default: return is_beat_code(code) ? BeatClass::kQ : BeatClass::kNone;
+    case 1:
+    case 2:
+    case 3:
+    case 34:
+    case 11:
+      return BeatClass::kN;  // N L R e j
+    case 8:
+    case 4:
+    case 7:
+    case 9:
+      return BeatClass::kS;  // A a J S
+    case 5:
+    case 10:
+      return BeatClass::kV;  // V E
+    case 6:
+      return BeatClass::kF;  // F
+    default:
+      return is_beat_code(code) ? BeatClass::kQ : BeatClass::kNone;
   }
 }
 

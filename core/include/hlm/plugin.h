@@ -25,7 +25,7 @@
 #endif
 #define HLM_STRINGIFY_(x) #x
 #define HLM_STRINGIFY(x) HLM_STRINGIFY_(x)
-#define HLM_BUILD_FINGERPRINT                                                          \
+#define HLM_BUILD_FINGERPRINT \
   "torch=" HLM_TORCH_VERSION " cuda=" HLM_STRINGIFY(HLM_WITH_CUDA) " cxx11abi="    \
   HLM_STRINGIFY(_GLIBCXX_USE_CXX11_ABI) " gcc=" HLM_STRINGIFY(__GNUC__) " json="   \
   HLM_STRINGIFY(NLOHMANN_JSON_VERSION_MAJOR) "." HLM_STRINGIFY(NLOHMANN_JSON_VERSION_MINOR) \
@@ -106,24 +106,24 @@ int create_object(Factory factory, const void* params, void** object, char* erro
 #ifndef HLM_PLUGIN_ABI_MAJOR_BUILT
 #define HLM_PLUGIN_ABI_MAJOR_BUILT HLM_PLUGIN_ABI_MAJOR
 #endif
-#define HLM_PLUGIN(Interface, name_, version_, description_, params_, factory_)                 \
-  extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void) {           \
-    static const hlm_plugin_descriptor descriptor = {                                          \
-        HLM_PLUGIN_ABI_MAJOR_BUILT,                                                            \
-        HLM_PLUGIN_ABI_MINOR,                                                                  \
-        sizeof(hlm_plugin_descriptor),                                                         \
-        Interface::kPluginKind,                                                                \
-        name_,                                                                                 \
-        version_,                                                                              \
-        HLM_BUILD_FINGERPRINT,                                                                 \
-        description_,                                                                          \
-        params_,                                                                               \
-        sizeof(params_) / sizeof(params_[0]),                                                  \
-        [](const void* p, void** o, char* e, size_t n) {                                       \
-          return hlm::detail::create_object<Interface>(factory_, p, o, e, n);                  \
-        },                                                                                     \
-        [](void* o) { delete static_cast<Interface*>(o); },                                    \
-        HLM_VERSION};                                                                          \
-    return &descriptor;                                                                        \
+#define HLM_PLUGIN(Interface, name_, version_, description_, params_, factory_)      \
+  extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void) { \
+    static const hlm_plugin_descriptor descriptor = {                                \
+        HLM_PLUGIN_ABI_MAJOR_BUILT,                                                  \
+        HLM_PLUGIN_ABI_MINOR,                                                        \
+        sizeof(hlm_plugin_descriptor),                                               \
+        Interface::kPluginKind,                                                      \
+        name_,                                                                       \
+        version_,                                                                    \
+        HLM_BUILD_FINGERPRINT,                                                       \
+        description_,                                                                \
+        params_,                                                                     \
+        sizeof(params_) / sizeof(params_[0]),                                        \
+        [](const void* p, void** o, char* e, size_t n) {                             \
+          return hlm::detail::create_object<Interface>(factory_, p, o, e, n);        \
+        },                                                                           \
+        [](void* o) { delete static_cast<Interface*>(o); },                          \
+        HLM_VERSION};                                                                \
+    return &descriptor;                                                              \
   }
 #endif

@@ -84,9 +84,7 @@ class TokenStore {
 
   size_t token_count() const { return token_count_; }
   uint32_t token_bytes() const { return token_bytes_; }  // 2 or 4
-  uint32_t token(uint64_t i) const {
-    return token_bytes_ == 2 ? tokens_u16()[i] : tokens_u32()[i];
-  }
+  uint32_t token(uint64_t i) const { return token_bytes_ == 2 ? tokens_u16()[i] : tokens_u32()[i]; }
   const uint16_t* tokens_u16() const;  // nullptr unless token_bytes() == 2
   const uint32_t* tokens_u32() const;  // nullptr unless token_bytes() == 4
   const int64_t* positions() const;

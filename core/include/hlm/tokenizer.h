@@ -20,9 +20,9 @@ constexpr uint32_t kFirstContentToken = 4;
 struct Beats {
   std::string record;
   double sampling_hz = 0.0;
-  std::vector<int64_t> positions;   // fiducial sample of each beat (R peak)
-  std::vector<float> rr_seconds;    // interval to the previous beat (0 for the first)
-  std::vector<uint8_t> labels;      // BeatClass of the matched reference beat, or kNone
+  std::vector<int64_t> positions;  // fiducial sample of each beat (R peak)
+  std::vector<float> rr_seconds;   // interval to the previous beat (0 for the first)
+  std::vector<uint8_t> labels;     // BeatClass of the matched reference beat, or kNone
   int feature_dim = 0;
   std::vector<float> features;
   std::vector<uint32_t> tokens;

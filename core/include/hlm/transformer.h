@@ -2,8 +2,9 @@
 // that set them, and one pre-LayerNorm block whose attention takes a mask: a causal bias
 // (decoder), a key-padding mask (encoder), or neither.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
 
 namespace hlm {
 
@@ -21,14 +22,14 @@ struct TransformerOptions {
 TransformerOptions transformer_options_from(const nlohmann::json& params);
 
 // The hlm_param_decl rows of TransformerOptions, for a plugin's kParams table.
-#define HLM_TRANSFORMER_PARAMS                                                           \
-  {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},   \
-      {"context", "int", "128", "context window in tokens (41..1024)"},                  \
-      {"d_model", "int", "256", "embedding width"},                                      \
-      {"n_layer", "int", "4", "transformer blocks"},                                     \
-      {"n_head", "int", "4", "attention heads (d_model must be divisible)"},             \
-      {"d_ff", "int", "1024", "MLP hidden width"},                                       \
-      {"dropout", "float", "0.0", "dropout on attention weights"}
+#define HLM_TRANSFORMER_PARAMS                                                                     \
+  {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},             \
+      {"context", "int", "128", "context window in tokens (41..1024)"},                            \
+      {"d_model", "int", "256", "embedding width"}, {"n_layer", "int", "4", "transformer blocks"}, \
+      {"n_head", "int", "4", "attention heads (d_model must be divisible)"},                       \
+      {"d_ff", "int", "1024", "MLP hidden width"}, {                                               \
+    "dropout", "float", "0.0", "dropout on attention weights"                                      \
+  }
 
 // Which keys a query may attend to. Either, both or neither may be set.
 struct AttentionMask {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "util/parallel.h"
+#include "dist/preemption.h"
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/filter.h"
@@ -22,7 +22,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "hlm/wfdb.h"
-#include "dist/preemption.h"
+#include "util/parallel.h"
 
 namespace hlm {
 namespace {
@@ -41,7 +41,7 @@ struct RecordRun {
   std::vector<std::vector<float>> leads;  // lead 0 first (every lead of its length with all_leads)
   std::vector<float> clean;
   std::vector<int64_t> peaks, reference;
-  std::vector<float> features;            // 64 floats per kept beat
+  std::vector<float> features;  // 64 floats per kept beat
   std::vector<int64_t> positions;
   std::vector<float> rr_seconds;
   std::vector<uint8_t> labels;
@@ -55,7 +55,8 @@ double rate(double beats, double seconds) { return seconds > 0 ? beats / seconds
 // Runs `fn` for every record that has not failed, on `threads` threads; returns wall seconds.
 template <class Fn>
 double timed_stage(std::vector<RecordRun>& runs, int threads, Fn fn) {
-  if (stop_signal_received()) throw Preempted("bench tokenize stopped by a signal; nothing to keep");
+  if (stop_signal_received())
+    throw Preempted("bench tokenize stopped by a signal; nothing to keep");
   const double start = now_seconds();
   parallel_for(runs.size(), threads, [&](size_t i) {
     if (runs[i].error.empty()) try {
@@ -84,7 +85,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
     r.record = wfdb::read_record(dir, names[i]);
     if (r.record.digital.empty() || r.record.digital[0].empty())
       throw DataError("no signal samples (annotation-only record?)");
-    r.leads = all_leads ? r.record.physical_leads(0) : std::vector<std::vector<float>>{r.record.physical(0)};
+    r.leads = all_leads ? r.record.physical_leads(0)
+                        : std::vector<std::vector<float>>{r.record.physical(0)};
   });
   wall[kFilter] = timed_stage(runs, threads, [&](RecordRun& r) {
     r.clean = dsp::clean_ecg(r.leads[0].data(), r.leads[0].size(), r.record.sampling_hz);
@@ -96,8 +98,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   });
   wall[kWindow] = timed_stage(runs, threads, [&](RecordRun& r) {
     const double fs = r.record.sampling_hz;
-    const std::vector<size_t> kept = dsp::cut_beat_windows(r.clean.data(), r.clean.size(), fs, r.peaks,
-                                                           dsp::BeatWindowOptions{}, &r.features);
+    const std::vector<size_t> kept = dsp::cut_beat_windows(
+        r.clean.data(), r.clean.size(), fs, r.peaks, dsp::BeatWindowOptions{}, &r.features);
     for (size_t k : kept) {
       r.positions.push_back(r.peaks[k]);
       r.rr_seconds.push_back(k > 0 ? float(double(r.peaks[k] - r.peaks[k - 1]) / fs) : 0.0f);
@@ -140,7 +142,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
     detect_cpu += r.detect_cpu_seconds;
     samples += int64_t(r.leads[0].size()), detected += int64_t(r.peaks.size());
     reference += int64_t(reference_beats.size()), tokenized += int64_t(r.tokens.size());
-    counts += dsp::match_beats(reference_beats, r.peaks, dsp::match_window_samples(r.record.sampling_hz));
+    counts +=
+        dsp::match_beats(reference_beats, r.peaks, dsp::match_window_samples(r.record.sampling_hz));
   }
   const double beats = double(detected);
   nlohmann::json stages = nlohmann::json::object();
@@ -151,30 +154,29 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const nlohmann::json out = {
-      {"impl", "hlm-cpp"},
-      {"records", names.size() - size_t(failed)},
-      {"failed_records", failed},
-      {"threads", threads},
-      {"codes", codes},
-      {"detect_leads", all_leads ? "all" : "first"},
-      {"samples", samples},
-      {"beats_detected", detected},
-      {"beats_tokenized", tokenized},
-      {"reference_beats", reference},
-      {"tp", counts.tp},
-      {"fn", counts.fn},
-      {"fp", counts.fp},
-      {"se", counts.sensitivity()},
-      {"ppv", counts.positive_predictivity()},
-      {"stages", stages},
-      {"fit_seconds", fit_seconds},
-      {"total_seconds", total},
-      {"beats_per_s", rate(beats, total)},
-      {"detect_beats_per_s_one_core", rate(beats, detect_cpu)},
-      {"wall_seconds", now_seconds() - start},
-      {"peak_rss_bytes", int64_t(usage.ru_maxrss) * 1024},
-      {"cpu_count", std::thread::hardware_concurrency()}};
+  const nlohmann::json out = {{"impl", "hlm-cpp"},
+                              {"records", names.size() - size_t(failed)},
+                              {"failed_records", failed},
+                              {"threads", threads},
+                              {"codes", codes},
+                              {"detect_leads", all_leads ? "all" : "first"},
+                              {"samples", samples},
+                              {"beats_detected", detected},
+                              {"beats_tokenized", tokenized},
+                              {"reference_beats", reference},
+                              {"tp", counts.tp},
+                              {"fn", counts.fn},
+                              {"fp", counts.fp},
+                              {"se", counts.sensitivity()},
+                              {"ppv", counts.positive_predictivity()},
+                              {"stages", stages},
+                              {"fit_seconds", fit_seconds},
+                              {"total_seconds", total},
+                              {"beats_per_s", rate(beats, total)},
+                              {"detect_beats_per_s_one_core", rate(beats, detect_cpu)},
+                              {"wall_seconds", now_seconds() - start},
+                              {"peak_rss_bytes", int64_t(usage.ru_maxrss) * 1024},
+                              {"cpu_count", std::thread::hardware_concurrency()}};
   std::printf("%s\n", out.dump().c_str());
   return failed ? 1 : 0;
 }

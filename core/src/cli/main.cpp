@@ -1,8 +1,8 @@
 // The hlm command line: run / validate workflows, list plugins, and the internal `rank`
 // entry point that the multiproc runner starts once per rank.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +12,8 @@
 #include "cli/bench_pretrain.h"
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
+#include "dist/dist_env.h"
+#include "dist/preemption.h"
 #include "engine/cache_key.h"
 #include "engine/run.h"
 #include "engine/run_directory.h"
@@ -20,8 +22,6 @@
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
 #include "plugin/plugin_host.h"
-#include "dist/dist_env.h"
-#include "dist/preemption.h"
 #include "train/rank_job.h"
 
 namespace {
@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   int metrics_port = -1;
   int nproc = 0;
-  auto* run = app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
+  auto* run =
+      app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
   run->add_option("workflow", workflow_path, "workflow YAML file");
   run->add_option("overrides", overrides, "stage.key=value overrides");
   run->add_flag("--dry-run", dry_run, "print the resolved plan and stop");
@@ -103,16 +104,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> record_names;
   int threads = 0, codes = 500;
   bool all_leads = false;
-  auto* qrs_eval = app.add_subcommand("qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
-  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")->required();
+  auto* qrs_eval = app.add_subcommand(
+      "qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
+  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")
+      ->required();
   qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
   int qrs_lead = -1;
-  qrs_eval->add_option("--lead", qrs_lead, "detect on this lead alone, as beat-vq does by default (default: every lead)");
-  auto* bench = app.add_subcommand("bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
+  qrs_eval->add_option(
+      "--lead", qrs_lead,
+      "detect on this lead alone, as beat-vq does by default (default: every lead)");
+  auto* bench = app.add_subcommand(
+      "bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
   bench->require_subcommand(1);
   hlm::BenchPretrainOptions pretrain_options;
-  auto* bench_pretrain = bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
+  auto* bench_pretrain =
+      bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
   bench_pretrain->add_option("--steps", pretrain_options.steps, "timed steps");
   bench_pretrain->add_option("--warmup", pretrain_options.warmup, "untimed steps first");
   bench_pretrain->add_option("--batch", pretrain_options.batch, "sequences per rank per step");
@@ -121,17 +128,22 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--context", pretrain_options.context, "tokens per sequence");
   bench_pretrain->add_option("--threads", pretrain_options.threads, "intra-op threads per rank");
   bench_pretrain->add_option("--world-size", pretrain_options.world_size, "ranks (Gloo)");
-  bench_pretrain->add_option("--bucket-cap-mb", pretrain_options.bucket_cap_mb, "all-reduce bucket size");
-  bench_pretrain->add_option("--backend", pretrain_options.backend, "gloo or shm (ranks on one host)");
+  bench_pretrain->add_option("--bucket-cap-mb", pretrain_options.bucket_cap_mb,
+                             "all-reduce bucket size");
+  bench_pretrain->add_option("--backend", pretrain_options.backend,
+                             "gloo or shm (ranks on one host)");
   bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
                              "record this step with LibTorch's profiler (chrome trace JSON)");
   bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
-  auto* bench_gemm = bench->add_subcommand("gemm", "one-core GEMM peaks (oneDNN, OpenBLAS; fp32, bf16), as JSON");
-  auto* bench_tokenize = bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
+  auto* bench_gemm =
+      bench->add_subcommand("gemm", "one-core GEMM peaks (oneDNN, OpenBLAS; fp32, bf16), as JSON");
+  auto* bench_tokenize =
+      bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
   bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
   bench_tokenize->add_option("--codes", codes, "codebook size K");
-  bench_tokenize->add_flag("--all-leads", all_leads, "detect on every lead (beat-vq detect_all_leads)");
+  bench_tokenize->add_flag("--all-leads", all_leads,
+                           "detect on every lead (beat-vq detect_all_leads)");
 
   CLI11_PARSE(app, argc, argv);
   hlm::install_stop_handlers();
@@ -149,12 +161,14 @@ int main(int argc, char** argv) {
       if (!std::filesystem::exists(workflow_path))
         throw hlm::ConfigError("{}: not a run directory (no workflow.resolved.yaml)", resume_dir);
     }
-    if (workflow_path.empty()) throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
+    if (workflow_path.empty())
+      throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
     if (!resume_dir.empty()) overrides.clear();  // the run directory holds the resolved workflow
     auto wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
     if (nproc > 0) {  // like torchrun --nproc-per-node: every pretrain stage runs on nproc ranks
       for (const auto& stage : wf.stages)
-        if (stage.kind == "pretrain") overrides.push_back(stage.base_id + ".world_size=" + std::to_string(nproc));
+        if (stage.kind == "pretrain")
+          overrides.push_back(stage.base_id + ".world_size=" + std::to_string(nproc));
       wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
     }
     if (*validate) {
@@ -163,11 +177,15 @@ int main(int argc, char** argv) {
     }
     if (dry_run) {
       const std::string runs = hlm::resolve_runs_dir(wf, runs_dir);
-      std::fputs(hlm::workflow::dry_run_plan(wf, [&](const auto& instance, const auto& needed) {
-                   const hlm::CacheKey key = hlm::stage_cache_key(instance, needed, host);
-                   return hlm::workflow::PlannedCache{
-                       key.key, hlm::cache_reuse_note(key, runs, wf.name, instance.id)};
-                 }).c_str(), stdout);
+      std::fputs(hlm::workflow::dry_run_plan(
+                     wf,
+                     [&](const auto& instance, const auto& needed) {
+                       const hlm::CacheKey key = hlm::stage_cache_key(instance, needed, host);
+                       return hlm::workflow::PlannedCache{
+                           key.key, hlm::cache_reuse_note(key, runs, wf.name, instance.id)};
+                     })
+                     .c_str(),
+                 stdout);
       return 0;
     }
     hlm::RunOptions options{overrides, runs_dir, resume_dir, metrics_port};

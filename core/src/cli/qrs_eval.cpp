@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "util/parallel.h"
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/qrs.h"
 #include "hlm/errors.h"
 #include "hlm/wfdb.h"
+#include "util/parallel.h"
 
 namespace hlm {
 namespace {
@@ -55,7 +55,8 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   if (names.empty())
     throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
   std::vector<RecordScore> scores(names.size());
-  parallel_for(names.size(), threads, [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
+  parallel_for(names.size(), threads,
+               [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
 
   std::printf("%-10s %8s %6s %6s %7s %7s\n", "record", "TP", "FN", "FP", "Se", "+P");
   dsp::MatchCounts gross;

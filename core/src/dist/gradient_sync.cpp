@@ -25,7 +25,8 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters,
     Bucket& b = buckets_.back();
     bucket_of_[k] = buckets_.size() - 1;
     slot_of_[k] = b.members.size();
-    b.offsets.push_back(b.members.empty() ? 0 : b.offsets.back() + parameters_[b.members.back()].numel());
+    b.offsets.push_back(
+        b.members.empty() ? 0 : b.offsets.back() + parameters_[b.members.back()].numel());
     b.members.push_back(k);
     bucket_bytes += bytes;
   }
@@ -35,7 +36,8 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters,
   buckets_shared_ = shared != nullptr;
   for (auto& b : buckets_) {
     const at::Tensor& first = parameters_[b.members.front()];
-    const int64_t n = b.offsets.back() + parameters_[b.members.back()].numel() + (&b == &buckets_[0]);
+    const int64_t n =
+        b.offsets.back() + parameters_[b.members.back()].numel() + (&b == &buckets_[0]);
     if (shared) b.flat = shared->allocate_shared(n, first.scalar_type());
     if (!b.flat.defined()) {  // no group memory, or it is full
       b.flat = torch::zeros({n}, first.options());

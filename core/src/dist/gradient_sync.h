@@ -5,9 +5,9 @@
 // Groups that share memory between ranks (hlm::SharedTensorMemory) hold the buckets there and
 // average in the reduction, so no gradient is copied or divided afterwards.
 #pragma once
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
 
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
 namespace hlm {
@@ -39,8 +39,8 @@ class GradientSync {
 
  private:
   struct Bucket {
-    std::vector<size_t> members;     // indices into parameters_
-    std::vector<int64_t> offsets;    // element offset of each member in flat
+    std::vector<size_t> members;   // indices into parameters_
+    std::vector<int64_t> offsets;  // element offset of each member in flat
     at::Tensor flat;
     size_t pending = 0;
     c10::intrusive_ptr<c10d::Work> work;

@@ -1,9 +1,9 @@
 // Stop-signal flag and its agreement across ranks (see preemption.h).
 #include "dist/preemption.h"
 
-#include <csignal>
-
 #include <torch/torch.h>
+
+#include <csignal>
 
 namespace hlm {
 namespace {

@@ -1,9 +1,8 @@
 // Graceful stop: SIGTERM or SIGUSR1 (SLURM's warning before the time limit) set a flag; the
 // trainer checkpoints at the next step boundary and exits with kExitRequeue.
 #pragma once
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "hlm/errors.h"
 

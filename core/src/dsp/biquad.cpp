@@ -164,8 +164,7 @@ size_t memory_samples(const std::vector<Biquad>& sections, double tolerance) {
   double r = 0.0;
   for (const Biquad& b : sections) {
     const double disc = b.a1 * b.a1 - 4.0 * b.a2;
-    const double radius = disc < 0 ? std::sqrt(b.a2)
-                                    : 0.5 * (std::fabs(b.a1) + std::sqrt(disc));
+    const double radius = disc < 0 ? std::sqrt(b.a2) : 0.5 * (std::fabs(b.a1) + std::sqrt(disc));
     r = std::max(r, radius);
   }
   if (r >= 1.0) return SIZE_MAX;  // not stable: only the one-pass recursion is right

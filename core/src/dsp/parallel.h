@@ -13,7 +13,8 @@ namespace hlm::dsp {
 template <class Fn>
 void parallel_chunks(size_t n, size_t chunk, int threads, Fn fn) {
   const size_t chunks = (n + chunk - 1) / chunk;
-  const int workers = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers =
+      threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
   parallel_for(chunks, workers, [&](size_t c) { fn(c * chunk, std::min(n, (c + 1) * chunk)); });
 }
 

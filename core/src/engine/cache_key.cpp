@@ -62,7 +62,8 @@ CacheKey stage_cache_key(const workflow::StageInstance& instance,
   for (const auto& spec : kind.params)
     if (instance.params.contains(spec.name))
       collect_plugins(instance.params.at(spec.name), spec.type, plugins, out.parts["plugins"]);
-  out.parts["data"] = kind.external_inputs ? kind.external_inputs(instance.params, plugins) : nlohmann::json();
+  out.parts["data"] =
+      kind.external_inputs ? kind.external_inputs(instance.params, plugins) : nlohmann::json();
   out.parts["needs"] = nlohmann::json::object();
   for (const auto& need : instance.needs) out.parts["needs"][need] = needed_keys.at(need);
   out.key = hex64(fnv1a64(workflow::canonical_json(out.parts)));
@@ -73,13 +74,18 @@ std::string cache_reuse_note(const CacheKey& key, const std::string& runs_dir,
                              const std::string& workflow_name, const std::string& instance_id) {
   if (const auto dir = cached_stage_dir(runs_dir, key.key)) return "reused from " + *dir;
   const nlohmann::json previous = newest_finished(runs_dir, workflow_name, instance_id);
-  if (previous.is_null()) return "runs: no finished '" + instance_id + "' under " + runs_dir + "/" + workflow_name;
+  if (previous.is_null())
+    return "runs: no finished '" + instance_id + "' under " + runs_dir + "/" + workflow_name;
   const nlohmann::json parts = previous.value("cache_parts", nlohmann::json());
-  if (parts.is_null()) return "runs: " + previous.value("dir", "") + " has no recorded key parts (made by an older hlm)";
+  if (parts.is_null())
+    return "runs: " + previous.value("dir", "") +
+           " has no recorded key parts (made by an older hlm)";
   std::string changed;
   for (const auto& [name, value] : key.parts.items())
-    if (parts.value(name, nlohmann::json()) != value) changed += (changed.empty() ? "" : ", ") + name;
-  if (changed.empty()) return "runs: the key matches " + previous.value("dir", "") + " but its artifacts are gone";
+    if (parts.value(name, nlohmann::json()) != value)
+      changed += (changed.empty() ? "" : ", ") + name;
+  if (changed.empty())
+    return "runs: the key matches " + previous.value("dir", "") + " but its artifacts are gone";
   return "runs: " + changed + " changed since " + previous.value("dir", "");
 }
 

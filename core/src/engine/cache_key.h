@@ -2,9 +2,8 @@
 // the manifest so a dry run can say which part changed when a stage is not reused.
 #pragma once
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "plugin/plugin_host.h"
 #include "workflow/workflow.h"

@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dist/preemption.h"
 #include "engine/cache_key.h"
 #include "engine/run_directory.h"
 #include "engine/stage.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
-#include "dist/preemption.h"
 
 namespace fs = std::filesystem;
 
@@ -34,7 +34,8 @@ workflow::Schema build_schema(const PluginHost& plugins) {
 }
 
 std::string resolve_runs_dir(const workflow::Workflow& wf, const std::string& runs_dir) {
-  const std::string dir = !runs_dir.empty() ? runs_dir : wf.settings.value("runs_dir", std::string("runs"));
+  const std::string dir =
+      !runs_dir.empty() ? runs_dir : wf.settings.value("runs_dir", std::string("runs"));
   return fs::absolute(dir).lexically_normal().string();
 }
 
@@ -92,7 +93,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
   start_logging(run_dir);
   metrics().set_labels(fs::path(run_dir).filename().string(), 0);
   metrics().open_jsonl(run_dir + "/metrics.jsonl");
-  const int port = options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
+  const int port =
+      options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
   const int bound = metrics().start_exposer(port);
   metrics().publish_target(runs_dir + "/targets", fs::path(run_dir).filename().string(),
                            {{"workflow", wf.name}});
@@ -110,11 +112,13 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     const std::string& key = cache_key.key;
     keys[instance.id] = key;
     const std::string stage_dir = run_dir + "/" + instance.id;
-    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + instance.id;
+    const std::string tag =
+        "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + instance.id;
     fs::create_directories(stage_dir);
     auto previous = read_json(stage_dir + "/manifest.json");
     std::optional<std::string> cached;
-    if (previous && previous->value("status", "") == "done" && previous->value("cache_key", "") == key)
+    if (previous && previous->value("status", "") == "done" &&
+        previous->value("cache_key", "") == key)
       cached = stage_dir;  // resuming: this run already finished it
     else
       cached = cached_stage_dir(runs_dir, key);
@@ -130,18 +134,24 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     if (previous && previous->value("cache_key", "") != key) {
       // Partial outputs of an interrupted run whose inputs have changed since (records
       // edited, another build): resuming from them would mix the two, so they are set aside.
-      const std::string aside = stage_dir + ".superseded-" + previous->value("cache_key", "unknown");
+      const std::string aside =
+          stage_dir + ".superseded-" + previous->value("cache_key", "unknown");
       fs::rename(stage_dir, aside);
       fs::create_directories(stage_dir);
-      spdlog::warn("{}: its inputs changed since it was interrupted; earlier outputs moved to {}", tag, aside);
+      spdlog::warn("{}: its inputs changed since it was interrupted; earlier outputs moved to {}",
+                   tag, aside);
     }
     if (stop_signal_received())  // a signal during a stage too short to check for it
       throw Preempted("stopped by a signal before stage '{}'; continue with hlm run --resume {}",
                       instance.id, run_dir);
-    nlohmann::json m = {{"id", instance.id}, {"kind", instance.kind}, {"cache_key", key},
+    nlohmann::json m = {{"id", instance.id},
+                        {"kind", instance.kind},
+                        {"cache_key", key},
                         {"cache_parts", cache_key.parts},
-                        {"params", instance.params}, {"needs", instance.needs},
-                        {"matrix", instance.matrix_values}, {"status", "running"},
+                        {"params", instance.params},
+                        {"needs", instance.needs},
+                        {"matrix", instance.matrix_values},
+                        {"status", "running"},
                         {"started_at", utc_timestamp()}};
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     spdlog::info("{} ({}) ...", tag, instance.kind);
@@ -171,7 +181,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     metrics().stage_finished(instance.id, seconds);
     if (m["status"] != "done") {
-      spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds), m["error"].get<std::string>());
+      spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds),
+                    m["error"].get<std::string>());
       throw Error("stage '{}' failed; fix the cause and continue with: hlm run --resume {}",
                   instance.id, run_dir);
     }

@@ -29,8 +29,8 @@ std::string new_run_directory(const std::string& runs_dir, const std::string& wo
   gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-  const std::string base = runs_dir + "/" + workflow_name + "/" + stamp + "-" +
-                           hex64(fnv1a64(content)).substr(0, 8);
+  const std::string base =
+      runs_dir + "/" + workflow_name + "/" + stamp + "-" + hex64(fnv1a64(content)).substr(0, 8);
   std::string dir = base;
   for (int n = 2; fs::exists(dir); ++n) dir = base + "." + std::to_string(n);
   fs::create_directories(dir);
@@ -67,12 +67,14 @@ std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const s
   if (!in || !std::getline(in, dir)) return std::nullopt;
   auto manifest = read_json(dir + "/manifest.json");
   if (!manifest || manifest->value("status", "") != "done" ||
-      manifest->value("cache_key", "") != key || !artifacts_exist(manifest->value("artifacts", nlohmann::json::object())))
+      manifest->value("cache_key", "") != key ||
+      !artifacts_exist(manifest->value("artifacts", nlohmann::json::object())))
     return std::nullopt;
   return dir;
 }
 
-void remember_stage(const std::string& runs_dir, const std::string& key, const std::string& stage_dir) {
+void remember_stage(const std::string& runs_dir, const std::string& key,
+                    const std::string& stage_dir) {
   fs::create_directories(runs_dir + "/.cache");
   write_text_atomic(runs_dir + "/.cache/" + key, stage_dir + "\n");
 }

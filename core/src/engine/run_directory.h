@@ -1,10 +1,9 @@
 // Files of a run directory: naming, JSON read/write, and the cache index that maps a stage's
 // cache key to the folder of the run that produced it.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace hlm {
 
@@ -19,6 +18,7 @@ std::optional<nlohmann::json> read_json(const std::string& path);
 // The stage folder that finished with this key, if its manifest says done and its artifacts
 // still exist.
 std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const std::string& key);
-void remember_stage(const std::string& runs_dir, const std::string& key, const std::string& stage_dir);
+void remember_stage(const std::string& runs_dir, const std::string& key,
+                    const std::string& stage_dir);
 
 }  // namespace hlm

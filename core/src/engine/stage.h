@@ -4,10 +4,9 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "plugin/plugin_host.h"
 #include "workflow/workflow.h"
@@ -19,8 +18,8 @@ struct StageContext {
   const workflow::Workflow& workflow;
   const PluginHost& plugins;
   std::string run_dir;
-  std::string stage_dir;                          // this stage's outputs
-  std::map<std::string, nlohmann::json> inputs;   // needed instance id -> its manifest
+  std::string stage_dir;                             // this stage's outputs
+  std::map<std::string, nlohmann::json> inputs;      // needed instance id -> its manifest
   std::function<void(const std::string&)> progress;  // one short line for the console
 
   const nlohmann::json& params() const { return instance.params; }

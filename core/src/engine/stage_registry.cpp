@@ -1,6 +1,5 @@
 // The registry of built-in stage kinds, and input lookup helpers.
 #include "engine/stage.h"
-
 #include "hlm/errors.h"
 
 namespace hlm {

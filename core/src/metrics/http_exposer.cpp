@@ -83,8 +83,9 @@ std::string response(int status, const char* reason, const std::string& content_
 
 }  // namespace
 
-MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
-                                     std::vector<std::shared_ptr<prometheus::Collectable>> collectables)
+MetricsHttpServer::MetricsHttpServer(
+    const std::string& bind_address, int port,
+    std::vector<std::shared_ptr<prometheus::Collectable>> collectables)
     : collectables_(std::move(collectables)) {
   if (port < 0 || port > 65535)
     throw ConfigError(
@@ -92,14 +93,16 @@ MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
         "or 0 for any free port",
         bind_address, port);
   std::string host = bind_address;  // accept "[::1]" as well as "::1"
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
-  if (const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found))
+  if (const int rc =
+          ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found))
     throw ConfigError(
         "cannot serve metrics on {}:{}: getaddrinfo: {}; give a bind address this host resolves, "
         "such as 127.0.0.1 or ::1",
@@ -109,7 +112,8 @@ MetricsHttpServer::MetricsHttpServer(const std::string& bind_address, int port,
   int error = EADDRNOTAVAIL;
   for (const addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
     // CLOEXEC: plugins and other children must not inherit (and keep open) the metrics port.
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    const int fd =
+        ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) {
       failed_call = "socket";
       error = errno;
@@ -232,7 +236,8 @@ void MetricsHttpServer::handle(int client) {
   ::shutdown(client, SHUT_WR);
   const Clock::time_point drain_deadline = Clock::now() + std::chrono::seconds(1);
   char sink[1024];
-  while (wait_ready(client, POLLIN, stop_fd_, drain_deadline) && ::recv(client, sink, sizeof(sink), 0) > 0) {
+  while (wait_ready(client, POLLIN, stop_fd_, drain_deadline) &&
+         ::recv(client, sink, sizeof(sink), 0) > 0) {
   }
 }
 

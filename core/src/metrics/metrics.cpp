@@ -1,17 +1,17 @@
 // Metrics: prometheus-cpp families behind a small typed API, plus the metrics.jsonl mirror.
 #include "metrics/metrics.h"
 
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <mutex>
-
-#include <nlohmann/json.hpp>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "hlm/errors.h"
 #include "metrics/http_exposer.h"
@@ -38,9 +38,9 @@ Family<Counter>& counter(prometheus::Registry& r, const char* name, const char* 
 }
 
 // Step times run from a few ms (tiny CPU models) to minutes (large ones on one CPU core).
-const Histogram::BucketBoundaries kStepBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                  0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0,
-                                                  60.0,  120.0,  300.0};
+const Histogram::BucketBoundaries kStepBuckets = {0.001, 0.0025, 0.005, 0.01,  0.025, 0.05,
+                                                  0.1,   0.25,   0.5,   1.0,   2.5,   5.0,
+                                                  10.0,  30.0,   60.0,  120.0, 300.0};
 
 }  // namespace
 
@@ -77,9 +77,10 @@ struct Metrics::Impl {
   Family<Gauge>& eval_loss = gauge(r, "hlm_eval_loss", "Loss of the last evaluation");
   Family<Gauge>& learning_rate = gauge(r, "hlm_train_learning_rate", "Learning rate");
   Family<Gauge>& grad_norm = gauge(r, "hlm_train_grad_norm", "Gradient norm before clipping");
-  Family<Histogram>& step_duration =
-      prometheus::BuildHistogram().Name("hlm_train_step_duration_seconds")
-          .Help("Wall time of one optimizer step").Register(r);
+  Family<Histogram>& step_duration = prometheus::BuildHistogram()
+                                         .Name("hlm_train_step_duration_seconds")
+                                         .Help("Wall time of one optimizer step")
+                                         .Register(r);
   Family<Counter>& data_wait =
       counter(r, "hlm_data_wait_seconds_total", "Time spent waiting for training batches");
   Family<Counter>& allreduce =
@@ -127,7 +128,8 @@ struct Metrics::Impl {
     const double t = unix_seconds();
     for (const auto& [name, value] : values) {
       nlohmann::json j = {{"t", t}, {"name", name}, {"value", value}};
-      for (const auto& [k, v] : labels) j[k] = k == "rank" ? nlohmann::json(rank) : nlohmann::json(v);
+      for (const auto& [k, v] : labels)
+        j[k] = k == "rank" ? nlohmann::json(rank) : nlohmann::json(v);
       j.update(extra);
       const std::string line = j.dump() + "\n";
       std::fwrite(line.data(), 1, line.size(), jsonl);
@@ -138,7 +140,8 @@ struct Metrics::Impl {
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {
   impl_->build_info
-      .Add({{"version", HLM_VERSION}, {"torch", HLM_TORCH_VERSION},
+      .Add({{"version", HLM_VERSION},
+            {"torch", HLM_TORCH_VERSION},
             {"cuda", HLM_WITH_CUDA ? "true" : "false"}})
       .Set(1);
 }
@@ -250,9 +253,9 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
     values.emplace_back("hlm_train_mfu_ratio", s.mfu_ratio);
   }
   m.write_jsonl(l, values, {{"step", s.step}});
-  for (const auto& [name, seconds] : {std::pair{"forward", s.forward_seconds},
-                                      std::pair{"backward", s.backward_seconds},
-                                      std::pair{"optimizer", s.optimizer_seconds}}) {
+  for (const auto& [name, seconds] :
+       {std::pair{"forward", s.forward_seconds}, std::pair{"backward", s.backward_seconds},
+        std::pair{"optimizer", s.optimizer_seconds}}) {
     Labels with_phase = l;
     with_phase["phase"] = name;
     Counter& c = m.phase.Add(with_phase);

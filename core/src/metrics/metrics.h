@@ -33,7 +33,7 @@ class Metrics {
   // Serves /metrics on bind_address:port (port 0 = any free port) and returns the bound port.
   // Throws hlm::ConfigError when the port is taken. One exposer per Metrics.
   int start_exposer(int port, const std::string& bind_address = "127.0.0.1");
-  int exposer_port() const;  // 0 when no exposer runs
+  int exposer_port() const;       // 0 when no exposer runs
   std::string run_label() const;  // as set by set_labels
 
   // Names this process's exposer in <targets_dir>/<name>.json for Prometheus's file_sd (one

@@ -20,8 +20,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void adamw_update(
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) double sum_of_squares(
-    const float* x, int64_t n) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) double sum_of_squares(const float* x,
+                                                                                   int64_t n) {
   // 16 float partial sums (one vector) per block of 4096, folded into double: float alone
   // loses digits over millions of terms.
   double total = 0;

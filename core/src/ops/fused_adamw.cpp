@@ -1,9 +1,9 @@
 // One-pass AdamW (see fused_adamw.h).
 #include "ops/fused_adamw.h"
 
-#include "ops/adamw_kernel.h"
-
 #include <cmath>
+
+#include "ops/adamw_kernel.h"
 
 namespace hlm {
 namespace {

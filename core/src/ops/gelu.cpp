@@ -1,6 +1,5 @@
 // hlm::gelu (see hlm/activations.h).
 #include "hlm/activations.h"
-
 #include "ops/gelu_table.h"
 
 namespace hlm {

@@ -2,10 +2,10 @@
 // backward products are oneDNN sgemm calls on contiguous float32 memory.
 #include "hlm/gemm.h"
 
-#include "ops/linear_bf16.h"
-
 #include <ATen/ExpandUtils.h>
 #include <ATen/autocast_mode.h>
+
+#include "ops/linear_bf16.h"
 
 #ifdef HLM_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -135,8 +135,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = weight.size(0);
   if (bf16_linear_applies(x2, weight, bias)) return bf16_linear(x2, weight, bias).view(shape);
-  if (onednn_applies(x2, weight, bias))
-    return gemm(x2, weight, false, true, 1.0, bias).view(shape);
+  if (onednn_applies(x2, weight, bias)) return gemm(x2, weight, false, true, 1.0, bias).view(shape);
 #endif
   return at::linear(x, weight, bias);
 }

@@ -130,7 +130,8 @@ bool bf16_linear_applies(const at::Tensor& x, const at::Tensor& weight, const at
     return false;
   if (x.dim() != 2 || weight.dim() != 2 || x.size(1) != weight.size(1)) return false;
   if (!float_or_bf16_cpu(x) || !float_or_bf16_cpu(weight)) return false;
-  if (bias.defined() && (!float_or_bf16_cpu(bias) || bias.dim() != 1 || bias.size(0) != weight.size(0)))
+  if (bias.defined() &&
+      (!float_or_bf16_cpu(bias) || bias.dim() != 1 || bias.size(0) != weight.size(0)))
     return false;
   return matmul_for(x.size(0), x.size(1), weight.size(0), bias.defined()).has_value();
 }

@@ -1,11 +1,10 @@
 // The shared transformer block (see hlm/transformer.h). Attention is written out: LibTorch
 // 1.13 has no fused scaled-dot-product attention.
-#include "hlm/transformer.h"
-
 #include <cmath>
 
 #include "hlm/activations.h"
 #include "hlm/gemm.h"
+#include "hlm/transformer.h"
 
 namespace hlm {
 
@@ -51,7 +50,9 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const AttentionMas
       mask.causal_bias.defined() ? mask.causal_bias.slice(0, 0, t).slice(1, 0, t) : at::Tensor();
   auto att = gemm(q, k, /*transpose_a=*/false, /*transpose_b=*/true, scale, bias);
   if (mask.key_padding.defined())
-    att = att.view({b, n_head_, t, t}).masked_fill(mask.key_padding, -INFINITY).view({b * n_head_, t, t});
+    att = att.view({b, n_head_, t, t})
+              .masked_fill(mask.key_padding, -INFINITY)
+              .view({b * n_head_, t, t});
   att = att.softmax(-1);
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
   auto y = gemm(att, v, false, false).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});

@@ -41,10 +41,11 @@ std::shared_ptr<const hlm_plugin_descriptor> read_descriptor(const std::string& 
   auto d = std::make_shared<hlm_plugin_descriptor>();
   std::memset(d.get(), 0, sizeof(*d));
   std::memcpy(d.get(), given, std::min<size_t>(given->struct_size, sizeof(*d)));
-  const std::pair<const char*, bool> required[] = {
-      {"kind", d->kind != nullptr},         {"name", d->name != nullptr},
-      {"fingerprint", d->fingerprint != nullptr}, {"create", d->create != nullptr},
-      {"destroy", d->destroy != nullptr}};
+  const std::pair<const char*, bool> required[] = {{"kind", d->kind != nullptr},
+                                                   {"name", d->name != nullptr},
+                                                   {"fingerprint", d->fingerprint != nullptr},
+                                                   {"create", d->create != nullptr},
+                                                   {"destroy", d->destroy != nullptr}};
   for (const auto& [field, present] : required)
     if (!present)
       throw PluginError(
@@ -114,7 +115,8 @@ const PluginInfo& PluginHost::load_library(const std::string& path) {
         "{}: cannot load plugin: {} (rebuild it against this hlm, "
         "or remove it from the plugin path)",
         path, dlerror());
-  auto entry = reinterpret_cast<hlm_plugin_entry_fn>(dlsym(library->handle, HLM_PLUGIN_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<hlm_plugin_entry_fn>(dlsym(library->handle, HLM_PLUGIN_ENTRY_SYMBOL));
   if (!entry)
     throw PluginError(
         "{}: not an hlm plugin: no '{}' symbol (a plugin defines it with the HLM_PLUGIN macro)",

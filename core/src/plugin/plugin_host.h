@@ -3,10 +3,9 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hlm/plugin.h"
 

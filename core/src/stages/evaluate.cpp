@@ -9,8 +9,8 @@
 #include "hlm/errors.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
-#include "tasks/beat_classifier.h"
 #include "ops/compute.h"
+#include "tasks/beat_classifier.h"
 
 namespace hlm {
 namespace {
@@ -48,14 +48,17 @@ std::string table(const Confusion& m, nlohmann::json& results) {
     const char* name = beat_class_name(BeatClass(c));
     results["classes"][name] = {{"beats", truth}, {"se", se}, {"ppv", ppv}, {"f1", f1}};
     char row[160];
-    std::snprintf(row, sizeof(row), "| %s | %lld | %.3f | %.3f | %.3f |\n", name, (long long)truth, se, ppv, f1);
+    std::snprintf(row, sizeof(row), "| %s | %lld | %.3f | %.3f | %.3f |\n", name, (long long)truth,
+                  se, ppv, f1);
     md += row;
   }
   char head[160];
   std::snprintf(head, sizeof(head),
-                "Accuracy %.4f on %lld beats; always answering %s would score %.4f.\n\n",
-                accuracy, (long long)total, beat_class_name(BeatClass(majority)), baseline);
-  md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n| | N | S | V | F | Q |\n|---|---|---|---|---|---|\n";
+                "Accuracy %.4f on %lld beats; always answering %s would score %.4f.\n\n", accuracy,
+                (long long)total, beat_class_name(BeatClass(majority)), baseline);
+  md = head + md +
+       "\nConfusion matrix (rows: reference, columns: predicted)\n\n| | N | S | V | F | Q "
+       "|\n|---|---|---|---|---|---|\n";
   for (int t = 0; t < kBeatClassCount; ++t) {
     md += std::string("| ") + beat_class_name(BeatClass(t));
     for (int p = 0; p < kBeatClassCount; ++p) md += " | " + std::to_string(m[t][p]);
@@ -73,7 +76,8 @@ StageOutput run_evaluate(StageContext& ctx) {
   std::vector<std::string> records = p.at("records");
   const auto& tuned_results = tuned.at("results");
   const double tail = records.empty() ? tuned_results.value("holdout_tail", 0.0) : 0.0;
-  if (records.empty()) records = tuned_results.at("holdout_records").get<std::vector<std::string>>();
+  if (records.empty())
+    records = tuned_results.at("holdout_records").get<std::vector<std::string>>();
   if (records.empty() && tail <= 0.0)
     throw ConfigError(
         "{}:{}: stage '{}' has nothing to evaluate; set params.records, "
@@ -109,15 +113,17 @@ StageOutput run_evaluate(StageContext& ctx) {
     scope += std::string(records.empty() ? "" : " and ") + "the last " +
              std::to_string(int(tail * 100)) + " % of every " + (records.empty() ? "" : "other ") +
              "record (beats fine-tuning did not see)";
-  scope += ". Fine-tuning held these beats out; the tokenize stage's codebook and pretraining "
-           "saw every record";
+  scope +=
+      ". Fine-tuning held these beats out; the tokenize stage's codebook and pretraining "
+      "saw every record";
   out.report_md = scope + ".\n\n" + table(confusion, out.results);
   const std::string path = ctx.stage_dir + "/evaluation.md";
   std::ofstream(path) << out.report_md;
   out.artifacts["table"] = path;
   char line[160];
   std::snprintf(line, sizeof(line), "accuracy %.3f on %lld beats (always %s: %.3f)",
-                out.results["accuracy"].get<double>(), (long long)out.results["beats"].get<int64_t>(),
+                out.results["accuracy"].get<double>(),
+                (long long)out.results["beats"].get<int64_t>(),
                 out.results["majority_class"].get<std::string>().c_str(),
                 out.results["majority_baseline"].get<double>());
   ctx.progress(line);

@@ -5,9 +5,9 @@
 #include "engine/stage.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "ops/compute.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
-#include "ops/compute.h"
 #include "train/checkpoint.h"
 #include "train/train_options.h"
 
@@ -41,7 +41,8 @@ StageOutput run_finetune(StageContext& ctx) {
   StageOutput out;
   out.artifacts["classifier"] = path;
   out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
-  out.results = {{"model", model_block}, {"losses", losses}, {"holdout_records", holdout}, {"holdout_tail", tail},
+  out.results = {{"model", model_block},         {"losses", losses},
+                 {"holdout_records", holdout},   {"holdout_tail", tail},
                  {"loss_first", losses.front()}, {"loss_last", losses.back()}};
   char line[200];
   std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %zu steps",
@@ -60,7 +61,8 @@ StageKind finetune_stage() {
   params.push_back({"holdout_records", "list", "[]",
                     "records kept out of fine-tuning (inter-patient evaluation)", false});
   params.push_back({"holdout_tail", "float", "0.0",
-                    "last fraction of every other record kept out (intra-patient evaluation)", false});
+                    "last fraction of every other record kept out (intra-patient evaluation)",
+                    false});
   return {"finetune", "1", params, run_finetune, /*external_inputs=*/nullptr};
 }
 

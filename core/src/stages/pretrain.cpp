@@ -15,7 +15,8 @@ std::string loss_curve(const std::vector<double>& losses, size_t points) {
   for (size_t i = 0; i < points && n; ++i) {
     const size_t step = std::min(n - 1, i * (n - 1) / std::max<size_t>(1, points - 1));
     char cell[64];
-    std::snprintf(cell, sizeof(cell), "%s%zu: %.3f", out.empty() ? "" : ", ", step + 1, losses[step]);
+    std::snprintf(cell, sizeof(cell), "%s%zu: %.3f", out.empty() ? "" : ", ", step + 1,
+                  losses[step]);
     out += cell;
   }
   return out;
@@ -65,7 +66,8 @@ StageKind pretrain_stage() {
                     "process-group backend for world_size > 1", false});
   params.push_back({"world_size", "int", "1", "data-parallel ranks on this host", false});
   params.push_back({"max_restarts", "int", "3",
-                    "times a failed group of ranks is restarted from its newest checkpoint", false});
+                    "times a failed group of ranks is restarted from its newest checkpoint",
+                    false});
   return {"pretrain", "1", params, run_pretrain, /*external_inputs=*/nullptr};
 }
 

@@ -1,14 +1,14 @@
 // tokenize: dataset plugins -> tokenizer plugin -> token store. Records run in parallel; a
 // codebook is fitted once (first pass) when the tokenizer needs one; a record that fails is
 // reported and the others still finish. An interrupted run resumes per record.
-#include <filesystem>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 
+#include "dist/preemption.h"
 #include "engine/fit_sample.h"
-#include "util/parallel.h"
 #include "engine/stage.h"
 #include "hlm/dataset.h"
 #include "hlm/errors.h"
@@ -16,7 +16,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
-#include "dist/preemption.h"
+#include "util/parallel.h"
 
 namespace hlm {
 namespace {
@@ -82,8 +82,9 @@ StageOutput run_tokenize(StageContext& ctx) {
       if (auto beats = read_and_extract(i)) sample.add(records[i].name, *beats);
     });
     if (stop_signal_received())
-      throw Preempted("tokenize stopped by a signal while sampling beats for the codebook (nothing "
-                      "kept yet); continue with hlm run --resume RUN_DIR");
+      throw Preempted(
+          "tokenize stopped by a signal while sampling beats for the codebook (nothing "
+          "kept yet); continue with hlm run --resume RUN_DIR");
     if (sample.size() == 0)
       throw DataError("no beats to fit the tokenizer on{}",
                       (failures.empty() ? std::string() : "; first failure: " + failures.front()));
@@ -91,7 +92,8 @@ StageOutput run_tokenize(StageContext& ctx) {
     tokenizer->fit({&rows});
     tokenizer->save_state(codebook);
     out.artifacts["codebook"] = codebook;
-    ctx.progress("codebook fitted in " + std::to_string(now_seconds() - fit_start).substr(0, 5) + " s");
+    ctx.progress("codebook fitted in " + std::to_string(now_seconds() - fit_start).substr(0, 5) +
+                 " s");
     failures.clear();  // the second pass reports them again
   }
   const double fit_seconds = now_seconds() - fit_start;
@@ -130,8 +132,9 @@ StageOutput run_tokenize(StageContext& ctx) {
                  {"fit_seconds", fit_seconds},
                  {"tokenize_seconds", seconds},
                  {"beats_per_s", seconds > 0 ? double(beats_total) / seconds : 0.0}};
-  std::string md = "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
-                   "|---|---|---|---|---|\n";
+  std::string md =
+      "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
+      "|---|---|---|---|---|\n";
   char row[256];
   std::snprintf(row, sizeof(row), "| %zu | %zu | %u | %.0f | %.2f |\n", store.record_count(),
                 store.token_count(), store.vocab_size(), out.results["beats_per_s"].get<double>(),
@@ -150,9 +153,11 @@ StageOutput run_tokenize(StageContext& ctx) {
 nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& plugins) {
   nlohmann::json out = {{"datasets", nlohmann::json::array()}};
   for (const auto& block : params.at("datasets"))
-    out["datasets"].push_back(plugins.create<Dataset>("dataset", block.at("plugin"), block)->fingerprint());
+    out["datasets"].push_back(
+        plugins.create<Dataset>("dataset", block.at("plugin"), block)->fingerprint());
   const auto& tokenizer = params.at("tokenizer");
-  out["tokenizer"] = plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
+  out["tokenizer"] =
+      plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
   return out;
 }
 

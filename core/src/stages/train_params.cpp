@@ -6,8 +6,7 @@
 namespace hlm {
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
-                                                      const char* default_lr,
-                                                      TrainingStage stage) {
+                                                      const char* default_lr, TrainingStage stage) {
   std::vector<workflow::ParamSpec> specs = {
       {"steps", "int", default_steps, "optimizer steps", false},
       {"batch", "int", "16", "sequences per rank per micro-step", false},
@@ -19,14 +18,21 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"bf16", "bool", "false", "bf16 autocast for the forward pass", false},
       {"seed", "int", "0", "initial weights and data order", false},
       {"threads", "int", "1", "intra-op threads per rank", false},
-      {"bucket_cap_mb", "float", "4", "gradient all-reduce bucket size (MB); smaller buckets start communication earlier in backward", false},
+      {"bucket_cap_mb", "float", "4",
+       "gradient all-reduce bucket size (MB); smaller buckets start communication earlier in "
+       "backward",
+       false},
       {"eval_batches", "int", "4", "held-out batches evaluated at the end", false},
       {"holdout_fraction", "float", "0.05", "tail of the tokens kept for evaluation", false},
       {"log_every", "int", "10", "steps between log lines", false},
       {"checkpoint_every", "int", "0", "steps between checkpoints (0 = only when stopped)", false},
-      {"profile_step", "int", "0", "record this step with LibTorch's profiler into profile.rank<R>.step<N>.json (chrome://tracing); 0 = off", false},
+      {"profile_step", "int", "0",
+       "record this step with LibTorch's profiler into profile.rank<R>.step<N>.json "
+       "(chrome://tracing); 0 = off",
+       false},
       {"resume", "bool", "true", "continue from the stage's newest complete checkpoint", false},
-      {"keep_checkpoints", "int", "3", "newest complete checkpoints kept, older ones removed (0 = all)", false},
+      {"keep_checkpoints", "int", "3",
+       "newest complete checkpoints kept, older ones removed (0 = all)", false},
   };
   if (stage == TrainingStage::kFineTune) {
     const std::vector<std::string> language_model_only = {"bucket_cap_mb", "eval_batches",

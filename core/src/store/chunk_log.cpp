@@ -2,14 +2,13 @@
 #include "store/chunk_log.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
-
-#include <spdlog/spdlog.h>
 
 #include "hlm/errors.h"
 #include "hlm/util.h"

@@ -1,4 +1,6 @@
 // TokenStore: maps a token store read-only and checks it before anyone trusts an offset in it.
+#include "hlm/token_store.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,7 +11,6 @@
 #include <utility>
 
 #include "hlm/errors.h"
-#include "hlm/token_store.h"
 #include "hlm/util.h"
 #include "store/format.h"
 
@@ -79,8 +80,8 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
     throw DataError("{}: token store is {} bytes but its header says {}{}{}", path, size,
                     h.file_bytes, (size < h.file_bytes ? " (truncated)" : ""), kRerunHint);
   // Counts bounded by the file size first, so the layout arithmetic cannot overflow.
-  const bool counts_fit = h.token_count <= size / 15 && h.record_count <= size / 32 &&
-                          h.names_bytes <= size;
+  const bool counts_fit =
+      h.token_count <= size / 15 && h.record_count <= size / 32 && h.names_bytes <= size;
   const store::Layout l = store::compute_layout(h.identity_bytes, h.token_bytes, h.token_count,
                                                 h.record_count, h.names_bytes);
   const bool layout_ok = counts_fit && (h.token_bytes == 2 || h.token_bytes == 4) &&
@@ -170,7 +171,8 @@ TokenStore::RecordView TokenStore::record(size_t i) const {
     throw InternalError("{}: record {} requested, store has {}", path_, i, record_count_);
   const auto* e = reinterpret_cast<const store::IndexEntry*>(base_ + index_offset_) + i;
   RecordView v;
-  v.name.assign(reinterpret_cast<const char*>(base_ + names_offset_ + e->name_offset), e->name_bytes);
+  v.name.assign(reinterpret_cast<const char*>(base_ + names_offset_ + e->name_offset),
+                e->name_bytes);
   v.offset = e->offset;
   v.length = e->length;
   return v;

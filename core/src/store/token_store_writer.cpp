@@ -36,8 +36,8 @@ TokenStoreWriter::TokenStoreWriter(std::string path, uint32_t vocab_size,
   impl_->path = std::move(path);
   impl_->vocab_size = vocab_size;
   impl_->identity = std::move(tokenizer_identity);
-  impl_->log = std::make_unique<store::ChunkLog>(impl_->path + ".tmp", vocab_size,
-                                                 impl_->identity, resume);
+  impl_->log =
+      std::make_unique<store::ChunkLog>(impl_->path + ".tmp", vocab_size, impl_->identity, resume);
   for (const store::ChunkEntry& e : impl_->log->entries()) {
     impl_->names.insert(e.name);
     impl_->tokens += e.beats;

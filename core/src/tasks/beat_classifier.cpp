@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <random>
 
+#include "dist/preemption.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
+#include "ops/fused_adamw.h"
 #include "train/autocast_guard.h"
 #include "train/checkpoint.h"
-#include "ops/fused_adamw.h"
-#include "dist/preemption.h"
 
 namespace hlm {
 
@@ -42,7 +42,8 @@ std::vector<size_t> select_records(const TokenStore& store, const std::vector<st
   return out;
 }
 
-BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed) : model_(std::move(model)) {
+BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed)
+    : model_(std::move(model)) {
   torch::manual_seed(seed);
   head_ = torch::nn::Linear(model_->d_model(), kBeatClassCount);
 }
@@ -88,16 +89,19 @@ at::Tensor class_weights(const TokenStore& store, const std::vector<BeatWindow>&
 
 }  // namespace
 
-std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
+std::vector<double> BeatClassifier::fit(const TokenStore& store,
+                                        const std::vector<BeatWindow>& windows,
                                         const TrainOptions& o, const FitHooks& hooks) {
   if (windows.empty()) throw DataError("{}: no labelled beats to fine-tune on", store.path());
   const int64_t context = model_->context();
   std::vector<torch::Tensor> params = model_->module().parameters();
   for (auto& p : head_->parameters()) params.push_back(p);
-  torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  torch::optim::AdamW optimizer(params,
+                                torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
   // Model and head in one archive, so a checkpoint holds the whole classifier.
   torch::nn::Module bundle;
-  bundle.register_module("model", std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
+  bundle.register_module("model",
+                         std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
   bundle.register_module("head", head_.ptr());
 
   const auto weights = class_weights(store, windows);
@@ -114,7 +118,8 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vect
       const CheckpointState state = load_checkpoint(path, bundle, optimizer, 0, 1);
       start_step = state.step;
       losses = state.losses;
-      if (hooks.on_log) hooks.on_log("resumed from " + path + " (step " + std::to_string(start_step) + ")");
+      if (hooks.on_log)
+        hooks.on_log("resumed from " + path + " (step " + std::to_string(start_step) + ")");
     }
   model_->module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
@@ -132,14 +137,16 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vect
       }
       auto loss = torch::nn::functional::cross_entropy(
                       logits.to(torch::kFloat32).view({-1, kBeatClassCount}), labels.view({-1}),
-                      torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(kIgnoreLabel)) /
+                      torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(
+                          kIgnoreLabel)) /
                   double(o.accumulation);
       loss.backward();
       loss_sum += loss.item<double>();
     }
     clipped_adamw_step(optimizer, params, o.grad_clip);
     losses.push_back(loss_sum);
-    if (hooks.on_log && ((step + 1) % std::max<int64_t>(1, o.log_every) == 0 || step + 1 == o.steps))
+    if (hooks.on_log &&
+        ((step + 1) % std::max<int64_t>(1, o.log_every) == 0 || step + 1 == o.steps))
       hooks.on_log("step " + std::to_string(step + 1) + "/" + std::to_string(o.steps) + " loss " +
                    std::to_string(loss_sum));
     const bool stop = stop_signal_received();
@@ -155,8 +162,8 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store, const std::vect
   return losses;
 }
 
-std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(const TokenStore& store,
-                                                              const std::vector<BeatWindow>& windows) {
+std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
+    const TokenStore& store, const std::vector<BeatWindow>& windows) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
   std::vector<std::pair<uint64_t, int>> out;
@@ -168,7 +175,8 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(const TokenStore& 
     auto tokens = torch::from_blob(buffer.data(), {1, w.length}, torch::kLong);
     auto predicted = logits(tokens).argmax(-1).view({-1});
     auto* p = predicted.data_ptr<int64_t>();
-    for (int64_t k = w.keep_from; k < w.length; ++k) out.emplace_back(w.start + uint64_t(k), int(p[k]));
+    for (int64_t k = w.keep_from; k < w.length; ++k)
+      out.emplace_back(w.start + uint64_t(k), int(p[k]));
   }
   return out;
 }

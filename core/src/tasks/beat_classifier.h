@@ -17,7 +17,7 @@ constexpr int64_t kIgnoreLabel = -100;
 // A window of consecutive beats of one record; predictions are kept from `keep_from` on, so
 // each beat is predicted once and with context before it.
 struct BeatWindow {
-  uint64_t start = 0;   // first beat (store-wide index)
+  uint64_t start = 0;  // first beat (store-wide index)
   int64_t length = 0;
   int64_t keep_from = 0;
 };

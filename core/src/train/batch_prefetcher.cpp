@@ -7,7 +7,10 @@ namespace hlm {
 
 BatchPrefetcher::BatchPrefetcher(const WindowSampler& sampler, int64_t rows,
                                  std::function<uint64_t(int64_t)> first_sample, int64_t start)
-    : sampler_(sampler), first_sample_(std::move(first_sample)), produced_(start), consumed_(start) {
+    : sampler_(sampler),
+      first_sample_(std::move(first_sample)),
+      produced_(start),
+      consumed_(start) {
   for (int s = 0; s < 2; ++s) {
     inputs_[s] = torch::empty({rows, sampler.context()}, torch::kLong);
     targets_[s] = torch::empty({rows, sampler.context()}, torch::kLong);

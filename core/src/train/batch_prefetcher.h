@@ -2,12 +2,12 @@
 // one, in two reusable buffers, so the trainer only waits for data when loading is slower
 // than a step (that wait is what hlm_data_wait_seconds_total measures).
 #pragma once
+#include <torch/torch.h>
+
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <thread>
-
-#include <torch/torch.h>
 
 #include "train/window_sampler.h"
 
@@ -35,7 +35,7 @@ class BatchPrefetcher {
   std::function<uint64_t(int64_t)> first_sample_;
   at::Tensor inputs_[2], targets_[2];
   bool ready_[2] = {false, false};  // filled and not yet handed out
-  int in_use_ = -1;                  // slot the consumer holds, -1 for none
+  int in_use_ = -1;                 // slot the consumer holds, -1 for none
   int64_t produced_, consumed_;
   bool stop_ = false;
   std::mutex mutex_;

@@ -102,15 +102,18 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
       archive.save_to(tmp);
     });
     write_file_atomic(out + "/meta.json", [&](const std::string& tmp) {
-      nlohmann::json meta = {{"step", state.step}, {"world_size", state.world_size},
-                             {"losses", state.losses}, {"train_seconds", state.train_seconds}};
+      nlohmann::json meta = {{"step", state.step},
+                             {"world_size", state.world_size},
+                             {"losses", state.losses},
+                             {"train_seconds", state.train_seconds}};
       std::ofstream(tmp) << meta.dump() << '\n';
     });
   }
   barrier(group);  // every rank's files are durable before the marker
   if (rank == 0) {
     fsync_path(out);  // their names in the step folder too
-    write_file_atomic(out + "/DONE", [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
+    write_file_atomic(out + "/DONE",
+                      [](const std::string& tmp) { std::ofstream(tmp) << "done\n"; });
     fsync_path(out);
     fsync_path(dir);
     const std::vector<int64_t> steps = complete_steps(dir);

@@ -3,20 +3,20 @@
 // written last by rank 0 after every rank has finished writing.
 //   <dir>/step_<N>/model.pt, optimizer.pt, rank<r>.pt, meta.json, DONE
 #pragma once
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
 
 #include <optional>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
 namespace hlm {
 
 struct CheckpointState {
-  int64_t step = 0;                 // optimizer steps completed
+  int64_t step = 0;  // optimizer steps completed
   int world_size = 1;
-  std::vector<double> losses;       // per completed step (rank 0)
-  double train_seconds = 0;         // training-loop time of every run segment so far
+  std::vector<double> losses;  // per completed step (rank 0)
+  double train_seconds = 0;    // training-loop time of every run segment so far
 };
 
 // Writes a checkpoint of `step` under dir. Every rank calls it (collective when group is set).

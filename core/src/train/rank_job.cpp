@@ -1,15 +1,14 @@
 // Running a training job on one rank or on several rank processes (see rank_job.h).
 #include "train/rank_job.h"
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <spdlog/spdlog.h>
-
+#include "dist/preemption.h"
 #include "engine/run_directory.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
@@ -17,7 +16,6 @@
 #include "hlm/token_store.h"
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
-#include "dist/preemption.h"
 #include "ops/compute.h"
 #include "train/trainer.h"
 
@@ -82,29 +80,31 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
   const TrainResult r = train_language_model(*model, store, train);
   nlohmann::json result = {{"rank", env.rank},
-                            {"world_size", r.world_size},
-                            {"steps", r.steps},
-                            {"losses", r.losses},
-                            {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
-                            {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
-                            {"eval_loss", r.eval_loss},
-                            {"train_seconds", r.train_seconds},
-                            {"step_seconds_median", r.step_seconds_median},
-                            {"tokens_per_s", r.tokens_per_s},
-                            {"mfu", r.mfu},
-                            {"peak_flops", r.peak_flops},
-                            {"data_wait_seconds", r.data_wait_seconds},
-                            {"allreduce_seconds", r.allreduce_seconds},
-                            {"phase_seconds_median", {{"forward", r.forward_seconds_median},
-                                                      {"backward", r.backward_seconds_median},
-                                                      {"optimizer", r.optimizer_seconds_median},
-                                                      {"allreduce", r.allreduce_seconds_median}}},
-                            {"flops_per_token", model->flops_per_token()},
-                            {"checkpoint", r.checkpoint},
-                            {"peak_rss_bytes", peak_rss_bytes()}};
+                           {"world_size", r.world_size},
+                           {"steps", r.steps},
+                           {"losses", r.losses},
+                           {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
+                           {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
+                           {"eval_loss", r.eval_loss},
+                           {"train_seconds", r.train_seconds},
+                           {"step_seconds_median", r.step_seconds_median},
+                           {"tokens_per_s", r.tokens_per_s},
+                           {"mfu", r.mfu},
+                           {"peak_flops", r.peak_flops},
+                           {"data_wait_seconds", r.data_wait_seconds},
+                           {"allreduce_seconds", r.allreduce_seconds},
+                           {"phase_seconds_median",
+                            {{"forward", r.forward_seconds_median},
+                             {"backward", r.backward_seconds_median},
+                             {"optimizer", r.optimizer_seconds_median},
+                             {"allreduce", r.allreduce_seconds_median}}},
+                           {"flops_per_token", model->flops_per_token()},
+                           {"checkpoint", r.checkpoint},
+                           {"peak_rss_bytes", peak_rss_bytes()}};
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(train.out_dir);
-  write_text_atomic(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
+  write_text_atomic(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json",
+                    result.dump(2));
   return result;
 }
 
@@ -141,7 +141,8 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
     const int code = launched.exit_codes[launched.failed_rank];
     const std::string where = "rank " + std::to_string(launched.failed_rank) + " of " +
                               std::to_string(world_size) + " exited with " + std::to_string(code) +
-                              "; see " + out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
+                              "; see " + out_dir + "/rank" + std::to_string(launched.failed_rank) +
+                              ".log";
     // Ranks we forwarded a stop to may have died of it before their handler was installed:
     // still a stop, not a failure to restart.
     if (code == kExitRequeue || stop_signal_received())

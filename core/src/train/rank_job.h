@@ -6,9 +6,9 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "dist/dist_env.h"
 #include "hlm/errors.h"
 #include "plugin/plugin_host.h"
-#include "dist/dist_env.h"
 
 namespace hlm {
 

@@ -38,15 +38,30 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
 }
 
 nlohmann::json TrainOptions::to_json() const {
-  return {{"steps", steps}, {"batch", batch}, {"accumulation", accumulation}, {"lr", lr},
-          {"min_lr_ratio", min_lr_ratio}, {"warmup_steps", warmup_steps},
-          {"weight_decay", weight_decay}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps},
-          {"grad_clip", grad_clip}, {"bf16", bf16}, {"seed", seed}, {"threads", threads},
+  return {{"steps", steps},
+          {"batch", batch},
+          {"accumulation", accumulation},
+          {"lr", lr},
+          {"min_lr_ratio", min_lr_ratio},
+          {"warmup_steps", warmup_steps},
+          {"weight_decay", weight_decay},
+          {"beta1", beta1},
+          {"beta2", beta2},
+          {"eps", eps},
+          {"grad_clip", grad_clip},
+          {"bf16", bf16},
+          {"seed", seed},
+          {"threads", threads},
           {"bucket_cap_mb", bucket_cap_mb},
-          {"eval_batches", eval_batches}, {"holdout_fraction", holdout_fraction},
-          {"log_every", log_every}, {"checkpoint_every", checkpoint_every}, {"resume", resume},
-          {"keep_checkpoints", keep_checkpoints}, {"timing_skip_steps", timing_skip_steps},
-          {"save_weights", save_weights}, {"profile_step", profile_step},
+          {"eval_batches", eval_batches},
+          {"holdout_fraction", holdout_fraction},
+          {"log_every", log_every},
+          {"checkpoint_every", checkpoint_every},
+          {"resume", resume},
+          {"keep_checkpoints", keep_checkpoints},
+          {"timing_skip_steps", timing_skip_steps},
+          {"save_weights", save_weights},
+          {"profile_step", profile_step},
           {"mask_probability", mask_probability}};
 }
 

@@ -1,36 +1,35 @@
 // Hyper-parameters of a training run, read from a stage's validated params.
 #pragma once
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace hlm {
 
 struct TrainOptions {
-  int64_t steps = 100;              // optimizer steps
-  int64_t batch = 16;               // sequences per rank per micro-step
-  int64_t accumulation = 1;         // micro-steps per optimizer step
+  int64_t steps = 100;       // optimizer steps
+  int64_t batch = 16;        // sequences per rank per micro-step
+  int64_t accumulation = 1;  // micro-steps per optimizer step
   double lr = 3e-4;
-  double min_lr_ratio = 0.1;        // cosine decays to lr * min_lr_ratio
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
   int64_t warmup_steps = 10;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  double grad_clip = 1.0;           // max global L2 norm; 0 = off
-  bool bf16 = false;                // bf16 autocast for the forward pass
+  double grad_clip = 1.0;  // max global L2 norm; 0 = off
+  bool bf16 = false;       // bf16 autocast for the forward pass
   uint64_t seed = 0;
-  int threads = 1;                  // intra-op threads per rank
-  double bucket_cap_mb = 4.0;       // gradient all-reduce bucket size (small enough to overlap)
+  int threads = 1;             // intra-op threads per rank
+  double bucket_cap_mb = 4.0;  // gradient all-reduce bucket size (small enough to overlap)
   int64_t eval_batches = 4;
-  double holdout_fraction = 0.05;   // tail of the token stream kept for evaluation
+  double holdout_fraction = 0.05;  // tail of the token stream kept for evaluation
   int64_t log_every = 10;
-  int64_t checkpoint_every = 0;     // steps between checkpoints; 0 = only on a stop signal
-  bool resume = true;               // continue from the newest complete checkpoint
-  int keep_checkpoints = 3;         // newest complete checkpoints kept (0 = all)
-  int64_t timing_skip_steps = -1;   // steps left out of the median step time; -1 = automatic
-  bool save_weights = true;         // write model.pt at the end
-  int64_t profile_step = 0;         // step recorded by LibTorch's profiler (0 = none)
-  double mask_probability = 0.15;   // masked objective: share of content tokens predicted
+  int64_t checkpoint_every = 0;    // steps between checkpoints; 0 = only on a stop signal
+  bool resume = true;              // continue from the newest complete checkpoint
+  int keep_checkpoints = 3;        // newest complete checkpoints kept (0 = all)
+  int64_t timing_skip_steps = -1;  // steps left out of the median step time; -1 = automatic
+  bool save_weights = true;        // write model.pt at the end
+  int64_t profile_step = 0;        // step recorded by LibTorch's profiler (0 = none)
+  double mask_probability = 0.15;  // masked objective: share of content tokens predicted
 
   static TrainOptions from_params(const nlohmann::json& params);
   // Every field, under its param name: what a run actually used.

@@ -59,7 +59,8 @@ at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& tar
 
 // The mask seed of one micro-batch of one rank: unique per (step, micro-step, rank).
 uint64_t mask_seed_of(const TrainOptions& o, const DistEnv& env, int64_t step, int64_t micro) {
-  return o.seed * 1000003ULL + uint64_t((step * o.accumulation + micro) * env.world_size + env.rank);
+  return o.seed * 1000003ULL +
+         uint64_t((step * o.accumulation + micro) * env.world_size + env.rank);
 }
 
 // Rank 0 measures while the others wait, and every rank uses its figure: ranks measuring at
@@ -86,8 +87,8 @@ std::unique_ptr<torch::autograd::profiler::RecordProfile> profile_if_chosen(cons
   if (step != job.options.profile_step || job.out_dir.empty()) return nullptr;
   std::filesystem::create_directories(job.out_dir);
   return std::make_unique<torch::autograd::profiler::RecordProfile>(
-      job.out_dir + "/profile.rank" + std::to_string(job.env.rank) + ".step" + std::to_string(step) +
-      ".json");
+      job.out_dir + "/profile.rank" + std::to_string(job.env.rank) + ".step" +
+      std::to_string(step) + ".json");
 }
 
 // Mean loss over eval_batches batches of held-out windows (no gradients, dropout off).
@@ -119,7 +120,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   const uint64_t split = tokens - uint64_t(double(tokens) * o.holdout_fraction);
   WindowSampler train(store, 0, split, context, o.seed);
   std::optional<WindowSampler> held_out;
-  if (tokens - split > uint64_t(context) + 2) held_out.emplace(store, split, tokens, context, o.seed + 1);
+  if (tokens - split > uint64_t(context) + 2)
+    held_out.emplace(store, split, tokens, context, o.seed + 1);
 
   // Model and optimizer: every rank starts from rank 0's weights.
   auto params = model.module().parameters();
@@ -128,9 +130,10 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     sync = std::make_unique<GradientSync>(params, group, o.bucket_cap_mb);
     sync->broadcast_parameters();
   }
-  torch::optim::AdamW optimizer(
-      params,
-      torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weight_decay));
+  torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.lr)
+                                            .betas({o.beta1, o.beta2})
+                                            .eps(o.eps)
+                                            .weight_decay(o.weight_decay));
 
   // Resume from the newest complete checkpoint, if asked and there is one.
   TrainResult result;
@@ -140,7 +143,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   double earlier_train_seconds = 0;  // loop time of the segments before a resume
   if (o.resume && !job.out_dir.empty()) {
     if (const std::string path = latest_checkpoint(checkpoints); !path.empty()) {
-      const CheckpointState state = load_checkpoint(path, model.module(), optimizer, env.rank, env.world_size);
+      const CheckpointState state =
+          load_checkpoint(path, model.module(), optimizer, env.rank, env.world_size);
       start_step = state.step;
       result.losses = state.losses;
       earlier_train_seconds = state.train_seconds;
@@ -149,10 +153,12 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   }
   // Micro-batch k of this rank holds samples starting at (k * world + rank) * batch.
   BatchPrefetcher batches(
-      train, o.batch, [&](int64_t k) { return uint64_t((k * env.world_size + env.rank) * o.batch); },
+      train, o.batch,
+      [&](int64_t k) { return uint64_t((k * env.world_size + env.rank) * o.batch); },
       start_step * o.accumulation);
   const int64_t rank_tokens_per_step = o.batch * o.accumulation * context;
-  const double flops_per_step = double(rank_tokens_per_step * env.world_size) * model.flops_per_token();
+  const double flops_per_step =
+      double(rank_tokens_per_step * env.world_size) * model.flops_per_token();
   result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank);
 
   PhaseTimer timer;
@@ -205,14 +211,15 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     if ((stop || periodic) && !job.out_dir.empty()) {
       const double checkpoint_start = now_seconds();
       const double trained = earlier_train_seconds + now_seconds() - loop_start;
-      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses, trained}, model.module(),
-                      optimizer, env.rank, group, o.keep_checkpoints);
+      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses, trained},
+                      model.module(), optimizer, env.rank, group, o.keep_checkpoints);
       if (job.on_checkpoint) job.on_checkpoint(now_seconds() - checkpoint_start);
     }
     if (stop)
       throw Preempted("stopped by a signal after step " + std::to_string(step + 1) +
-                      (job.out_dir.empty() ? " (no checkpoint: this run has no folder)"
-                                           : " (checkpoint written); continue with hlm run --resume RUN_DIR"));
+                      (job.out_dir.empty()
+                           ? " (no checkpoint: this run has no folder)"
+                           : " (checkpoint written); continue with hlm run --resume RUN_DIR"));
   }
 
   result.train_seconds = earlier_train_seconds + now_seconds() - loop_start;
@@ -223,8 +230,10 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.allreduce_seconds_median = timer.median(Phase::kAllreduce, o.timing_skip_steps);
   result.optimizer_seconds_median = timer.median(Phase::kOptimizer, o.timing_skip_steps);
   const double tokens_per_step = double(rank_tokens_per_step * env.world_size);
-  result.tokens_per_s = result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;
-  result.mfu = result.tokens_per_s * model.flops_per_token() / (result.peak_flops * double(env.world_size));
+  result.tokens_per_s =
+      result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;
+  result.mfu =
+      result.tokens_per_s * model.flops_per_token() / (result.peak_flops * double(env.world_size));
   if (held_out) result.eval_loss = held_out_loss(model, *held_out, o);
   if (env.rank == 0 && !job.out_dir.empty() && o.save_weights) {
     std::filesystem::create_directories(job.out_dir);

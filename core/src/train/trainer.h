@@ -4,13 +4,12 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-
+#include "dist/dist_env.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
-#include "dist/dist_env.h"
 #include "train/train_options.h"
 #include "train/train_step.h"
 
@@ -19,26 +18,26 @@ namespace hlm {
 struct TrainResult {
   int64_t steps = 0;
   int world_size = 1;
-  std::vector<double> losses;       // per optimizer step (rank 0's view: the local loss)
+  std::vector<double> losses;  // per optimizer step (rank 0's view: the local loss)
   double eval_loss = 0;
-  double train_seconds = 0;         // wall time of the loop, all steps
-  double step_seconds_median = 0;   // steps after the first few (warm-up excluded)
-  double tokens_per_s = 0;          // world * batch * accumulation * context / median step
-  double mfu = 0;                   // against peak_flops
+  double train_seconds = 0;        // wall time of the loop, all steps
+  double step_seconds_median = 0;  // steps after the first few (warm-up excluded)
+  double tokens_per_s = 0;         // world * batch * accumulation * context / median step
+  double mfu = 0;                  // against peak_flops
   double peak_flops = 0;
   double data_wait_seconds = 0, allreduce_seconds = 0;
   // Medians over the same steps as step_seconds_median (see TrainStep).
   double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
   double allreduce_seconds_median = 0;
-  std::string checkpoint;           // model weights (rank 0)
+  std::string checkpoint;  // model weights (rank 0)
 };
 
 struct TrainJob {
   TrainOptions options;
-  std::string out_dir;              // checkpoints and weights go here
+  std::string out_dir;  // checkpoints and weights go here
   DistEnv env;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;  // null for a single process
-  std::function<void(const TrainStep&)> on_step;  // metrics hook, may be empty
+  c10::intrusive_ptr<c10d::ProcessGroup> group;       // null for a single process
+  std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty
   std::function<void(double seconds)> on_checkpoint;  // may be empty
 };
 

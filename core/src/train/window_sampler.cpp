@@ -14,8 +14,8 @@ static uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-WindowSampler::WindowSampler(const TokenStore& store, uint64_t begin, uint64_t end,
-                             int64_t context, uint64_t seed)
+WindowSampler::WindowSampler(const TokenStore& store, uint64_t begin, uint64_t end, int64_t context,
+                             uint64_t seed)
     : store_(store), begin_(begin), context_(context), seed_(seed) {
   end = std::min<uint64_t>(end, store.token_count());
   if (end < begin + uint64_t(context) + 2)

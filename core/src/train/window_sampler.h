@@ -2,9 +2,9 @@
 // is a pure function of (seed, i), so a rank only needs the step number to resume, and world
 // size N with batch B draws exactly the samples world size 1 draws with batch N*B.
 #pragma once
-#include <cstdint>
-
 #include <torch/torch.h>
+
+#include <cstdint>
 
 #include "hlm/token_store.h"
 

@@ -38,7 +38,8 @@ std::string read_build_id(const dl_phdr_info* info) {
       const size_t name_size = (note->n_namesz + 3) & ~size_t(3);
       const size_t desc_size = (note->n_descsz + 3) & ~size_t(3);
       const auto* name = at + sizeof(ElfW(Nhdr));
-      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0)
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0)
         return hex(name + name_size, note->n_descsz);
       at += sizeof(ElfW(Nhdr)) + name_size + desc_size;
     }
@@ -75,7 +76,8 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string build_id_of(const std::string& path) {
   const std::string file = path.empty() ? fs::read_symlink("/proc/self/exe").string() : path;
   for (const auto& object : loaded_objects()) {
-    const bool match = path.empty() ? object.path.empty() : !object.path.empty() && same_file(object.path, path);
+    const bool match =
+        path.empty() ? object.path.empty() : !object.path.empty() && same_file(object.path, path);
     if (match && !object.build_id.empty()) return object.build_id;
   }
   return file_stamp(file);
@@ -86,7 +88,8 @@ std::string host_build_identity() {
   for (const auto& object : loaded_objects()) {
     const std::string name = fs::path(object.path).filename().string();
     if (name.rfind("libhlm_", 0) == 0 && name.rfind("libhlm_plugin_", 0) != 0)
-      out += name + "=" + (object.build_id.empty() ? file_stamp(object.path) : object.build_id) + ";";
+      out +=
+          name + "=" + (object.build_id.empty() ? file_stamp(object.path) : object.build_id) + ";";
   }
   return out;
 }

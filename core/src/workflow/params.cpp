@@ -40,9 +40,8 @@ nlohmann::json check_plugin_block(const Node& v, const std::string& kind, const 
   const std::string name = name_node->text;
   const std::vector<ParamSpec>* specs = schema.plugin(kind, name);
   if (!specs) {
-    fail(name_node->loc,
-         "unknown " + kind + " plugin '" + name + "' in " + what + suggest(name, names) +
-             schema.refused_note());
+    fail(name_node->loc, "unknown " + kind + " plugin '" + name + "' in " + what +
+                             suggest(name, names) + schema.refused_note());
   }
   Node rest = v;
   rest.erase("plugin");

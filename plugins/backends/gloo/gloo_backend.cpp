@@ -1,7 +1,6 @@
 // The `gloo` backend: CPU process groups over TCP through c10d's ProcessGroupGloo.
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-
 #include <chrono>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "hlm/backend.h"
 
@@ -38,5 +37,4 @@ hlm::Backend* make_gloo(const nlohmann::json& p) {
 
 }  // namespace
 
-HLM_PLUGIN(hlm::Backend, "gloo", "1.0.0", "CPU all-reduce over TCP (c10d Gloo)",
-           kParams, make_gloo)
+HLM_PLUGIN(hlm::Backend, "gloo", "1.0.0", "CPU all-reduce over TCP (c10d Gloo)", kParams, make_gloo)

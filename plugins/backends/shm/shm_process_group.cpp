@@ -157,8 +157,8 @@ ShmProcessGroup::~ShmProcessGroup() {
 // the next generation. The others spin, yielding the core, for up to kSpinFor: the waits of a
 // training step (ranks a few ms apart) end there. Longer waits (a rank checkpointing or
 // evaluating alone, a stopped rank) sleep on the generation word (a futex shared between
-// processes) and leave the core free. With sleeping from the start, a 2-rank `hlm bench pretrain` run
-// on a 2-core machine had both ranks on one core for a step (510 against 290 ms; a woken task
+// processes) and leave the core free. With sleeping from the start, a 2-rank `hlm bench pretrain`
+// run on a 2-core machine had both ranks on one core for a step (510 against 290 ms; a woken task
 // may be placed beside the one that woke it).
 constexpr std::chrono::milliseconds kSpinFor{50};
 
@@ -206,7 +206,8 @@ void ShmProcessGroup::allreduce_chunked(T* values, size_t n, c10d::ReduceOp::Red
     const auto [lo, hi] = share_of(len, rank_, size_);
     T* out = reinterpret_cast<T*>(result());
     std::memcpy(out + lo, reinterpret_cast<const T*>(slot(0)) + lo, (hi - lo) * sizeof(T));
-    for (int r = 1; r < size_; ++r) fold(out + lo, reinterpret_cast<const T*>(slot(r)) + lo, hi - lo, op);
+    for (int r = 1; r < size_; ++r)
+      fold(out + lo, reinterpret_cast<const T*>(slot(r)) + lo, hi - lo, op);
     if (op == c10d::ReduceOp::AVG) divide(out + lo, hi - lo, size_);
     wait_for_all("allreduce");
     std::memcpy(values + off, out, len * sizeof(T));
@@ -254,7 +255,8 @@ bool ShmProcessGroup::is_shared(const at::Tensor& t) const {
 // reduce unrelated memory.
 void ShmProcessGroup::check_same_shared_call() const {
   for (int r = 0; r < size_; ++r)
-    TORCH_CHECK(calls_[r].offset == calls_[rank_].offset && calls_[r].numel == calls_[rank_].numel &&
+    TORCH_CHECK(calls_[r].offset == calls_[rank_].offset &&
+                    calls_[r].numel == calls_[rank_].numel &&
                     calls_[r].type == calls_[rank_].type && calls_[r].op == calls_[rank_].op,
                 "shm backend: rank ", rank_, " and rank ", r,
                 " all-reduce different shared tensors (collectives out of order across ranks)");
@@ -275,14 +277,12 @@ c10::intrusive_ptr<c10d::Work> ShmProcessGroup::allreduce(std::vector<at::Tensor
     calls_[rank_] = {offset, n, int32_t(t.scalar_type()), int32_t(op)};
     wait_for_all("allreduce");
     check_same_shared_call();
-    with_element_type(t.scalar_type(), [&](auto zero) {
-      allreduce_shared<decltype(zero)>(offset, n, op);
-    });
+    with_element_type(t.scalar_type(),
+                      [&](auto zero) { allreduce_shared<decltype(zero)>(offset, n, op); });
     wait_for_all("allreduce");
   } else {
-    with_element_type(t.scalar_type(), [&](auto zero) {
-      allreduce_chunked(t.data_ptr<decltype(zero)>(), n, op);
-    });
+    with_element_type(t.scalar_type(),
+                      [&](auto zero) { allreduce_chunked(t.data_ptr<decltype(zero)>(), n, op); });
   }
   return c10::make_intrusive<DoneWork>();
 }

@@ -2,19 +2,18 @@
 // instead of TCP. Two ranks on two cores spend their CPU time on the model; Gloo's loopback
 // all-reduce of the reference model's 13 MB of gradients kept each waiting ~19 ms a step,
 // this one ~2 ms (all-reduce phase median of `hlm bench pretrain` at 2 ranks on an earlier
-// 2-core development machine; see README.md here). Supports broadcast, all-reduce (sum, average, max, min of float, double,
-// int32 and int64 tensors) and barrier; collectives run on the calling thread and return
-// completed work. Tensors from allocate_shared live in the segment: all-reducing
+// 2-core development machine; see README.md here). Supports broadcast, all-reduce (sum, average,
+// max, min of float, double, int32 and int64 tensors) and barrier; collectives run on the calling
+// thread and return completed work. Tensors from allocate_shared live in the segment: all-reducing
 // one copies nothing in or out (the trainer's gradient buckets). A rank that stops arriving
 // (killed) makes the others fail after the timeout, naming the collective.
 #pragma once
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "hlm/backend.h"
 

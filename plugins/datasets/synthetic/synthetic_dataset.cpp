@@ -88,6 +88,7 @@ const hlm_param_decl kSyntheticParams[] = {
 
 }  // namespace
 
-HLM_PLUGIN(hlm::Dataset, "synthetic", "1.0.0",
+HLM_PLUGIN(
+    hlm::Dataset, "synthetic", "1.0.0",
     "seeded ECGSYN-style ECG with PVCs and atrial fibrillation, with ground-truth annotations",
     kSyntheticParams, make_synthetic)

@@ -33,7 +33,8 @@ at::Tensor BertImpl::hidden(const at::Tensor& tokens) {
   const at::Tensor pad = tokens.eq(int64_t(kPad));
   if (pad.any().item<bool>()) {
     // An all-PAD row would softmax over -inf only (NaN); let it attend to itself instead.
-    mask.key_padding = pad.logical_and(pad.all(1, /*keepdim=*/true).logical_not()).view({b, 1, 1, t});
+    mask.key_padding =
+        pad.logical_and(pad.all(1, /*keepdim=*/true).logical_not()).view({b, 1, 1, t});
   }
   auto positions = torch::arange(t, tokens.options().dtype(torch::kLong));
   auto x = tok_(tokens) + pos_(positions);
@@ -41,8 +42,6 @@ at::Tensor BertImpl::hidden(const at::Tensor& tokens) {
   return ln_f_(x);
 }
 
-at::Tensor BertImpl::logits(const at::Tensor& hidden) {
-  return hlm::linear(hidden, tok_->weight);
-}
+at::Tensor BertImpl::logits(const at::Tensor& hidden) { return hlm::linear(hidden, tok_->weight); }
 
 }  // namespace hlm::bert

@@ -88,7 +88,8 @@ class BeatVq final : public hlm::Tokenizer {
     const double fs = record.sampling_hz;
     // Detection reads the tokenized lead, as the spec says; with detect_all_leads every lead
     // of the same length joins in (a second lead rescues noisy stretches, at
-    // about 2.5x the detection time in `hlm bench tokenize`). R peaks refer to the tokenized lead, which comes first.
+    // about 2.5x the detection time in `hlm bench tokenize`). R peaks refer to the tokenized lead,
+    // which comes first.
     const std::vector<std::vector<float>> all =
         detect_all_leads_ ? record.physical_leads(lead_)
                           : std::vector<std::vector<float>>{record.physical(lead_)};

@@ -61,10 +61,14 @@ TEST(RhythmWorkflows, MitdbRunsEndToEndOnAFewRecords) {
   hlm::test::ScratchDir runs("hlm_mitdb_workflow");
   const auto r = hlm::test::run_hlm(
       "run workflows/mitdb.yaml pretrain.steps=3 finetune.steps=3 tokenize.tokenizer.codes=16 "
-      "'vars.model={plugin: gpt, vocab_size: 20, context: 64, d_model: 32, n_layer: 1, n_head: 2, d_ff: 64}' "
+      "'vars.model={plugin: gpt, vocab_size: 20, context: 64, d_model: 32, n_layer: 1, n_head: 2, "
+      "d_ff: 64}' "
       "'finetune.holdout_records=[\"119\"]' 'evaluate.records=[\"119\"]' "
-      "'tokenize.datasets=[{plugin: wfdb, dir: \"" + kData + "/mitdb\", records: [\"119\", \"208\"]}]' "
-      "--runs-dir " + runs.path.string());
+      "'tokenize.datasets=[{plugin: wfdb, dir: \"" +
+      kData +
+      "/mitdb\", records: [\"119\", \"208\"]}]' "
+      "--runs-dir " +
+      runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("evaluate: accuracy"), std::string::npos) << r.output;
 }

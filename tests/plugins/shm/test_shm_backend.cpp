@@ -3,11 +3,11 @@
 // boundaries and for tensors kept in the shared memory, and a rank that never arrives or
 // all-reduces another tensor must turn into an error naming the collective.
 #include <gtest/gtest.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/torch.h>
 
 #include <stdexcept>
 #include <thread>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "hlm/backend.h"
 #include "plugin/plugin_host.h"
@@ -20,7 +20,8 @@ class ShmBackend : public ::testing::Test {
     if (!host_.plugins().count("backend/shm"))
       host_.load_library(std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_shm.so");
     return host_.create<hlm::Backend>(
-        "backend", "shm", {{"chunk_mb", chunk_mb}, {"timeout_s", timeout_s}, {"shared_mb", shared_mb}});
+        "backend", "shm",
+        {{"chunk_mb", chunk_mb}, {"timeout_s", timeout_s}, {"shared_mb", shared_mb}});
   }
   hlm::PluginHost host_;
 };
@@ -106,8 +107,10 @@ TEST_F(ShmBackend, AllReducesTensorsInSharedMemoryInPlaceOnEveryRank) {
     sums[rank] = sum.clone(), averages[rank] = average.clone(), maxima[rank] = maximum.clone();
   });
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_TRUE(torch::equal(sums[rank], torch::arange(n, torch::kFloat) * 3.0f)) << "rank " << rank;
-    EXPECT_TRUE(torch::equal(averages[rank], torch::arange(n, torch::kDouble) * 2.0)) << "rank " << rank;
+    EXPECT_TRUE(torch::equal(sums[rank], torch::arange(n, torch::kFloat) * 3.0f))
+        << "rank " << rank;
+    EXPECT_TRUE(torch::equal(averages[rank], torch::arange(n, torch::kDouble) * 2.0))
+        << "rank " << rank;
     EXPECT_TRUE(torch::equal(maxima[rank], torch::tensor({int64_t(1), int64_t(10), int64_t(0)})));
     EXPECT_FALSE(too_big[rank].defined()) << "shared memory is full: the caller uses its own";
   }
@@ -133,7 +136,8 @@ TEST_F(ShmBackend, RanksAllReducingDifferentSharedTensorsGetAnError) {
     });
   for (auto& t : ranks) t.join();
   for (int rank = 0; rank < 2; ++rank)
-    EXPECT_NE(errors[rank].find("out of order"), std::string::npos) << "rank " << rank << ": " << errors[rank];
+    EXPECT_NE(errors[rank].find("out of order"), std::string::npos)
+        << "rank " << rank << ": " << errors[rank];
 }
 
 TEST_F(ShmBackend, ARankThatNeverArrivesIsReportedAfterTheTimeout) {
