@@ -18,7 +18,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
-  prometheus
+  prometheus slurm-client
   python3-torch python3-numpy python3-scipy python3-sklearn
 )
 

@@ -13,8 +13,11 @@ struct DistEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
 
-  // torchrun variables first, then SLURM_PROCID / SLURM_LOCALID / SLURM_NTASKS; a single
-  // process when neither is set.
+  // torchrun variables first; else, inside a SLURM allocation, SLURM_PROCID, SLURM_LOCALID,
+  // SLURM_NTASKS, SLURM_NODEID with SLURM_TASKS_PER_NODE (`2(x3),1` forms) for the node's
+  // rank count, and MASTER_ADDR (when unset) from the first host of SLURM_JOB_NODELIST, which
+  // must resolve. A single process when neither is set. Throws ConfigError naming the
+  // variable when the layout does not add up or the master host is unknown.
   static DistEnv from_environment();
   bool distributed() const { return world_size > 1; }
 };
