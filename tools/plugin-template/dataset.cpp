@@ -4,18 +4,16 @@
 // A plugin is one shared library with one C entry point, made by HLM_PLUGIN at the bottom.
 // The host checks the ABI version and build fingerprint in the descriptor before it calls
 // anything else, then validates workflow params against kParams and calls the factory.
-#include "hlm/dataset.h"  // the Dataset interface (records(), read(), fingerprint())
-
 #include <cmath>
 
-#include "hlm/errors.h"  // DataError for bad input: name the record and what to do
+#include "hlm/dataset.h"  // the Dataset interface (records(), read(), fingerprint())
+#include "hlm/errors.h"   // DataError for bad input: name the record and what to do
 
 namespace {
 
-class @CLASS @ : public hlm::Dataset {
+class @CLASS@ : public hlm::Dataset {
  public:
-  @CLASS @(int records, double seconds) : records_(records), seconds_(seconds) {
-  }
+  @CLASS@(int records, double seconds) : records_(records), seconds_(seconds) {}
 
   // Stable record names; tokenize runs them in parallel.
   std::vector<std::string> records() const override {
@@ -38,8 +36,7 @@ class @CLASS @ : public hlm::Dataset {
     r.signals.push_back(lead);
     r.digital.assign(1, std::vector<int32_t>(size_t(r.frames)));
     for (int64_t i = 0; i < r.frames; ++i)
-      r.digital[0][size_t(i)] =
-          int32_t(200.0 * std::sin(2.0 * M_PI * 1.2 * double(i) / r.sampling_hz));
+      r.digital[0][size_t(i)] = int32_t(200.0 * std::sin(2.0 * M_PI * 1.2 * double(i) / r.sampling_hz));
     return r;
   }
 
@@ -64,7 +61,7 @@ const hlm_param_decl kParams[] = {
 // macro turns exceptions into an error message, nothing crosses the C boundary.
 hlm::Dataset* make(const nlohmann::json& p) {
   if (p.at("records").get<int>() < 1) throw hlm::DataError("@NAME@: records must be at least 1");
-  return new @CLASS @(p.at("records").get<int>(), p.at("seconds").get<double>());
+  return new @CLASS@(p.at("records").get<int>(), p.at("seconds").get<double>());
 }
 
 }  // namespace
