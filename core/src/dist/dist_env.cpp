@@ -62,19 +62,22 @@ static void read_slurm_layout(DistEnv& env) {
           per_node, counts.size(), tasks, nodes, env.world_size, node);
     env.local_world_size = counts[size_t(node)];
   }
-  if (!std::getenv("MASTER_ADDR")) env.master_addr = slurm_master_host();
 }
 
 DistEnv DistEnv::from_environment() {
   DistEnv env;
-  if (read_int("RANK", env.rank)) {
+  const bool torchrun = read_int("RANK", env.rank);
+  if (torchrun) {
     read_int("WORLD_SIZE", env.world_size);
     read_int("LOCAL_RANK", env.local_rank);
     if (!read_int("LOCAL_WORLD_SIZE", env.local_world_size)) env.local_world_size = env.world_size;
-  } else if (read_int("SLURM_PROCID", env.rank)) {
-    read_slurm_layout(env);
   }
-  if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
+  const bool under_slurm = !torchrun && read_int("SLURM_PROCID", env.rank);
+  if (under_slurm) read_slurm_layout(env);
+  if (const char* addr = std::getenv("MASTER_ADDR"))
+    env.master_addr = addr;
+  else if (under_slurm)
+    env.master_addr = slurm_master_host();
   read_int("MASTER_PORT", env.master_port);
   if (env.rank < 0 || env.rank >= env.world_size)
     throw ConfigError("RANK={} is outside WORLD_SIZE={}; check the launcher's variables", env.rank,
