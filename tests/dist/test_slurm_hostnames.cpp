@@ -1,7 +1,6 @@
 // hlm's host-list expansion against SLURM's own: `scontrol show hostnames` on the same lists.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -12,17 +11,11 @@ namespace {
 
 // scontrol's expansion, one host a line; it needs a slurm.conf to start, any will do.
 std::vector<std::string> scontrol_hostnames(const std::string& conf, const std::string& list) {
-  const std::string command =
-      "SLURM_CONF='" + conf + "' scontrol show hostnames '" + list + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+  const auto r = hlm::test::run_command("SLURM_CONF='" + conf + "' scontrol show hostnames '" +
+                                        list + "' 2>&1");
   std::vector<std::string> hosts;
-  char line[512];
-  while (pipe && std::fgets(line, sizeof(line), pipe)) {
-    std::string host(line);
-    while (!host.empty() && (host.back() == '\n' || host.back() == '\r')) host.pop_back();
-    hosts.push_back(host);
-  }
-  if (pipe) pclose(pipe);
+  std::istringstream lines(r.output);
+  for (std::string host; std::getline(lines, host);) hosts.push_back(host);
   return hosts;
 }
 

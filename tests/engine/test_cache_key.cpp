@@ -16,15 +16,8 @@ namespace {
 
 // hlm started in `cwd` (run_hlm starts it in the source root).
 CommandResult run_hlm_in(const fs::path& cwd, const std::string& args) {
-  const std::string command =
-      "cd '" + cwd.string() + "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return hlm::test::run_command("cd '" + cwd.string() + "' && '" HLM_BINARY_DIR "/bin/hlm' " +
+                                args + " 2>&1");
 }
 
 struct Fixture {

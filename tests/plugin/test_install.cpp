@@ -18,14 +18,10 @@ TEST(Install, AnInstalledHlmLoadsThePluginsInstalledBesideIt) {
   ASSERT_TRUE(std::filesystem::exists(prefix.path / "include/hlm/plugin.h"));
 
   // Run from the prefix with no HLM_PLUGIN_PATH: what it lists comes from the install.
-  const std::string list =
-      "env -u HLM_PLUGIN_PATH '" + (prefix.path / "bin/hlm").string() + "' plugins 2>&1";
-  FILE* pipe = popen(list.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
-  ASSERT_EQ(pclose(pipe), 0) << output;
+  const auto listed = hlm::test::run_command("env -u HLM_PLUGIN_PATH '" +
+                                             (prefix.path / "bin/hlm").string() + "' plugins 2>&1");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const std::string& output = listed.output;
   for (const char* name : {"wfdb", "beat-vq", "gpt", "bert", "gloo", "shm"})
     EXPECT_NE(output.find(" " + std::string(name) + " "), std::string::npos) << name << "\n"
                                                                              << output;

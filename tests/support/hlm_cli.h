@@ -15,9 +15,8 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CommandResult run_hlm(const std::string& args) {
-  const std::string command =
-      "cd '" HLM_SOURCE_DIR "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1";
+// Runs a shell command, capturing stdout and stderr (add 2>&1 to the command for stderr).
+inline CommandResult run_command(const std::string& command) {
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -27,6 +26,10 @@ inline CommandResult run_hlm(const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+inline CommandResult run_hlm(const std::string& args) {
+  return run_command("cd '" HLM_SOURCE_DIR "' && '" HLM_BINARY_DIR "/bin/hlm' " + args + " 2>&1");
 }
 
 // A fresh folder under the system temp dir, removed at scope exit.
