@@ -4,7 +4,8 @@
 #   bash tools/setup.sh quickstart   # install, build, run workflows/quickstart.yaml
 #   bash tools/setup.sh test         # install, build, run ctest (every tier)
 #   bash tools/setup.sh build        # install and build only
-#   bash tools/setup.sh deps         # install the Debian packages only
+#   bash tools/setup.sh deps         # install the Debian packages only (HLM_PACKAGES=build:
+#                                    #  only what building needs, as container images do)
 # HLM_BUILD_DIR (default build) names the build folder; HLM_WARNINGS_AS_ERRORS=ON makes
 # every compiler warning an error (CI sets it).
 set -euo pipefail
@@ -13,14 +14,22 @@ cd "$(dirname "$0")/.."
 action="${1:-build}"
 build_dir="${HLM_BUILD_DIR:-build}"
 
-packages=(
-  build-essential cmake ninja-build git pkg-config ca-certificates curl clang-format
+# What building hlm needs (all an image needs), then what its tests and benchmarks add: the
+# Prometheus server, a SLURM controller and nodes, the Python peers, the format check, and
+# debootstrap for the container recipe check. HLM_PACKAGES=build installs the first group only.
+build_packages=(
+  build-essential cmake ninja-build git pkg-config ca-certificates curl
   libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
-  prometheus slurm-client
+  libcli11-dev zlib1g-dev
+)
+test_packages=(
+  libgtest-dev libgmock-dev clang-format
+  prometheus slurm-client slurmctld slurmd iproute2 debootstrap
   python3-torch python3-numpy python3-scipy python3-sklearn
 )
+packages=("${build_packages[@]}")
+[[ ${HLM_PACKAGES:-all} == build ]] || packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

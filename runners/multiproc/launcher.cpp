@@ -57,17 +57,19 @@ pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     close(fds[1]);
-    setenv("RANK", std::to_string(rank).c_str(), 1);
-    setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-    setenv("WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
-    setenv("LOCAL_WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
-    setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
-    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    if (o.rank_variables) {
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
+      setenv("LOCAL_WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
+      setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
+      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    }
     for (const auto& [k, v] : o.env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());  // a launcher such as srun is found on PATH
     std::fprintf(stderr, "cannot start %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }

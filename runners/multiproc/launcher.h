@@ -21,6 +21,9 @@ struct LaunchOptions {
   int nproc = 1;
   std::vector<std::string> argv;           // argv[0] is the executable
   std::map<std::string, std::string> env;  // added to each rank's environment
+  // Set RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT; false
+  // when the process started is itself a launcher (srun) whose tasks get their own.
+  bool rank_variables = true;
   std::string master_addr = "127.0.0.1";
   // 0 = ask free_port for one; when rank 0 then exits with kExitAddressInUse, every rank is
   // started again on a new port (up to port_attempts times in all).

@@ -53,7 +53,8 @@ class SlurmEnvironment : public ::testing::Test {
     for (const char* name :
          {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
           "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NNODES", "SLURM_NODEID",
-          "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "SLURM_NODELIST"})
+          "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
+          "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT"})
       ::unsetenv(name);
   }
 };
@@ -114,3 +115,17 @@ TEST_F(SlurmEnvironment, NoNodeListAndNoMasterAddrIsAnErrorNotLocalhost) {
 }
 
 }  // namespace
+
+TEST_F(SlurmEnvironment, TorchrunsStaticRendezvousMakesEveryRankAClientOfTheAgentsStore) {
+  set({{"RANK", "0"},
+       {"WORLD_SIZE", "2"},
+       {"MASTER_ADDR", "192.0.2.1"},
+       {"MASTER_PORT", "29611"},
+       {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+       {"TORCHELASTIC_RESTART_COUNT", "2"}});
+  const hlm::DistEnv env = hlm::DistEnv::from_environment();
+  EXPECT_TRUE(env.agent_store);
+  EXPECT_EQ(env.agent_restart_count, 2);
+  ::setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);  // c10d rendezvous: rank 0 serves
+  EXPECT_FALSE(hlm::DistEnv::from_environment().agent_store);
+}

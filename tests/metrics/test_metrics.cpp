@@ -150,3 +150,11 @@ TEST(Metrics, FileSdTargetFileListsTargetsAndLabels) {
 TEST(Metrics, ProcessResidentMemoryIsReadFromProc) {
   EXPECT_GT(hlm::process_resident_memory_bytes(), 1u << 20);
 }
+
+TEST(Metrics, ScrapeAddressIsTheBoundAddressOrThisHostsNameForAWildcard) {
+  EXPECT_EQ(hlm::scrape_address("192.0.2.1", 9100), "192.0.2.1:9100");
+  EXPECT_EQ(hlm::scrape_address("::1", 9100), "[::1]:9100");
+  char name[256] = {};
+  ASSERT_EQ(::gethostname(name, sizeof(name) - 1), 0);
+  EXPECT_EQ(hlm::scrape_address("0.0.0.0", 9100), std::string(name) + ":9100");
+}

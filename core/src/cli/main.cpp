@@ -22,6 +22,7 @@
 #include "metrics/metrics.h"
 #include "multiproc/launcher.h"
 #include "plugin/plugin_host.h"
+#include "slurm/submit.h"
 #include "train/rank_job.h"
 
 namespace {
@@ -60,7 +61,8 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   hlm::metrics().set_labels(run ? run : job.value("stage", "rank"), env.rank);
   const hlm::WithdrawTargetAtScopeExit withdraw_target;
   if (run && targets) {
-    hlm::metrics().start_exposer(0);
+    const char* bind = std::getenv("HLM_METRICS_BIND");
+    hlm::metrics().start_exposer(0, bind && *bind ? bind : "127.0.0.1");
     hlm::metrics().publish_target(targets, std::string(run) + ".rank" + std::to_string(env.rank),
                                   {{"stage", job.value("stage", "")}});
   }
@@ -93,6 +95,23 @@ int main(int argc, char** argv) {
   run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)");
   run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
   run->add_option("--nproc", nproc, "ranks per training stage on this host (sets world_size)");
+  std::string launcher_name = "local", container;
+  bool gpus = false;
+  run->add_option("--launcher", launcher_name,
+                  "how training ranks start: local (this host), srun (inside a SLURM job), "
+                  "job-file (write the rank job for torchrun or srun, and stop)");
+  run->add_option("--container", container, "srun: run the ranks in this Apptainer image");
+  run->add_flag("--gpus", gpus, "srun: give the ranks the node's GPUs (apptainer --nv)");
+  auto* submit = app.add_subcommand(
+      "submit", "submit a workflow as a SLURM batch job: hlm submit WORKFLOW.yaml [overrides]");
+  submit->add_option("workflow", workflow_path, "workflow YAML file")->required();
+  submit->add_option("overrides", overrides, "stage.key=value or runner.key=value overrides");
+  submit->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
+  submit->add_flag("--dry-run", dry_run,
+                   "write the run directory and its job.sbatch, print the script, submit nothing");
+  std::string status_dir;
+  auto* status = app.add_subcommand("status", "a run's SLURM job and stages: hlm status RUN_DIR");
+  status->add_option("run_dir", status_dir, "run directory")->required();
   auto* validate = app.add_subcommand("validate", "validate a workflow and exit");
   validate->add_option("workflow", workflow_path, "workflow YAML file")->required();
   validate->add_option("overrides", overrides, "stage.key=value overrides");
@@ -155,6 +174,10 @@ int main(int argc, char** argv) {
     if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);
     if (*plugins) return list_plugins(host);
     if (*rank) return run_rank(host, job_path);
+    if (*status) {
+      std::fputs(hlm::run_status(status_dir).c_str(), stdout);
+      return 0;
+    }
     const auto schema = hlm::build_schema(host);
     if (*run && !resume_dir.empty()) {
       workflow_path = resume_dir + "/workflow.resolved.yaml";
@@ -175,6 +198,27 @@ int main(int argc, char** argv) {
       std::printf("%s: valid (%zu stage instances)\n", workflow_path.c_str(), wf.stages.size());
       return 0;
     }
+    // runner kind slurm: `hlm run` submits, as `hlm submit` does; the job itself runs with
+    // --launcher srun.
+    if (*submit || (wf.runner.at("kind") == "slurm" && launcher_name == "local" &&
+                    resume_dir.empty() && !dry_run)) {
+      const int world =
+          wf.runner.at("nodes").get<int>() * wf.runner.at("ntasks_per_node").get<int>();
+      for (const auto& o : hlm::world_size_overrides(wf, world)) overrides.push_back(o);
+      wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
+      const auto submitted =
+          hlm::submit_workflow(wf, overrides, runs_dir,
+                               std::filesystem::read_symlink("/proc/self/exe").string(), dry_run);
+      if (dry_run) {
+        std::ifstream script(submitted.script);
+        std::cout << script.rdbuf();
+        std::fprintf(stderr, "wrote %s (not submitted)\n", submitted.script.c_str());
+      } else {
+        std::printf("submitted job %s; hlm status %s\n", submitted.job_id.c_str(),
+                    submitted.run_dir.c_str());
+      }
+      return 0;
+    }
     if (dry_run) {
       const std::string runs = hlm::resolve_runs_dir(wf, runs_dir);
       std::fputs(hlm::workflow::dry_run_plan(
@@ -188,9 +232,15 @@ int main(int argc, char** argv) {
                  stdout);
       return 0;
     }
-    hlm::RunOptions options{overrides, runs_dir, resume_dir, metrics_port};
+    hlm::RunOptions options{overrides, runs_dir, resume_dir, metrics_port, {}};
+    options.launcher.kind = hlm::RankLauncher::parse(launcher_name);
+    options.launcher.container = container;
+    options.launcher.gpus = gpus;
     const std::string dir = hlm::run_workflow(wf, host, options);
     std::printf("%s/report.md\n", dir.c_str());
+    return 0;
+  } catch (const hlm::JobFileWritten& e) {
+    std::printf("%s\n", e.what());
     return 0;
   } catch (const hlm::Preempted& e) {
     std::fprintf(stderr, "stopped: %s\n", e.what());

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <numeric>
+#include <string>
 
 #include "dist/slurm_layout.h"
 #include "hlm/errors.h"
@@ -71,6 +72,9 @@ DistEnv DistEnv::from_environment() {
     read_int("WORLD_SIZE", env.world_size);
     read_int("LOCAL_RANK", env.local_rank);
     if (!read_int("LOCAL_WORLD_SIZE", env.local_world_size)) env.local_world_size = env.world_size;
+    const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    env.agent_store = agent_store && std::string(agent_store) == "True";
+    read_int("TORCHELASTIC_RESTART_COUNT", env.agent_restart_count);
   }
   const bool under_slurm = !torchrun && read_int("SLURM_PROCID", env.rank);
   if (under_slurm) read_slurm_layout(env);

@@ -12,6 +12,11 @@ struct DistEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  // torchrun with a static rendezvous (--master-addr, --nnodes N) already serves the store at
+  // MASTER_ADDR:MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): every rank is a client there,
+  // under the prefix /worker/attempt_<TORCHELASTIC_RESTART_COUNT>, as torch's own ranks are.
+  bool agent_store = false;
+  int agent_restart_count = 0;
 
   // torchrun variables first; else, inside a SLURM allocation, SLURM_PROCID, SLURM_LOCALID,
   // SLURM_NTASKS, SLURM_NODEID with SLURM_TASKS_PER_NODE (`2(x3),1` forms) for the node's

@@ -77,30 +77,34 @@ std::string report(const workflow::Workflow& wf, const std::string& run_dir,
 
 }  // namespace
 
+std::string start_run_directory(const workflow::Workflow& wf, const std::string& runs_dir,
+                                const std::vector<std::string>& overrides) {
+  const std::string resolved = wf.resolved_yaml();
+  const std::string run_dir = new_run_directory(runs_dir, wf.name, resolved + utc_timestamp());
+  write_text_atomic(run_dir + "/workflow.resolved.yaml", resolved);
+  std::string lines;
+  for (const auto& o : overrides) lines += o + "\n";
+  write_text_atomic(run_dir + "/overrides.txt", lines);
+  return run_dir;
+}
+
 std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
                          const RunOptions& options) {
   const std::string runs_dir = resolve_runs_dir(wf, options.runs_dir);
-  const std::string resolved = wf.resolved_yaml();
   const std::string run_dir = options.resume_dir.empty()
-                                  ? new_run_directory(runs_dir, wf.name, resolved + utc_timestamp())
+                                  ? start_run_directory(wf, runs_dir, options.overrides)
                                   : fs::absolute(options.resume_dir).lexically_normal().string();
-  if (options.resume_dir.empty()) {
-    write_text_atomic(run_dir + "/workflow.resolved.yaml", resolved);
-    std::string overrides;
-    for (const auto& o : options.overrides) overrides += o + "\n";
-    write_text_atomic(run_dir + "/overrides.txt", overrides);
-  }
   start_logging(run_dir);
   metrics().set_labels(fs::path(run_dir).filename().string(), 0);
   metrics().open_jsonl(run_dir + "/metrics.jsonl");
   const int port =
       options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
-  const int bound = metrics().start_exposer(port);
+  const int bound = metrics().start_exposer(port, wf.settings.value("metrics_bind", "127.0.0.1"));
   metrics().publish_target(runs_dir + "/targets", fs::path(run_dir).filename().string(),
                            {{"workflow", wf.name}});
   const WithdrawTargetAtScopeExit withdraw_target;
   spdlog::info("hlm {}: workflow '{}', run directory {}", HLM_VERSION, wf.name, run_dir);
-  spdlog::info("metrics: http://127.0.0.1:{}/metrics", bound);
+  spdlog::info("metrics: http://{}/metrics", scrape_address(metrics().bind_address(), bound));
 
   std::map<std::string, std::string> keys;
   std::map<std::string, nlohmann::json> manifests;
@@ -155,7 +159,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
                         {"started_at", utc_timestamp()}};
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     spdlog::info("{} ({}) ...", tag, instance.kind);
-    StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr};
+    StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr, options.launcher};
     for (const auto& need : instance.needs) ctx.inputs[need] = manifests.at(need);
     ctx.progress = [&](const std::string& line) { spdlog::info("{}: {}", tag, line); };
     const double start = now_seconds();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plugin/plugin_host.h"
+#include "train/rank_launcher.h"
 #include "workflow/workflow.h"
 
 namespace hlm {
@@ -15,6 +16,7 @@ struct RunOptions {
   std::string runs_dir;                // "" = settings.runs_dir or "runs"
   std::string resume_dir;              // continue this run directory instead of a new one
   int metrics_port = -1;               // -1 = settings.metrics_port; 0 = any free port
+  RankLauncher launcher;               // how training stages start their ranks
 };
 
 // Stage kinds and plugin parameters, for validation.
@@ -22,6 +24,11 @@ workflow::Schema build_schema(const PluginHost& plugins);
 
 // The absolute runs folder: the given one, else settings.runs_dir, else "runs".
 std::string resolve_runs_dir(const workflow::Workflow& workflow, const std::string& runs_dir);
+
+// Creates a new run directory under runs_dir with the workflow as resolved and the overrides
+// given; returns its absolute path. `hlm run --resume` (or a submitted job) runs it.
+std::string start_run_directory(const workflow::Workflow& workflow, const std::string& runs_dir,
+                                const std::vector<std::string>& overrides);
 
 // Returns the run directory. Throws hlm::Error when a stage fails (the run directory keeps
 // what finished; `hlm run --resume DIR` continues it).

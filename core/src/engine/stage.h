@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plugin/plugin_host.h"
+#include "train/rank_launcher.h"
 #include "workflow/workflow.h"
 
 namespace hlm {
@@ -21,6 +22,7 @@ struct StageContext {
   std::string stage_dir;                             // this stage's outputs
   std::map<std::string, nlohmann::json> inputs;      // needed instance id -> its manifest
   std::function<void(const std::string&)> progress;  // one short line for the console
+  RankLauncher launcher;                             // how training stages start their ranks
 
   const nlohmann::json& params() const { return instance.params; }
   // The manifest of the first needed stage of this kind; ConfigError naming the stage if

@@ -102,7 +102,8 @@ struct Metrics::Impl {
   std::FILE* jsonl = nullptr;
   mutable std::mutex exposer_mutex;  // exposer, port
   int port = 0;
-  std::string target_file;  // set by publish_target
+  std::string target_file;                 // set by publish_target
+  std::string bind_address = "127.0.0.1";  // set by start_exposer
   // Reset first in ~Impl, so no scrape runs against a half-destroyed Impl.
   std::unique_ptr<MetricsHttpServer> exposer;
 
@@ -169,7 +170,13 @@ int Metrics::start_exposer(int port, const std::string& bind_address) {
     throw Error("cannot serve metrics on {}: {}", address, e.what());
   }
   impl_->port = impl_->exposer->port();
+  impl_->bind_address = bind_address;
   return impl_->port;
+}
+
+std::string Metrics::bind_address() const {
+  std::lock_guard<std::mutex> lock(impl_->exposer_mutex);
+  return impl_->bind_address;
 }
 
 int Metrics::exposer_port() const {
@@ -194,7 +201,7 @@ void Metrics::publish_target(const std::string& targets_dir, const std::string& 
   }
   withdraw_target();
   impl_->target_file = targets_dir + "/" + name + ".json";
-  write_file_sd(impl_->target_file, {"127.0.0.1:" + std::to_string(port)}, all);
+  write_file_sd(impl_->target_file, {scrape_address(impl_->bind_address, port)}, all);
 }
 
 void Metrics::withdraw_target() {

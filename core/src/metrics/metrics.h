@@ -33,8 +33,9 @@ class Metrics {
   // Serves /metrics on bind_address:port (port 0 = any free port) and returns the bound port.
   // Throws hlm::ConfigError when the port is taken. One exposer per Metrics.
   int start_exposer(int port, const std::string& bind_address = "127.0.0.1");
-  int exposer_port() const;       // 0 when no exposer runs
-  std::string run_label() const;  // as set by set_labels
+  int exposer_port() const;          // 0 when no exposer runs
+  std::string bind_address() const;  // as given to start_exposer
+  std::string run_label() const;     // as set by set_labels
 
   // Names this process's exposer in <targets_dir>/<name>.json for Prometheus's file_sd (one
   // file per run and per rank process, so concurrent runs keep their own targets), with the
@@ -82,5 +83,8 @@ uint64_t process_resident_memory_bytes();
 void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
                    const std::map<std::string, std::string>& labels);
 void remove_file_sd(const std::string& path);
+// host:port Prometheus scrapes for an exposer bound to bind_address: the address itself, or
+// this host's name for a wildcard bind (0.0.0.0, ::), IPv6 addresses in brackets.
+std::string scrape_address(const std::string& bind_address, int port);
 
 }  // namespace hlm

@@ -35,7 +35,7 @@ StageOutput run_pretrain(StageContext& ctx) {
   const int world = p.at("world_size").get<int>();
   ctx.progress("training on " + std::to_string(world) + " rank(s), " +
                std::to_string(p.at("steps").get<int64_t>()) + " steps");
-  nlohmann::json r = run_job_on_ranks(job, world, ctx.plugins, ctx.progress);
+  nlohmann::json r = run_job_on_ranks(job, world, ctx.plugins, ctx.progress, ctx.launcher);
   StageOutput out;
   out.artifacts["checkpoint"] = r.at("checkpoint");
   out.results = r;
@@ -64,7 +64,8 @@ StageKind pretrain_stage() {
   params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})",
                     "process-group backend for world_size > 1", false});
-  params.push_back({"world_size", "int", "1", "data-parallel ranks on this host", false});
+  params.push_back({"world_size", "int", "1",
+                    "data-parallel ranks (hlm submit sets nodes x ntasks_per_node)", false});
   params.push_back({"max_restarts", "int", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint",
                     false});

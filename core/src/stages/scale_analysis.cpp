@@ -56,7 +56,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
         "world size " + std::to_string(world) + ": " +
         (finished ? "kept from the interrupted run" : std::to_string(steps) + " steps per rank"));
     const nlohmann::json r =
-        finished ? *finished : run_job_on_ranks(job, world, ctx.plugins, nullptr);
+        finished ? *finished : run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
     // Loop time of every segment, also when this world size was resumed from a checkpoint.
     const double t = r.at("train_seconds");
     if (world == 1) t1 = t, tokens_per_s_1 = r.at("tokens_per_s"), samples_1 = samples;

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "dist/host_address.h"
 #include "dist/preemption.h"
 #include "engine/run_directory.h"
 #include "hlm/backend.h"
@@ -15,7 +17,6 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "metrics/metrics.h"
-#include "multiproc/launcher.h"
 #include "ops/compute.h"
 #include "train/trainer.h"
 
@@ -28,7 +29,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
                                                   std::shared_ptr<Backend>& backend) {
   c10d::TCPStoreOptions store_options;
   store_options.port = uint16_t(env.master_port);
-  store_options.isServer = env.rank == 0;
+  store_options.isServer = env.rank == 0 && !env.agent_store;
   store_options.numWorkers = env.world_size;
   store_options.waitWorkers = true;
   store_options.timeout = std::chrono::seconds(300);
@@ -42,6 +43,11 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
     throw;
   }
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
+  if (env.agent_store)
+    return backend->create_group(
+        c10::make_intrusive<c10d::PrefixStore>(
+            "/worker/attempt_" + std::to_string(env.agent_restart_count), store),
+        env.rank, env.world_size);
   return backend->create_group(store, env.rank, env.world_size);
 }
 
@@ -52,6 +58,8 @@ uint64_t peak_rss_bytes() {
 }
 
 }  // namespace
+
+std::string stopped_marker(const std::string& out_dir) { return out_dir + "/stopped_by_signal"; }
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
                             const DistEnv& env) {
@@ -78,7 +86,19 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                    double(s.rank_tokens * env.world_size) / s.step_seconds);
   };
   train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
-  const TrainResult r = train_language_model(*model, store, train);
+  if (env.distributed())
+    spdlog::info("rank {} of {} on {} ({}), master {}:{}", env.rank, env.world_size, node_name(),
+                 local_address_towards(env.master_addr, env.master_port), env.master_addr,
+                 env.master_port);
+  TrainResult r;
+  try {
+    r = train_language_model(*model, store, train);
+  } catch (const Preempted&) {
+    // Every rank stopped after the same checkpoint; a launcher that sees only a failed step
+    // (srun) tells a stop from a failure by this file.
+    if (env.rank == 0) write_text_atomic(stopped_marker(train.out_dir), utc_timestamp() + "\n");
+    throw;
+  }
   nlohmann::json result = {{"rank", env.rank},
                            {"world_size", r.world_size},
                            {"steps", r.steps},
@@ -106,54 +126,6 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   write_text_atomic(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json",
                     result.dump(2));
   return result;
-}
-
-nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
-                                const PluginHost& plugins,
-                                const std::function<void(const std::string&)>& progress) {
-  if (world_size <= 1) return run_rank_job(job, plugins, DistEnv{});
-  const std::string out_dir = job.at("out_dir");
-  std::filesystem::create_directories(out_dir);
-  const std::string job_path = out_dir + "/job.json";
-  write_text_atomic(job_path, job.dump(2));
-  LaunchOptions launch;
-  launch.nproc = world_size;
-  launch.argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "rank", job_path};
-  const int threads = job.at("options").value("threads", 1);
-  launch.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
-  launch.env["OMP_NUM_THREADS"] = std::to_string(threads);
-  launch.log_dir = out_dir;
-  // Each rank serves its own metrics and adds itself to the run's Prometheus targets.
-  if (const std::string targets = metrics().targets_dir(); !targets.empty()) {
-    launch.env["HLM_METRICS_TARGETS"] = targets;
-    launch.env["HLM_METRICS_RUN"] = metrics().run_label();
-  }
-  launch.stop_requested = stop_signal_received;
-  launch.on_line = [&](int rank, const std::string& line) {
-    if (rank == 0 && progress) progress(line);
-  };
-  // A failed rank stops the group; it is restarted (resuming from the newest complete
-  // checkpoint) up to max_restarts times. A stop signal is not a failure: it propagates.
-  const int max_restarts = job.value("max_restarts", 0);
-  for (int attempt = 0;; ++attempt) {
-    const LaunchResult launched = launch_ranks(launch);
-    if (launched.ok()) break;
-    const int code = launched.exit_codes[launched.failed_rank];
-    const std::string where = "rank " + std::to_string(launched.failed_rank) + " of " +
-                              std::to_string(world_size) + " exited with " + std::to_string(code) +
-                              "; see " + out_dir + "/rank" + std::to_string(launched.failed_rank) +
-                              ".log";
-    // Ranks we forwarded a stop to may have died of it before their handler was installed:
-    // still a stop, not a failure to restart.
-    if (code == kExitRequeue || stop_signal_received())
-      throw Preempted("stopped by a signal: {}; continue with hlm run --resume RUN_DIR", where);
-    if (attempt >= max_restarts) throw Error(where);
-    if (progress)
-      progress(where + "; restarting the group from the newest checkpoint (restart " +
-               std::to_string(attempt + 1) + " of " + std::to_string(max_restarts) + ")");
-  }
-  std::ifstream in(out_dir + "/result_rank0.json");
-  return nlohmann::json::parse(in);
 }
 
 }  // namespace hlm

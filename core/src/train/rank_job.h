@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/dist_env.h"
+#include "dist/preemption.h"
 #include "hlm/errors.h"
 #include "plugin/plugin_host.h"
+#include "train/rank_launcher.h"
 
 namespace hlm {
 
@@ -22,11 +24,25 @@ class AddressInUse : public Error {
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
                             const DistEnv& env);
 
-// Runs a job on `world_size` ranks: in this process when 1, else as rank processes of the
-// hlm executable (the multiproc runner). Returns rank 0's result. Throws Error when a rank
-// fails, naming the rank and its log.
+// Thrown by the job-file launcher once the job file is written: the run stops there (exit 0)
+// and continues with `hlm run --resume RUN_DIR` after another launcher ran the ranks.
+class JobFileWritten : public Preempted {
+ public:
+  using Preempted::Preempted;
+};
+
+// Runs a job on `world_size` ranks: in this process when 1 (local launcher), else as rank
+// processes of the hlm executable started by the launcher. Returns rank 0's result. A job whose
+// ranks already finished (result_rank0.json with every step) is not run again. Throws Error
+// when the ranks fail, naming the rank (and node) and its log; Preempted when they stopped on
+// a signal after a checkpoint.
 nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
                                 const PluginHost& plugins,
-                                const std::function<void(const std::string&)>& progress);
+                                const std::function<void(const std::string&)>& progress,
+                                const RankLauncher& launcher = {});
+
+// Rank 0 leaves this file in the job's out_dir when the ranks stopped on a signal after a
+// checkpoint: what a launcher that sees only a failed srun step goes by.
+std::string stopped_marker(const std::string& out_dir);
 
 }  // namespace hlm

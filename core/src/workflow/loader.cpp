@@ -9,6 +9,7 @@
 #include "workflow/node.h"
 #include "workflow/overrides.h"
 #include "workflow/params.h"
+#include "workflow/runner_params.h"
 #include "workflow/stages.h"
 #include "workflow/workflow.h"
 
@@ -19,7 +20,7 @@ using detail::Node;
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "vars", "settings", "stages"};
+const std::vector<std::string> kTopKeys = {"name", "vars", "settings", "runner", "stages"};
 
 // The shape overrides rely on: a map with known keys whose stages are maps with ids.
 void check_shape(const Node& root) {
@@ -64,6 +65,15 @@ nlohmann::json check_settings(const Node* settings, const Node& root, const Sche
   return out;
 }
 
+nlohmann::json check_runner(const Node* runner, const Node& root, const Schema& schema) {
+  Node block = runner ? *runner : Node();
+  if (!runner) block.loc = root.loc;
+  nlohmann::json out = detail::check_params(block, schema.runner(), "runner", schema);
+  const std::string problem = runner_problem(out);
+  if (!problem.empty()) fail(block.loc, "runner: " + problem);
+  return out;
+}
+
 }  // namespace
 
 Workflow load_workflow_text(const std::string& text, const std::string& file_label,
@@ -95,6 +105,7 @@ Workflow load_workflow_text(const std::string& text, const std::string& file_lab
   workflow.name = name.text;
   workflow.vars = detail::to_json(vars);
   workflow.settings = check_settings(root.find("settings"), root, schema);
+  workflow.runner = check_runner(root.find("runner"), root, schema);
   workflow.stages = detail::build_stages(*root.find("stages"), schema);
   return workflow;
 }

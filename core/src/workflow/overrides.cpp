@@ -121,16 +121,16 @@ void apply_overrides(Node& root, const std::vector<std::string>& overrides, cons
       if (!vars->find(path[1]))
         fail(at, "unknown var '" + path[1] + "'" + suggest(path[1], vars->keys()));
       set_path(*vars, {path.begin() + 1, path.end()}, std::move(value), at);
-    } else if (head == "settings" && path.size() == 2) {
-      if (!root.find("settings")) root.set("settings", Node::map_at(at), at);
-      set_path(*root.find("settings"), {path[1]}, std::move(value), at);
-    } else if (head == "vars" || head == "settings" || head == "name") {
+    } else if ((head == "settings" || head == "runner") && path.size() == 2) {
+      if (!root.find(head)) root.set(head, Node::map_at(at), at);
+      set_path(*root.find(head), {path[1]}, std::move(value), at);
+    } else if (head == "vars" || head == "settings" || head == "runner" || head == "name") {
       fail(at, "expected " + std::string(head == "name" ? "name=value" : head + ".<key>=value"));
     } else {
       std::vector<std::string> ids;
       Node* stage = find_stage(root, head, &ids);
       if (!stage) {
-        ids.insert(ids.end(), {"vars", "settings", "name"});
+        ids.insert(ids.end(), {"vars", "settings", "runner", "name"});
         fail(at, "unknown stage '" + head + "'" + suggest(head, ids));
       }
       if (path.size() < 2) fail(at, "expected " + head + ".<param>=value");

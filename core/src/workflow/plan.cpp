@@ -115,6 +115,8 @@ std::string Workflow::resolved_yaml() const {
   emit(out, escape_references(vars.is_null() ? nlohmann::json::object() : vars));
   out << YAML::Key << "settings" << YAML::Value;
   emit(out, escape_references(settings));
+  out << YAML::Key << "runner" << YAML::Value;
+  emit(out, escape_references(runner));
   out << YAML::Key << "stages" << YAML::Value << YAML::BeginSeq;
   for (const auto& base : order) {
     const auto& group = groups[base];

@@ -4,6 +4,7 @@
 
 #include "hlm/errors.h"
 #include "workflow/params.h"
+#include "workflow/runner_params.h"
 #include "workflow/workflow.h"
 
 namespace hlm::workflow {
@@ -51,8 +52,13 @@ std::string check_specs(const std::vector<ParamSpec>& specs, bool is_plugin, con
 Schema::Schema() {
   settings_ = {
       {"metrics_port", "int", "0", "Prometheus exporter port; 0 picks any free port", false},
+      {"metrics_bind", "string", "\"127.0.0.1\"",
+       "address the /metrics endpoints of the run and its ranks bind (a node's address, or "
+       "0.0.0.0, for a Prometheus on another host)",
+       false},
       {"runs_dir", "string", "\"runs\"", "where run directories are created", false},
   };
+  runner_ = runner_param_specs();
 }
 
 void Schema::add_stage_kind(const std::string& kind, std::vector<ParamSpec> params) {

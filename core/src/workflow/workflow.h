@@ -32,7 +32,8 @@ ParamSpec from_decl(const hlm_param_decl& decl);
 // the settings block. Filled by the caller (built-in stages, loaded plugins).
 class Schema {
  public:
-  // Starts with the settings metrics_port (int, 0 = any free port) and runs_dir.
+  // Starts with the settings (metrics_port, metrics_bind, runs_dir) and the runner block's
+  // keys (runner_params.cpp).
   Schema();
   // Throws hlm::InternalError for a duplicate kind or a malformed spec.
   void add_stage_kind(const std::string& kind, std::vector<ParamSpec> params);
@@ -48,6 +49,7 @@ class Schema {
   const std::vector<ParamSpec>* stage_kind(const std::string& kind) const;
   const std::vector<ParamSpec>* plugin(const std::string& kind, const std::string& name) const;
   const std::vector<ParamSpec>& settings() const { return settings_; }
+  const std::vector<ParamSpec>& runner() const { return runner_; }
   std::vector<std::string> stage_kinds() const;
   std::vector<std::string> plugin_names(const std::string& kind) const;
 
@@ -55,6 +57,7 @@ class Schema {
   std::map<std::string, std::vector<ParamSpec>> stage_kinds_;
   std::map<std::string, std::map<std::string, std::vector<ParamSpec>>> plugins_;
   std::vector<ParamSpec> settings_;
+  std::vector<ParamSpec> runner_;
   std::vector<std::string> refused_;
 };
 
@@ -78,6 +81,7 @@ struct Workflow {
   std::string file;
   nlohmann::json vars;                // interpolated
   nlohmann::json settings;            // typed, defaults filled
+  nlohmann::json runner;              // where it runs (kind local or slurm), defaults filled
   std::vector<StageInstance> stages;  // topological order, ties broken by file order
 
   // A workflow YAML equivalent to this one (overrides applied, vars substituted, defaults
@@ -89,7 +93,8 @@ struct Workflow {
 // with "FILE:LINE:COLUMN: message (hint)" (or "override 'k=v': ..." for an override) on the
 // first problem found.
 // Overrides: "stage.param=value", "stage.block.param=value", "stage.matrix.param=[1,2]",
-// "vars.name=value", "settings.key=value", "name=value"; the value is parsed as YAML.
+// "vars.name=value", "settings.key=value", "runner.key=value", "name=value"; the value is
+// parsed as YAML.
 // Overriding a parameter the stage sweeps with its matrix replaces the sweep.
 // Matrix keys may be dotted paths into plugin blocks ("model.layers: [2, 4]"); a plugin block
 // written without `plugin:` ("model.layers=4") keeps the plugin of the parameter's default.

@@ -1,0 +1,161 @@
+// Starting a job's rank processes with the chosen launcher, restarting them after a failure
+// and telling a stop on a signal from a failure (see rank_job.h).
+#include <filesystem>
+#include <fstream>
+
+#include "engine/run_directory.h"
+#include "metrics/metrics.h"
+#include "multiproc/launcher.h"
+#include "slurm/slurm_commands.h"
+#include "slurm/srun_step.h"
+#include "train/rank_job.h"
+
+namespace hlm {
+
+RankLauncher::Kind RankLauncher::parse(const std::string& name) {
+  if (name == "local") return Kind::local;
+  if (name == "srun") return Kind::srun;
+  if (name == "job-file") return Kind::job_file;
+  throw ConfigError("launcher '{}' is not one of local, srun, job-file", name);
+}
+
+namespace {
+
+// One start of every rank: whether they all finished, stopped on a signal, or failed (where).
+struct Attempt {
+  bool ok = false;
+  bool stopped = false;
+  std::string failure;
+};
+
+struct RankCommand {
+  std::vector<std::string> argv;  // hlm rank JOB
+  std::map<std::string, std::string> env;
+  std::string out_dir;
+  int world_size = 1;
+  std::function<void(const std::string&)> progress;
+};
+
+Attempt launch_on_this_host(const RankCommand& command) {
+  LaunchOptions launch;
+  launch.nproc = command.world_size;
+  launch.argv = command.argv;
+  launch.env = command.env;
+  launch.log_dir = command.out_dir;
+  launch.stop_requested = stop_signal_received;
+  launch.on_line = [&](int rank, const std::string& line) {
+    if (rank == 0 && command.progress) command.progress(line);
+  };
+  const LaunchResult launched = launch_ranks(launch);
+  if (launched.ok()) return {true, false, ""};
+  const int code = launched.exit_codes[launched.failed_rank];
+  // Ranks we forwarded a stop to may have died of it before their handler was installed:
+  // still a stop, not a failure to restart.
+  const bool stopped = code == kExitRequeue || stop_signal_received();
+  return {false, stopped,
+          "rank " + std::to_string(launched.failed_rank) + " of " +
+              std::to_string(command.world_size) + " exited with " + std::to_string(code) +
+              "; see " + command.out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log"};
+}
+
+Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launcher) {
+  SrunStep step;
+  step.ntasks = command.world_size;
+  step.rank_argv = command.argv;
+  step.container = launcher.container;
+  step.gpus = launcher.gpus;
+  step.env = command.env;
+  // Rank 0 runs on the allocation's first node: its store listens there, on the address
+  // SLURM itself reaches that node on, unless the user named one.
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr)
+    step.env["MASTER_ADDR"] = addr;
+  else
+    step.env["MASTER_ADDR"] = slurm_node_address(first_allocated_node());
+  step.env["MASTER_PORT"] = std::to_string(free_tcp_port());
+  step.log_dir = command.out_dir;
+  step.stop_requested = stop_signal_received;
+  step.on_line = [&](int rank, const std::string& line) {
+    if (rank <= 0 && command.progress) command.progress(line);  // rank 0's, and srun's own
+  };
+  const SrunOutcome outcome = run_srun_step(step);
+  if (outcome.ok()) return {true, false, ""};
+  std::string failure = "srun exited with " + std::to_string(outcome.exit_code);
+  for (const auto& task : outcome.task_failures) failure += "; " + task;
+  failure += "; see " + command.out_dir + "/rank<r>.log and srun.log";
+  const bool stopped = std::filesystem::exists(stopped_marker(command.out_dir)) ||
+                       outcome.exit_code == kExitRequeue || stop_signal_received();
+  return {false, stopped, failure};
+}
+
+// torchrun 1.13 under Python 3.11 (Debian 12) cannot parse its own defaults for --redirects
+// and --tee ("'NoneType' object has no attribute 'get'"); 1 (stdout, also to the console)
+// parses.
+std::string job_file_note(const std::string& job_path, int world_size, const std::string& hlm) {
+  return "wrote " + job_path + " for " + std::to_string(world_size) +
+         " ranks; start them with `torchrun --redirects=1 --tee=1 --no_python --nproc_per_node=" +
+         std::to_string(world_size) + " " + hlm + " rank " + job_path +
+         "` (or `srun --ntasks=" + std::to_string(world_size) + " " + hlm + " rank " + job_path +
+         "` in an allocation), then continue with hlm run --resume " +
+         std::filesystem::path(job_path).parent_path().parent_path().string();
+}
+
+}  // namespace
+
+nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
+                                const PluginHost& plugins,
+                                const std::function<void(const std::string&)>& progress,
+                                const RankLauncher& launcher) {
+  const std::string out_dir = job.at("out_dir");
+  const std::string result_path = out_dir + "/result_rank0.json";
+  // Ranks another launcher ran to the end (or a run stopped after they finished).
+  if (const auto done = read_json(result_path);
+      done && done->value("steps", int64_t(-1)) == job.at("options").value("steps", int64_t(-2))) {
+    if (progress) progress("the ranks already finished this job: " + result_path);
+    return *done;
+  }
+  if (world_size <= 1 && launcher.kind == RankLauncher::Kind::local)
+    return run_rank_job(job, plugins, DistEnv{});
+  std::filesystem::create_directories(out_dir);
+  const std::string job_path = out_dir + "/job.json";
+  write_text_atomic(job_path, job.dump(2));
+  const std::string hlm = std::filesystem::read_symlink("/proc/self/exe").string();
+  if (launcher.kind == RankLauncher::Kind::job_file)
+    throw JobFileWritten("{}", job_file_note(job_path, world_size, hlm));
+
+  RankCommand command;
+  // In an image the ranks run the image's own hlm (on its PATH), not this host's build.
+  command.argv = {launcher.container.empty() ? hlm : "hlm", "rank", job_path};
+  command.world_size = world_size;
+  command.out_dir = out_dir;
+  command.progress = progress;
+  const int threads = job.at("options").value("threads", 1);
+  command.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
+  command.env["OMP_NUM_THREADS"] = std::to_string(threads);
+  // Each rank serves its own metrics and adds itself to the run's Prometheus targets.
+  if (const std::string targets = metrics().targets_dir(); !targets.empty()) {
+    command.env["HLM_METRICS_TARGETS"] = targets;
+    command.env["HLM_METRICS_RUN"] = metrics().run_label();
+    command.env["HLM_METRICS_BIND"] = metrics().bind_address();
+  }
+  // A failed group of ranks is restarted (resuming from the newest complete checkpoint) up to
+  // max_restarts times. A stop signal is not a failure: it propagates.
+  const int max_restarts = job.value("max_restarts", 0);
+  for (int attempt = 0;; ++attempt) {
+    std::filesystem::remove(stopped_marker(out_dir));
+    const Attempt outcome = launcher.kind == RankLauncher::Kind::srun
+                                ? launch_srun_step(command, launcher)
+                                : launch_on_this_host(command);
+    if (outcome.ok) break;
+    if (outcome.stopped)
+      throw Preempted("stopped by a signal: {}; continue with hlm run --resume RUN_DIR",
+                      outcome.failure);
+    if (attempt >= max_restarts) throw Error("{}", outcome.failure);
+    if (progress)
+      progress(outcome.failure + "; restarting the ranks from the newest checkpoint (restart " +
+               std::to_string(attempt + 1) + " of " + std::to_string(max_restarts) + ")");
+  }
+  std::ifstream in(result_path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace hlm

@@ -1,0 +1,125 @@
+// Submitting a workflow to SLURM and reporting on it (see submit.h).
+#include "slurm/submit.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/run.h"
+#include "engine/run_directory.h"
+#include "hlm/errors.h"
+#include "slurm/sbatch_script.h"
+#include "slurm/slurm_commands.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+
+std::vector<std::string> world_size_overrides(const workflow::Workflow& wf, int world_size) {
+  std::vector<std::string> out;
+  for (const auto& stage : wf.stages)
+    if (stage.kind == "pretrain" &&
+        std::find(out.begin(), out.end(),
+                  stage.base_id + ".world_size=" + std::to_string(world_size)) == out.end())
+      out.push_back(stage.base_id + ".world_size=" + std::to_string(world_size));
+  return out;
+}
+
+Submission submit_workflow(const workflow::Workflow& wf, const std::vector<std::string>& overrides,
+                           const std::string& runs_dir, const std::string& hlm, bool dry_run) {
+  Submission out;
+  const std::string runs = resolve_runs_dir(wf, runs_dir);
+  out.run_dir = start_run_directory(wf, runs, overrides);
+  BatchJob job{wf.name, out.run_dir, runs, hlm, wf.runner};
+  if (const std::string on_nodes = wf.runner.at("hlm"); !on_nodes.empty()) job.hlm = on_nodes;
+  out.script = out.run_dir + "/job.sbatch";
+  write_text_atomic(out.script, sbatch_script(job));
+  if (dry_run) return out;
+  const CommandOutput submitted = run_program({"sbatch", "--parsable", out.script});
+  if (submitted.status != 0)
+    throw Error(
+        "sbatch {} failed (exit {}): {}; the run directory keeps the script: fix the runner "
+        "block (or the cluster's limits) and submit again",
+        out.script, submitted.status, submitted.output);
+  // --parsable prints "JOBID" or "JOBID;CLUSTER".
+  std::istringstream first_line(submitted.output);
+  std::getline(first_line, out.job_id);
+  out.job_id = out.job_id.substr(0, out.job_id.find(';'));
+  write_text_atomic(
+      out.run_dir + "/slurm_job.json",
+      nlohmann::json{
+          {"job_id", out.job_id}, {"script", out.script}, {"submitted_at", utc_timestamp()}}
+          .dump(2));
+  return out;
+}
+
+namespace {
+
+// "JobState=RUNNING" style fields of `scontrol show job -o ID`.
+std::map<std::string, std::string> scontrol_fields(const std::string& job_id) {
+  std::map<std::string, std::string> fields;
+  const CommandOutput shown = run_program({"scontrol", "show", "job", "-o", job_id});
+  if (shown.status != 0) return fields;
+  std::istringstream words(shown.output);
+  for (std::string word; words >> word;)
+    if (const size_t eq = word.find('='); eq != std::string::npos)
+      fields[word.substr(0, eq)] = word.substr(eq + 1);
+  return fields;
+}
+
+// The step of the last line of a rank's metrics log that has one.
+int64_t last_logged_step(const std::string& jsonl) {
+  std::ifstream in(jsonl);
+  int64_t step = -1;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_object() && record.contains("step") && record["step"].is_number_integer())
+      step = record["step"].get<int64_t>();
+  }
+  return step;
+}
+
+}  // namespace
+
+std::string run_status(const std::string& run_dir) {
+  if (!fs::exists(run_dir + "/workflow.resolved.yaml"))
+    throw ConfigError("{}: not a run directory (no workflow.resolved.yaml)", run_dir);
+  std::ostringstream s;
+  s << "run    " << fs::absolute(run_dir).lexically_normal().string() << "\n";
+  if (const auto job = read_json(run_dir + "/slurm_job.json")) {
+    const std::string id = job->value("job_id", "");
+    const auto fields = scontrol_fields(id);
+    if (fields.empty())
+      s << "job    " << id << ": unknown to scontrol (finished longer ago than MinJobAge, or "
+        << "another cluster)\n";
+    else
+      s << "job    " << id << ": " << fields.at("JobState") << ", nodes "
+        << (fields.count("NodeList") ? fields.at("NodeList") : "?") << ", restarts "
+        << (fields.count("Restarts") ? fields.at("Restarts") : "0") << "\n";
+  } else {
+    s << "job    not submitted to SLURM\n";
+  }
+  std::vector<fs::path> stages;
+  for (const auto& entry : fs::directory_iterator(run_dir))
+    if (entry.is_directory() && fs::exists(entry.path() / "manifest.json"))
+      stages.push_back(entry.path());
+  std::sort(stages.begin(), stages.end(), [](const fs::path& a, const fs::path& b) {
+    return fs::last_write_time(a / "manifest.json") < fs::last_write_time(b / "manifest.json");
+  });
+  for (const auto& stage : stages) {
+    const auto m = read_json((stage / "manifest.json").string());
+    s << "stage  " << stage.filename().string() << ": " << m->value("status", "?");
+    if (m->value("kind", "") == "pretrain" || m->value("kind", "") == "finetune") {
+      const int64_t steps = m->value("params", nlohmann::json::object()).value("steps", int64_t(0));
+      const int64_t step = last_logged_step((stage / "metrics.rank0.jsonl").string());
+      if (step >= 0) s << ", step " << step << " of " << steps;
+      const std::string newest = latest_checkpoint((stage / "checkpoints").string());
+      if (!newest.empty()) s << ", newest checkpoint " << fs::path(newest).filename().string();
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace hlm

@@ -1,0 +1,84 @@
+// hlm submit --dry-run, hlm status, and the srun launcher outside an allocation: what a user
+// sees before and after a job, without a SLURM controller (the cluster tests have one).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support/hlm_cli.h"
+
+namespace {
+
+using hlm::test::run_hlm;
+using hlm::test::ScratchDir;
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Submit, DryRunPrintsTheBatchScriptAndWritesItWithTheRunDirectory) {
+  ScratchDir runs("hlm_submit_dry_run");
+  const auto r = run_hlm(
+      "submit --dry-run tests/fixtures/train_small.yaml runner.nodes=2 "
+      "runner.ntasks_per_node=2 runner.time=00:30:00 --runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line :
+       {"#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=2", "#SBATCH --time=00:30:00",
+        "#SBATCH --signal=USR1@120", "#SBATCH --requeue", "--launcher srun", "scontrol requeue"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  std::smatch written;
+  ASSERT_TRUE(std::regex_search(r.output, written, std::regex(R"(wrote (\S+/job\.sbatch))")));
+  const fs::path run_dir = fs::path(written[1].str()).parent_path();
+  EXPECT_NE(read_text(written[1].str()).find("#SBATCH --nodes=2"), std::string::npos);
+  // Every pretrain stage is sized to the allocation: 2 nodes x 2 ranks.
+  EXPECT_NE(read_text(run_dir / "workflow.resolved.yaml").find("world_size: 4"), std::string::npos);
+  EXPECT_FALSE(fs::exists(run_dir / "slurm_job.json"));  // nothing was submitted
+}
+
+TEST(Submit, TheSrunLauncherOutsideAnAllocationIsAClearError) {
+  ScratchDir runs("hlm_submit_no_allocation");
+  const auto r = run_hlm(
+      "run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=5 "
+      "--launcher srun --runs-dir " +
+      runs.path.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("SLURM_JOB_NODELIST is not set"), std::string::npos) << r.output;
+}
+
+TEST(Submit, AnUnknownLauncherIsAnErrorNamingTheChoices) {
+  const auto r = run_hlm("run tests/fixtures/train_small.yaml --launcher mpirun");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("launcher 'mpirun' is not one of local, srun, job-file"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(Status, ShowsALocalRunsStagesAndSaysItWasNotSubmitted) {
+  ScratchDir runs("hlm_status_local");
+  const auto r = run_hlm(
+      "run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=20 "
+      "--runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto status = run_hlm("status " + hlm::test::run_dir_of(r.output).string());
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("job    not submitted to SLURM"), std::string::npos);
+  EXPECT_NE(status.output.find("stage  tokenize: done"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("stage  pretrain: done, step 20 of 20"), std::string::npos)
+      << status.output;
+}
+
+TEST(Status, RefusesAFolderThatIsNotARunDirectory) {
+  ScratchDir empty("hlm_status_empty");
+  const auto status = run_hlm("status " + empty.path.string());
+  EXPECT_EQ(status.exit_code, 2);
+  EXPECT_NE(status.output.find("not a run directory"), std::string::npos) << status.output;
+}
+
+}  // namespace

@@ -1,0 +1,44 @@
+// The workflow's runner block: defaults, overrides, checks, and the resolved workflow.
+#include "workflow_test_schema.h"
+
+namespace hlm::workflow::test_support {
+namespace {
+
+TEST(WorkflowRunner, DefaultsToTheLocalRunner) {
+  const Workflow wf = load(kBasic);
+  EXPECT_EQ(wf.runner["kind"], "local");
+  EXPECT_EQ(wf.runner["nodes"], 1);
+  EXPECT_EQ(wf.runner["requeue"], true);
+  EXPECT_EQ(wf.runner["sbatch"], nlohmann::json::array());
+}
+
+TEST(WorkflowRunner, TakesTheBlockAndOverridesOfItsKeys) {
+  const Workflow wf =
+      load(std::string(kBasic) + "runner: {kind: slurm, nodes: 4, time: \"01:00:00\"}\n",
+           {"runner.ntasks_per_node=2", "runner.sbatch=[--qos=short]"});
+  EXPECT_EQ(wf.runner["kind"], "slurm");
+  EXPECT_EQ(wf.runner["nodes"], 4);
+  EXPECT_EQ(wf.runner["ntasks_per_node"], 2);
+  EXPECT_EQ(wf.runner["time"], "01:00:00");
+  EXPECT_EQ(wf.runner["sbatch"], nlohmann::json({"--qos=short"}));
+  // The resolved workflow keeps the block: a submitted job runs what was submitted.
+  const Workflow again = load(wf.resolved_yaml());
+  EXPECT_EQ(again.runner, wf.runner);
+}
+
+TEST(WorkflowRunner, RefusesAnUnknownKindKeyOrCount) {
+  EXPECT_NE(error_of(kBasic, {"runner.kind=pbs"}).find("kind 'pbs' is not a runner"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBasic, {"runner.nodes=0"}).find("nodes must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBasic, {"runner.node=2"})
+                .find("unknown key 'node' in runner (did you mean "
+                      "'nodes'"),
+            std::string::npos)
+      << error_of(kBasic, {"runner.node=2"});
+  EXPECT_NE(error_of(kBasic, {"runner.gpus_per_node=-1"}).find("cannot be negative"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hlm::workflow::test_support

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Proves the container recipe without Apptainer or a registry: builds a Debian 12 root file
+# system from Debian packages (debootstrap), runs containers/install-hlm.sh in it (the build
+# steps of containers/hlm.def's %post and of containers/Dockerfile) with chroot, then runs the
+# quick start with the installed hlm inside.
+#   bash tools/container-check.sh [WORK_DIR]   # as root; WORK_DIR (default: a temp folder)
+#                                              # is removed at the end unless KEEP=1
+# Exits 77 with the reason when this machine cannot run it (not root, no debootstrap, no
+# Debian mirror); the ctest ContainerRecipe (tests/CMakeLists.txt) skips then.
+set -euo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
+root="$work/rootfs"
+skip() { echo "skipped: $*" >&2; exit 77; }
+
+[[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap, chroot, mounts)"
+command -v debootstrap >/dev/null || skip "debootstrap is not installed (bash tools/setup.sh deps)"
+# The machine's own Debian mirror: the image gets the packages this machine gets.
+mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+[[ -n $mirror ]] || mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+[[ -n $mirror ]] || skip "no Debian mirror in /etc/apt/sources.list.d/debian.sources or sources.list"
+curl -fsS -o /dev/null --max-time 20 "$mirror/dists/bookworm/Release" ||
+  skip "the Debian mirror $mirror cannot be reached"
+
+mounted=()
+cleanup() {
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  [[ ${KEEP:-0} == 1 ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { echo "== $(date -u +%H:%M:%S) $*"; }
+step "debootstrap bookworm from $mirror into $root"
+mkdir -p "$work"
+debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+  { tail -20 "$work/debootstrap.log"; exit 1; }
+
+# The machine's apt configuration and name resolution, so apt-get inside reaches the same mirror.
+cp /etc/hosts /etc/resolv.conf "$root/etc/" 2>/dev/null || true
+cp -r /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+[[ -f /etc/apt/sources.list ]] && cp /etc/apt/sources.list "$root/etc/apt/"
+cp -r /etc/apt/apt.conf.d/. "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
+for fs in proc sys dev dev/pts; do
+  mkdir -p "$root/$fs"
+  mount --bind "/$fs" "$root/$fs"
+  mounted+=("$root/$fs")
+done
+
+step "copy the source tree (what %files and COPY take) into /opt/hlm"
+mkdir -p "$root/opt/hlm"
+if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
+    tar -C "$root/opt/hlm" -xf -
+else
+  tar -C "$src" --exclude=./build --exclude=./runs -cf - . | tar -C "$root/opt/hlm" -xf -
+fi
+
+step "containers/install-hlm.sh in the chroot"
+chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  HOME=/root bash /opt/hlm/containers/install-hlm.sh
+
+step "the quick start with the installed hlm"
+chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root OPENBLAS_NUM_THREADS=1 \
+  bash -c "cd /opt/hlm && hlm run workflows/quickstart.yaml ${HLM_QUICKSTART_OVERRIDES:-} --runs-dir /tmp/runs"
+report=$(ls "$root"/tmp/runs/quickstart/*/report.md)
+step "done: $report"
+grep -A3 "^| stage" "$report"
