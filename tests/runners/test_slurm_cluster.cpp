@@ -69,7 +69,8 @@ TEST_F(SlurmCluster, TheQuickStartTrainsOnTwoNodesWithTheLossOfTwoRanksOnOneHost
   ScratchDir runs("hlm_cluster_quickstart");
   const std::string shared = "workflows/quickstart.yaml vars.steps=30 scale.steps=10 ";
   const auto r = on('A', hlm() + " submit " + shared +
-                             "runner.nodes=2 pretrain.backend.interface=hlm0 --runs-dir " +
+                             "runner.nodes=2 pretrain.backend.interface=hlm0 "
+                             "settings.metrics_bind=0.0.0.0 --runs-dir " +
                              (runs.path / "cluster").string());
   const auto [id, run_dir] = submitted(r.output);
   ASSERT_FALSE(id.empty()) << r.output;
@@ -80,6 +81,9 @@ TEST_F(SlurmCluster, TheQuickStartTrainsOnTwoNodesWithTheLossOfTwoRanksOnOneHost
             std::string::npos);
   EXPECT_NE(read_text(run_dir / "pretrain/rank1.log").find("rank 1 of 2 on nodeB (192.0.2.2)"),
             std::string::npos);
+  // Each rank served its metrics on every interface, published at its node's address.
+  EXPECT_TRUE(std::regex_search(read_text(run_dir / "pretrain/rank1.log"),
+                                std::regex(R"(metrics: http://192\.0\.2\.2:[0-9]+/metrics)")));
   const auto status = on('A', hlm() + " status " + run_dir.string());  // scontrol reaches nodeA
   EXPECT_NE(status.output.find("job    " + id + ": COMPLETED"), std::string::npos) << status.output;
   EXPECT_NE(status.output.find("pretrain: done, step 30 of 30"), std::string::npos)
@@ -118,9 +122,11 @@ TEST_F(SlurmCluster, AJobStoppedByUsr1CheckpointsRequeuesAndEndsAsAnUninterrupte
   EXPECT_EQ(read_text(run_dir / "pretrain/model.pt"), read_text(reference / "model.pt"));
 }
 
+// Submitted by `hlm run` of a workflow whose runner is slurm, as `hlm submit` does.
 TEST_F(SlurmCluster, ARankKilledOnOneNodeIsNamedAndTheRanksResumeFromTheNewestCheckpoint) {
   ScratchDir runs("hlm_cluster_kill");
-  const auto r = on('A', hlm() + " submit " + kSmall + " --runs-dir " + runs.path.string());
+  const auto r =
+      on('A', hlm() + " run " + kSmall + " runner.kind=slurm --runs-dir " + runs.path.string());
   const auto [id, run_dir] = submitted(r.output);
   ASSERT_FALSE(id.empty()) << r.output;
   ASSERT_TRUE(wait_for_step(run_dir / "pretrain/rank0.log", 250)) << read_text(run_dir / "hlm.log");

@@ -148,7 +148,8 @@ TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
         });
     ASSERT_TRUE(killed) << r.output;
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("restarting the group"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("restarting the ranks from the newest checkpoint"), std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
     EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
     expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));

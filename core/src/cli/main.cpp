@@ -13,6 +13,7 @@
 #include "cli/bench_tokenize.h"
 #include "cli/qrs_eval.h"
 #include "dist/dist_env.h"
+#include "dist/host_address.h"
 #include "dist/preemption.h"
 #include "engine/cache_key.h"
 #include "engine/run.h"
@@ -61,10 +62,19 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   hlm::metrics().set_labels(run ? run : job.value("stage", "rank"), env.rank);
   const hlm::WithdrawTargetAtScopeExit withdraw_target;
   if (run && targets) {
-    const char* bind = std::getenv("HLM_METRICS_BIND");
-    hlm::metrics().start_exposer(0, bind && *bind ? bind : "127.0.0.1");
+    const char* bind_variable = std::getenv("HLM_METRICS_BIND");
+    const std::string bind = bind_variable && *bind_variable ? bind_variable : "127.0.0.1";
+    const int port = hlm::metrics().start_exposer(0, bind);
+    // Bound to every interface of one node among several: Prometheus scrapes this rank at the
+    // address the other nodes reach this one on (the host name may be the same on every node).
+    const bool wildcard = bind == "0.0.0.0" || bind == "::";
+    const std::string advertised =
+        wildcard && env.distributed() ? hlm::local_address_towards(env.master_addr, env.master_port)
+                                      : "";
     hlm::metrics().publish_target(targets, std::string(run) + ".rank" + std::to_string(env.rank),
-                                  {{"stage", job.value("stage", "")}});
+                                  {{"stage", job.value("stage", "")}}, advertised);
+    spdlog::info("metrics: http://{}/metrics",
+                 hlm::scrape_address(advertised.empty() ? bind : advertised, port));
   }
   hlm::metrics().open_jsonl(job.at("out_dir").get<std::string>() + "/metrics.rank" +
                             std::to_string(env.rank) + ".jsonl");

@@ -190,7 +190,8 @@ std::string Metrics::run_label() const {
 }
 
 void Metrics::publish_target(const std::string& targets_dir, const std::string& name,
-                             const std::map<std::string, std::string>& labels) {
+                             const std::map<std::string, std::string>& labels,
+                             const std::string& advertised_host) {
   const int port = exposer_port();
   if (port == 0) throw InternalError("publish_target before start_exposer");
   std::map<std::string, std::string> all = labels;
@@ -201,7 +202,9 @@ void Metrics::publish_target(const std::string& targets_dir, const std::string& 
   }
   withdraw_target();
   impl_->target_file = targets_dir + "/" + name + ".json";
-  write_file_sd(impl_->target_file, {scrape_address(impl_->bind_address, port)}, all);
+  const std::string target = advertised_host.empty() ? scrape_address(bind_address(), port)
+                                                     : scrape_address(advertised_host, port);
+  write_file_sd(impl_->target_file, {target}, all);
 }
 
 void Metrics::withdraw_target() {

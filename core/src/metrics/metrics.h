@@ -41,9 +41,11 @@ class Metrics {
   // file per run and per rank process, so concurrent runs keep their own targets), with the
   // run and rank labels plus `labels`. The file goes at withdraw_target() (metrics() lives
   // until exit: hold a WithdrawTargetAtScopeExit); a process killed with SIGKILL leaves it,
-  // and Prometheus shows that target down.
+  // and Prometheus shows that target down. The target is advertised_host:port, or with ""
+  // scrape_address() of the bind address.
   void publish_target(const std::string& targets_dir, const std::string& name,
-                      const std::map<std::string, std::string>& labels = {});
+                      const std::map<std::string, std::string>& labels = {},
+                      const std::string& advertised_host = "");
   void withdraw_target();
   std::string targets_dir() const;  // "" when nothing is published
 
