@@ -9,8 +9,6 @@
 # Debian mirror); the ctest ContainerRecipe (tests/CMakeLists.txt) skips then.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
-root="$work/rootfs"
 skip() { echo "skipped: $*" >&2; exit 77; }
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap, chroot, mounts)"
@@ -22,10 +20,13 @@ mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 
 curl -fsS -o /dev/null --max-time 20 "$mirror/dists/bookworm/Release" ||
   skip "the Debian mirror $mirror cannot be reached"
 
+work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
+root="$work/rootfs"
 mounted=()
 cleanup() {
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  [[ ${KEEP:-0} == 1 ]] || rm -rf "$work"
+  # --one-file-system: a bind mount that did not come off (/dev, /proc) is never descended into.
+  [[ ${KEEP:-0} == 1 ]] || rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -64,4 +65,4 @@ chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root OPEN
   bash -c "cd /opt/hlm && hlm run workflows/quickstart.yaml ${HLM_QUICKSTART_OVERRIDES:-} --runs-dir /tmp/runs"
 report=$(ls "$root"/tmp/runs/quickstart/*/report.md)
 step "done: $report"
-grep -A3 "^| stage" "$report"
+sed -n "/^| stage/,/^$/p" "$report"   # every stage, with its status

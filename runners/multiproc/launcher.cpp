@@ -176,7 +176,7 @@ LaunchResult launch_once(const LaunchOptions& o, int port) {
     if (!stop_forwarded && o.stop_requested && o.stop_requested()) {
       stop_forwarded = true;
       for (auto& r : ranks)
-        if (r.exit_code < 0) kill(r.pid, SIGTERM);
+        if (r.exit_code < 0) kill(r.pid, o.stop_signal);
     }
     pump_all(o, ranks, 200);
     // Reap exited ranks; the first failure stops the others (their pipes then close).

@@ -33,9 +33,12 @@ struct LaunchOptions {
   std::string log_dir;        // rank<r>.log files here when set
   double grace_seconds = 10;  // SIGTERM to SIGKILL when stopping ranks
   std::function<void(int rank, const std::string& line)> on_line;  // default: stderr
-  // Polled while ranks run; when it turns true every rank gets SIGTERM once (a graceful stop:
-  // ranks checkpoint and exit), e.g. because the launcher itself was asked to stop.
+  // Polled while ranks run; when it turns true every rank gets stop_signal once (a graceful
+  // stop: ranks checkpoint and exit), e.g. because the launcher itself was asked to stop.
   std::function<bool()> stop_requested;
+  // SIGTERM for rank processes; SIGUSR1 for srun, which passes USR1 on to its tasks but
+  // answers SIGTERM by killing them.
+  int stop_signal = 15;
 };
 
 struct LaunchResult {

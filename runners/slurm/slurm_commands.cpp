@@ -18,7 +18,11 @@ CommandOutput run_program(const std::vector<std::string>& argv) {
   int fds[2];
   if (argv.empty() || pipe(fds) != 0) throw InternalError("cannot start a program: {}", "pipe");
   const pid_t pid = fork();
-  if (pid < 0) throw InternalError("cannot start {}: fork failed", argv[0]);
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw InternalError("cannot start {}: fork failed", argv[0]);
+  }
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);

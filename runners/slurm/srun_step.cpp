@@ -1,6 +1,7 @@
 // One srun job step for the training ranks (see srun_step.h).
 #include "slurm/srun_step.h"
 
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -16,6 +17,8 @@ std::vector<std::string> srun_command(const SrunStep& step) {
                                    "--label",
                                    "--unbuffered",
                                    "--export=ALL"};
+  if (step.cpus_per_task > 0)
+    argv.push_back("--cpus-per-task=" + std::to_string(step.cpus_per_task));
   if (!step.container.empty()) {
     argv.insert(argv.end(), {"apptainer", "exec"});
     if (step.gpus) argv.push_back("--nv");
@@ -48,11 +51,12 @@ SrunOutcome run_srun_step(const SrunStep& step) {
   LaunchOptions launch;
   launch.nproc = 1;
   launch.rank_variables = false;  // the tasks' layout comes from srun, not from this process
-  launch.master_port = 1;         // no port of its own to pick: MASTER_PORT is in env
+  launch.master_port = 1;  // any non-zero value: srun needs no port picked (MASTER_PORT is in env)
   launch.argv = srun_command(step);
   launch.env = step.env;
   launch.stop_requested = step.stop_requested;
-  launch.grace_seconds = 60;  // srun forwards SIGTERM; ranks checkpoint before they exit
+  launch.stop_signal = SIGUSR1;  // srun passes USR1 to the ranks, which checkpoint and exit
+  launch.grace_seconds = 60;
   launch.on_line = [&](int, const std::string& line) {
     std::smatch m;
     const bool from_rank = std::regex_match(line, m, labelled);

@@ -11,6 +11,8 @@ namespace hlm {
 
 struct SrunStep {
   int ntasks = 1;
+  int cpus_per_task =
+      0;  // srun --cpus-per-task (SLURM 22.05's srun no longer reads it from sbatch)
   std::vector<std::string> rank_argv;      // what each task runs: hlm rank JOB
   std::string container;                   // run rank_argv in this Apptainer image
   bool gpus = false;                       // apptainer exec --nv

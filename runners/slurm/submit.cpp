@@ -26,10 +26,32 @@ std::vector<std::string> world_size_overrides(const workflow::Workflow& wf, int 
   return out;
 }
 
+namespace {
+
+// What a job on several nodes cannot do with these settings, checked before anything is written.
+void check_for_slurm(const workflow::Workflow& wf, const std::string& runs) {
+  if (runs.find_first_of(" \t\n%") != std::string::npos)
+    throw ConfigError(
+        "runs directory '{}': sbatch's --output cannot name a path with spaces or '%'; give "
+        "another --runs-dir (or settings.runs_dir)",
+        runs);
+  const std::string bind = wf.settings.value("metrics_bind", "127.0.0.1");
+  const bool per_host = bind == "127.0.0.1" || bind == "::1" || bind == "localhost" ||
+                        bind == "0.0.0.0" || bind == "::";
+  if (wf.runner.at("nodes").get<int>() > 1 && !per_host)
+    throw ConfigError(
+        "settings.metrics_bind={} is one host's address, but the job runs on {} nodes whose "
+        "ranks each bind it; use 0.0.0.0 (each rank is published at its node's address)",
+        bind, wf.runner.at("nodes").get<int>());
+}
+
+}  // namespace
+
 Submission submit_workflow(const workflow::Workflow& wf, const std::vector<std::string>& overrides,
                            const std::string& runs_dir, const std::string& hlm, bool dry_run) {
   Submission out;
   const std::string runs = resolve_runs_dir(wf, runs_dir);
+  check_for_slurm(wf, runs);
   out.run_dir = start_run_directory(wf, runs, overrides);
   BatchJob job{wf.name, out.run_dir, runs, hlm, wf.runner};
   if (const std::string on_nodes = wf.runner.at("hlm"); !on_nodes.empty()) job.hlm = on_nodes;
@@ -90,7 +112,7 @@ std::string run_status(const std::string& run_dir) {
   if (const auto job = read_json(run_dir + "/slurm_job.json")) {
     const std::string id = job->value("job_id", "");
     const auto fields = scontrol_fields(id);
-    if (fields.empty())
+    if (!fields.count("JobState"))
       s << "job    " << id << ": unknown to scontrol (finished longer ago than MinJobAge, or "
         << "another cluster)\n";
     else
@@ -109,6 +131,10 @@ std::string run_status(const std::string& run_dir) {
   });
   for (const auto& stage : stages) {
     const auto m = read_json((stage / "manifest.json").string());
+    if (!m) {
+      s << "stage  " << stage.filename().string() << ": manifest.json unreadable\n";
+      continue;
+    }
     s << "stage  " << stage.filename().string() << ": " << m->value("status", "?");
     if (m->value("kind", "") == "pretrain" || m->value("kind", "") == "finetune") {
       const int64_t steps = m->value("params", nlohmann::json::object()).value("steps", int64_t(0));

@@ -94,6 +94,10 @@ TEST(SrunStep, RunsOneLabelledTaskPerRankAndStopsAllWhenOneFails) {
   EXPECT_NE(std::find(plain.begin(), plain.end(), "--label"), plain.end());
   EXPECT_EQ(plain.back(), "/runs/x/pretrain/job.json");
 
+  step.cpus_per_task = 8;
+  const auto with_cpus = hlm::srun_command(step);
+  EXPECT_NE(std::find(with_cpus.begin(), with_cpus.end(), "--cpus-per-task=8"), with_cpus.end());
+
   step.container = "/images/hlm.sif";
   step.gpus = true;
   const auto contained = hlm::srun_command(step);

@@ -41,6 +41,25 @@ TEST(Submit, DryRunPrintsTheBatchScriptAndWritesItWithTheRunDirectory) {
   EXPECT_FALSE(fs::exists(run_dir / "slurm_job.json"));  // nothing was submitted
 }
 
+TEST(Submit, RefusesOneHostsMetricsAddressForAJobOnSeveralNodes) {
+  ScratchDir runs("hlm_submit_metrics_bind");
+  const auto r = run_hlm(
+      "submit --dry-run tests/fixtures/train_small.yaml runner.nodes=2 "
+      "settings.metrics_bind=192.0.2.1 --runs-dir " +
+      runs.path.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("settings.metrics_bind=192.0.2.1 is one host's address"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(runs.path / "train-small"));  // refused before anything was written
+}
+
+TEST(Submit, AContainerWithoutTheSrunLauncherIsRefused) {
+  const auto r = run_hlm("run tests/fixtures/train_small.yaml --container /images/hlm.sif");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("add --launcher srun"), std::string::npos) << r.output;
+}
+
 TEST(Submit, TheSrunLauncherOutsideAnAllocationIsAClearError) {
   ScratchDir runs("hlm_submit_no_allocation");
   const auto r = run_hlm(

@@ -29,6 +29,7 @@ stop() {
       kill -KILL "${pid%/environ}" 2>/dev/null || true
     fi
   done
+  ip link del "hv$name" 2>/dev/null || true  # a veth end never moved into its namespace
   ip netns del "$ns_a" 2>/dev/null || true
   ip netns del "$ns_b" 2>/dev/null || true
 }
@@ -108,11 +109,12 @@ CONF
   done
   echo "the two nodes did not come up idle in 30 s; see $dir/*.log and $dir/*.out" >&2
   in_node A sinfo -N >&2 || true
-  return 1
+  exit 1
 }
 
 case "$action" in
-  up) up || { stop; exit 1; } ;;
+  # set -e stays in force inside up (it would not in `up || ...`); any failure stops what started.
+  up) trap stop EXIT; up; trap - EXIT ;;
   down) stop ;;
   in) node=$4; shift 4; in_node "$node" "$@" ;;
   *) echo "usage: $0 up|down|in DIR NAME [A|B CMD...]" >&2; exit 2 ;;

@@ -38,6 +38,9 @@ TEST(WorkflowRunner, RefusesAnUnknownKindKeyOrCount) {
       << error_of(kBasic, {"runner.node=2"});
   EXPECT_NE(error_of(kBasic, {"runner.gpus_per_node=-1"}).find("cannot be negative"),
             std::string::npos);
+  // Each becomes one word of the batch script.
+  EXPECT_NE(error_of(kBasic, {"runner.partition=gpu nodes"}).find("cannot contain spaces"),
+            std::string::npos);
 }
 
 }  // namespace

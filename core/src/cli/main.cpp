@@ -246,6 +246,10 @@ int main(int argc, char** argv) {
     options.launcher.kind = hlm::RankLauncher::parse(launcher_name);
     options.launcher.container = container;
     options.launcher.gpus = gpus;
+    if ((!container.empty() || gpus) && options.launcher.kind != hlm::RankLauncher::Kind::srun)
+      throw hlm::ConfigError(
+          "--container and --gpus start ranks in an image under srun: add "
+          "--launcher srun (inside a SLURM job), or leave them out");
     const std::string dir = hlm::run_workflow(wf, host, options);
     std::printf("%s/report.md\n", dir.c_str());
     return 0;

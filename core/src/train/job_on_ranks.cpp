@@ -61,6 +61,7 @@ Attempt launch_on_this_host(const RankCommand& command) {
 Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launcher) {
   SrunStep step;
   step.ntasks = command.world_size;
+  if (const char* cpus = std::getenv("SLURM_CPUS_PER_TASK")) step.cpus_per_task = std::atoi(cpus);
   step.rank_argv = command.argv;
   step.container = launcher.container;
   step.gpus = launcher.gpus;
@@ -82,7 +83,7 @@ Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launche
   std::string failure = "srun exited with " + std::to_string(outcome.exit_code);
   for (const auto& task : outcome.task_failures) failure += "; " + task;
   failure += "; see " + command.out_dir + "/rank<r>.log and srun.log";
-  const bool stopped = std::filesystem::exists(stopped_marker(command.out_dir)) ||
+  const bool stopped = any_rank_stopped_by_signal(command.out_dir) ||
                        outcome.exit_code == kExitRequeue || stop_signal_received();
   return {false, stopped, failure};
 }
@@ -90,13 +91,19 @@ Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launche
 // torchrun 1.13 under Python 3.11 (Debian 12) cannot parse its own defaults for --redirects
 // and --tee ("'NoneType' object has no attribute 'get'"); 1 (stdout, also to the console)
 // parses.
+// The run directory a stage's job lies in: the nearest folder up with workflow.resolved.yaml.
+std::string run_dir_of(const std::filesystem::path& job_path) {
+  for (auto dir = job_path.parent_path(); dir.has_relative_path(); dir = dir.parent_path())
+    if (std::filesystem::exists(dir / "workflow.resolved.yaml")) return dir.string();
+  return "RUN_DIR";
+}
+
 std::string job_file_note(const std::string& job_path, int world_size, const std::string& hlm) {
   return "wrote " + job_path + " for " + std::to_string(world_size) +
          " ranks; start them with `torchrun --redirects=1 --tee=1 --no_python --nproc_per_node=" +
          std::to_string(world_size) + " " + hlm + " rank " + job_path +
          "` (or `srun --ntasks=" + std::to_string(world_size) + " " + hlm + " rank " + job_path +
-         "` in an allocation), then continue with hlm run --resume " +
-         std::filesystem::path(job_path).parent_path().parent_path().string();
+         "` in an allocation), then continue with hlm run --resume " + run_dir_of(job_path);
 }
 
 }  // namespace
@@ -141,7 +148,7 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   // max_restarts times. A stop signal is not a failure: it propagates.
   const int max_restarts = job.value("max_restarts", 0);
   for (int attempt = 0;; ++attempt) {
-    std::filesystem::remove(stopped_marker(out_dir));
+    clear_stop_markers(out_dir);
     const Attempt outcome = launcher.kind == RankLauncher::Kind::srun
                                 ? launch_srun_step(command, launcher)
                                 : launch_on_this_host(command);

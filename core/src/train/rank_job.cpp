@@ -59,7 +59,23 @@ uint64_t peak_rss_bytes() {
 
 }  // namespace
 
-std::string stopped_marker(const std::string& out_dir) { return out_dir + "/stopped_by_signal"; }
+std::string stopped_marker(const std::string& out_dir, int rank) {
+  return out_dir + "/stopped_by_signal.rank" + std::to_string(rank);
+}
+
+bool any_rank_stopped_by_signal(const std::string& out_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec))
+    if (entry.path().filename().string().rfind("stopped_by_signal.rank", 0) == 0) return true;
+  return false;
+}
+
+void clear_stop_markers(const std::string& out_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec))
+    if (entry.path().filename().string().rfind("stopped_by_signal.rank", 0) == 0)
+      std::filesystem::remove(entry.path(), ec);
+}
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
                             const DistEnv& env) {
@@ -96,7 +112,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   } catch (const Preempted&) {
     // Every rank stopped after the same checkpoint; a launcher that sees only a failed step
     // (srun) tells a stop from a failure by this file.
-    if (env.rank == 0) write_text_atomic(stopped_marker(train.out_dir), utc_timestamp() + "\n");
+    write_text_atomic(stopped_marker(train.out_dir, env.rank), utc_timestamp() + "\n");
     throw;
   }
   nlohmann::json result = {{"rank", env.rank},

@@ -41,8 +41,11 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
                                 const std::function<void(const std::string&)>& progress,
                                 const RankLauncher& launcher = {});
 
-// Rank 0 leaves this file in the job's out_dir when the ranks stopped on a signal after a
-// checkpoint: what a launcher that sees only a failed srun step goes by.
-std::string stopped_marker(const std::string& out_dir);
+// Each rank leaves stopped_by_signal.rank<r> in the job's out_dir when it stops on a signal
+// after the checkpoint: what a launcher that sees only a failed srun step goes by (the first
+// rank to exit may get the others killed before they write theirs).
+std::string stopped_marker(const std::string& out_dir, int rank);
+bool any_rank_stopped_by_signal(const std::string& out_dir);
+void clear_stop_markers(const std::string& out_dir);
 
 }  // namespace hlm

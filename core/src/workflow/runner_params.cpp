@@ -33,6 +33,10 @@ std::string runner_problem(const nlohmann::json& runner) {
     if (runner.at(key).get<long long>() < 1) return std::string(key) + " must be at least 1";
   for (const char* key : {"gpus_per_node", "cpus_per_task", "signal_seconds"})
     if (runner.at(key).get<long long>() < 0) return std::string(key) + " cannot be negative";
+  for (const char* key : {"time", "partition", "account", "container", "hlm"})
+    if (runner.at(key).get<std::string>().find_first_of(" \t\r\n") != std::string::npos)
+      return std::string(key) + " '" + runner.at(key).get<std::string>() +
+             "' cannot contain spaces (it becomes one word of the batch script)";
   for (const auto& line : runner.at("sbatch"))
     if (line.get<std::string>().find('\n') != std::string::npos)
       return "an sbatch option cannot span lines: '" + line.get<std::string>() + "'";
