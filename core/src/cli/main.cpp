@@ -25,6 +25,7 @@
 #include "plugin/plugin_host.h"
 #include "slurm/submit.h"
 #include "train/rank_job.h"
+#include "util/crash_report.h"
 
 namespace {
 
@@ -51,6 +52,7 @@ int list_plugins(const hlm::PluginHost& host) {
 }
 
 int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
+  hlm::install_crash_report();  // a rank on another node leaves its stack in its log
   std::ifstream in(job_path);
   if (!in) throw hlm::ConfigError("{}: cannot read the rank job file", job_path);
   const auto job = nlohmann::json::parse(in);
