@@ -8,6 +8,7 @@
 #include "engine/run.h"
 #include "engine/run_directory.h"
 #include "hlm/errors.h"
+#include "metrics/metrics.h"
 #include "slurm/sbatch_script.h"
 #include "slurm/slurm_commands.h"
 #include "train/checkpoint.h"
@@ -36,8 +37,8 @@ void check_for_slurm(const workflow::Workflow& wf, const std::string& runs) {
         "another --runs-dir (or settings.runs_dir)",
         runs);
   const std::string bind = wf.settings.value("metrics_bind", "127.0.0.1");
-  const bool per_host = bind == "127.0.0.1" || bind == "::1" || bind == "localhost" ||
-                        bind == "0.0.0.0" || bind == "::";
+  const bool per_host =
+      bind == "127.0.0.1" || bind == "::1" || bind == "localhost" || is_wildcard_address(bind);
   if (wf.runner.at("nodes").get<int>() > 1 && !per_host)
     throw ConfigError(
         "settings.metrics_bind={} is one host's address, but the job runs on {} nodes whose "

@@ -11,6 +11,7 @@
 
 namespace {
 
+using hlm::test::rank0_result;
 using hlm::test::read_text;
 using hlm::test::run_hlm;
 using hlm::test::ScratchDir;
@@ -27,10 +28,6 @@ const std::string kSmall =
 const std::string kSmallLocal =
     "run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=2000 "
     "pretrain.checkpoint_every=100";
-
-nlohmann::json result_of(const fs::path& stage_dir) {
-  return nlohmann::json::parse(read_text(stage_dir / "result_rank0.json"));
-}
 
 // Waits until rank 0's log shows training at `step` or later.
 bool wait_for_step(const fs::path& log, int step, int seconds = 120) {
@@ -92,8 +89,8 @@ TEST_F(SlurmCluster, TheQuickStartTrainsOnTwoNodesWithTheLossOfTwoRanksOnOneHost
   const auto local =
       run_hlm("run " + shared + "--nproc 2 --runs-dir " + (runs.path / "local").string());
   ASSERT_EQ(local.exit_code, 0) << local.output;
-  const auto one_host = result_of(hlm::test::run_dir_of(local.output) / "pretrain");
-  const auto two_nodes = result_of(run_dir / "pretrain");
+  const auto one_host = rank0_result(hlm::test::run_dir_of(local.output) / "pretrain");
+  const auto two_nodes = rank0_result(run_dir / "pretrain");
   EXPECT_EQ(two_nodes["world_size"], 2);
   EXPECT_EQ(two_nodes["losses"], one_host["losses"]);
 }
@@ -117,8 +114,8 @@ TEST_F(SlurmCluster, AJobStoppedByUsr1CheckpointsRequeuesAndEndsAsAnUninterrupte
   const auto whole = run_hlm(kSmallLocal + " --runs-dir " + (runs.path / "local").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const fs::path reference = hlm::test::run_dir_of(whole.output) / "pretrain";
-  EXPECT_EQ(result_of(run_dir / "pretrain")["steps"], 2000);
-  EXPECT_EQ(result_of(run_dir / "pretrain")["losses"], result_of(reference)["losses"]);
+  EXPECT_EQ(rank0_result(run_dir / "pretrain")["steps"], 2000);
+  EXPECT_EQ(rank0_result(run_dir / "pretrain")["losses"], rank0_result(reference)["losses"]);
   EXPECT_EQ(read_text(run_dir / "pretrain/model.pt"), read_text(reference / "model.pt"));
 }
 
@@ -143,7 +140,7 @@ TEST_F(SlurmCluster, ARankKilledOnOneNodeIsNamedAndTheRanksResumeFromTheNewestCh
   const auto whole = run_hlm(kSmallLocal + " --runs-dir " + (runs.path / "local").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const fs::path reference = hlm::test::run_dir_of(whole.output) / "pretrain";
-  EXPECT_EQ(result_of(run_dir / "pretrain")["losses"], result_of(reference)["losses"]);
+  EXPECT_EQ(rank0_result(run_dir / "pretrain")["losses"], rank0_result(reference)["losses"]);
   EXPECT_EQ(read_text(run_dir / "pretrain/model.pt"), read_text(reference / "model.pt"));
 }
 
@@ -184,8 +181,8 @@ TEST_F(SlurmCluster, TorchrunAcrossTwoHostsTrainsWithTheLossOfTheMultiprocRunner
 
   const auto local = run_hlm("run " + args + "--runs-dir " + (runs.path / "local").string());
   ASSERT_EQ(local.exit_code, 0) << local.output;
-  EXPECT_EQ(result_of(stage)["losses"],
-            result_of(hlm::test::run_dir_of(local.output) / "pretrain")["losses"]);
+  EXPECT_EQ(rank0_result(stage)["losses"],
+            rank0_result(hlm::test::run_dir_of(local.output) / "pretrain")["losses"]);
 }
 
 }  // namespace

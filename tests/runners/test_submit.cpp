@@ -2,24 +2,16 @@
 // sees before and after a job, without a SLURM controller (the cluster tests have one).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "support/hlm_cli.h"
 
 namespace {
 
+using hlm::test::read_text;
 using hlm::test::run_hlm;
 using hlm::test::ScratchDir;
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST(Submit, DryRunPrintsTheBatchScriptAndWritesItWithTheRunDirectory) {
   ScratchDir runs("hlm_submit_dry_run");

@@ -2,23 +2,16 @@
 // hlm writes with --launcher job-file, run by `torchrun --no_python ... hlm rank JOB`.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 
 #include "support/hlm_cli.h"
 
 namespace {
 
+using hlm::test::rank0_result;
 using hlm::test::run_hlm;
 using hlm::test::ScratchDir;
 namespace fs = std::filesystem;
-
-nlohmann::json result_of(const fs::path& stage_dir) {
-  std::ifstream in(stage_dir / "result_rank0.json");
-  return nlohmann::json::parse(in);
-}
 
 TEST(Torchrun, TwoRanksOnOneHostTrainWithTheLossOfTheMultiprocRunner) {
   if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "no /usr/bin/torchrun (python3-torch)";
@@ -48,8 +41,8 @@ TEST(Torchrun, TwoRanksOnOneHostTrainWithTheLossOfTheMultiprocRunner) {
 
   const auto local = run_hlm("run " + args + "--runs-dir " + (runs.path / "local").string());
   ASSERT_EQ(local.exit_code, 0) << local.output;
-  EXPECT_EQ(result_of(stage)["losses"],
-            result_of(hlm::test::run_dir_of(local.output) / "pretrain")["losses"]);
+  EXPECT_EQ(rank0_result(stage)["losses"],
+            rank0_result(hlm::test::run_dir_of(local.output) / "pretrain")["losses"]);
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 namespace hlm::test {
@@ -103,6 +106,19 @@ inline CommandResult run_hlm_watching(
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+// A whole file as text; "" when it cannot be read.
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What rank 0 of a training stage's ranks wrote when they finished.
+inline nlohmann::json rank0_result(const std::filesystem::path& stage_dir) {
+  return nlohmann::json::parse(read_text(stage_dir / "result_rank0.json"));
 }
 
 }  // namespace hlm::test

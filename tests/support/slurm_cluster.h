@@ -13,15 +13,10 @@
 #include <string>
 #include <thread>
 
+#include "slurm/sbatch_script.h"
 #include "support/hlm_cli.h"
 
 namespace hlm::test {
-
-inline std::string shell_word(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 class SlurmCluster : public ::testing::Test {
  protected:
@@ -63,7 +58,7 @@ class SlurmCluster : public ::testing::Test {
   CommandResult on(char node, const std::string& command) const {
     return run_command("bash " + script() + " in " + dir.string() + " " + name + " " +
                        std::string(1, node) + " bash -c " +
-                       shell_word("cd " HLM_SOURCE_DIR " && " + command) + " 2>&1");
+                       hlm::shell_quote("cd " HLM_SOURCE_DIR " && " + command) + " 2>&1");
   }
 
   static std::string hlm() { return HLM_BINARY_DIR "/bin/hlm"; }
@@ -107,13 +102,6 @@ inline std::pair<std::string, std::filesystem::path> submitted(const std::string
   const size_t dir_at = output.find(status, id_end);
   const size_t dir_end = output.find('\n', dir_at);
   return {id, output.substr(dir_at + status.size(), dir_end - dir_at - status.size())};
-}
-
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace hlm::test

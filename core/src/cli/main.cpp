@@ -69,10 +69,10 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
     const int port = hlm::metrics().start_exposer(0, bind);
     // Bound to every interface of one node among several: Prometheus scrapes this rank at the
     // address the other nodes reach this one on (the host name may be the same on every node).
-    const bool wildcard = bind == "0.0.0.0" || bind == "::";
     const std::string advertised =
-        wildcard && env.distributed() ? hlm::local_address_towards(env.master_addr, env.master_port)
-                                      : "";
+        hlm::is_wildcard_address(bind) && env.distributed()
+            ? hlm::local_address_towards(env.master_addr, env.master_port)
+            : "";
     hlm::metrics().publish_target(targets, std::string(run) + ".rank" + std::to_string(env.rank),
                                   {{"stage", job.value("stage", "")}}, advertised);
     spdlog::info("metrics: http://{}/metrics",

@@ -85,6 +85,8 @@ uint64_t process_resident_memory_bytes();
 void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
                    const std::map<std::string, std::string>& labels);
 void remove_file_sd(const std::string& path);
+// 0.0.0.0, :: or [::]: every interface of this host.
+bool is_wildcard_address(const std::string& address);
 // host:port Prometheus scrapes for an exposer bound to bind_address: the address itself, or
 // this host's name for a wildcard bind (0.0.0.0, ::), IPv6 addresses in brackets.
 std::string scrape_address(const std::string& bind_address, int port);

@@ -37,9 +37,13 @@ void remove_file_sd(const std::string& path) {
   std::filesystem::remove(path, ec);
 }
 
+bool is_wildcard_address(const std::string& address) {
+  return address == "0.0.0.0" || address == "::" || address == "[::]";
+}
+
 std::string scrape_address(const std::string& bind_address, int port) {
   std::string host = bind_address;
-  if (host == "0.0.0.0" || host == "::" || host == "[::]" || host.empty()) {
+  if (is_wildcard_address(host) || host.empty()) {
     char name[256] = {};
     host = ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
   } else if (host.find(':') != std::string::npos && host.front() != '[') {

@@ -63,18 +63,26 @@ std::string stopped_marker(const std::string& out_dir, int rank) {
   return out_dir + "/stopped_by_signal.rank" + std::to_string(rank);
 }
 
-bool any_rank_stopped_by_signal(const std::string& out_dir) {
-  std::error_code ec;
+namespace {
+
+std::vector<std::filesystem::path> stop_markers(const std::string& out_dir) {
+  std::vector<std::filesystem::path> markers;
+  std::error_code ec;  // no folder yet: no markers
   for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec))
-    if (entry.path().filename().string().rfind("stopped_by_signal.rank", 0) == 0) return true;
-  return false;
+    if (entry.path().filename().string().rfind("stopped_by_signal.rank", 0) == 0)
+      markers.push_back(entry.path());
+  return markers;
+}
+
+}  // namespace
+
+bool any_rank_stopped_by_signal(const std::string& out_dir) {
+  return !stop_markers(out_dir).empty();
 }
 
 void clear_stop_markers(const std::string& out_dir) {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec))
-    if (entry.path().filename().string().rfind("stopped_by_signal.rank", 0) == 0)
-      std::filesystem::remove(entry.path(), ec);
+  for (const auto& marker : stop_markers(out_dir)) std::filesystem::remove(marker, ec);
 }
 
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
