@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "hlm/errors.h"
+#include "util/stop_signal.h"
 
 namespace hlm {
 
@@ -53,6 +54,7 @@ pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
   const pid_t pid = fork();
   if (pid < 0) throw InternalError("fork failed");
   if (pid == 0) {
+    restore_signal_mask_in_child();
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);

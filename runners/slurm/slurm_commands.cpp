@@ -11,6 +11,7 @@
 
 #include "dist/slurm_layout.h"
 #include "hlm/errors.h"
+#include "util/stop_signal.h"
 
 namespace hlm {
 
@@ -24,6 +25,7 @@ CommandOutput run_program(const std::vector<std::string>& argv) {
     throw InternalError("cannot start {}: fork failed", argv[0]);
   }
   if (pid == 0) {
+    restore_signal_mask_in_child();
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);

@@ -87,6 +87,7 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hlm::install_stop_handlers();  // first: every thread started later inherits the signal mask
   hlm::reuse_freed_memory();
   CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
   app.require_subcommand(1);
@@ -177,7 +178,6 @@ int main(int argc, char** argv) {
                            "detect on every lead (beat-vq detect_all_leads)");
 
   CLI11_PARSE(app, argc, argv);
-  hlm::install_stop_handlers();
   try {
     if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead);
     if (*bench_gemm) return hlm::bench_gemm_command();

@@ -5,14 +5,12 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "hlm/errors.h"
+#include "util/stop_signal.h"
 
 namespace hlm {
 
 constexpr int kExitRequeue = 75;  // EX_TEMPFAIL: "try again", what schedulers requeue on
 
-void install_stop_handlers();
-// True once this process got a stop signal (no communication).
-bool stop_signal_received();
 // True when this rank or (with a group) any rank got a stop signal. Collective with a group.
 bool stop_requested(const c10::intrusive_ptr<c10d::ProcessGroup>& group);
 
