@@ -3,15 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "util/subprocess.h"
+
 namespace hlm {
-
-struct CommandOutput {
-  int status = -1;     // exit status; 127 when the program could not be started
-  std::string output;  // stdout and stderr together
-};
-
-// Runs argv (argv[0] looked up on PATH) without a shell and waits for it.
-CommandOutput run_program(const std::vector<std::string>& argv);
 
 // The node's NodeAddr as SLURM knows it (`scontrol show node -o NAME`): the address SLURM itself
 // reaches the node on. Throws ConfigError naming the node when scontrol does not know it.

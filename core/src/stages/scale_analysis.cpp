@@ -1,100 +1,176 @@
-// scale-analysis: runs pretraining at several world sizes on this host (Gloo through c10d)
-// with the same total work (strong scaling: world size N runs ceil(steps / N) steps of the
-// same per-rank batch) and computes the paper's equations: speedup S = T1 / TN, efficiency
-// E = S / N, overhead O = TN - T1 / N. Where N does not divide steps, N does a little more
-// work; times are then compared per sample (TN is scaled to world size 1's samples), and the
-// table shows every row's samples. A world size that finished is kept across --resume.
+// scale-analysis: the paper's scaling study on the configured runner. Every point of a matrix
+// over training params and resources (scaling/scaling_matrix.h) is trained `repeats` times,
+// round by round so that a drifting machine touches every point alike; medians and ranges are
+// kept. Strong scaling (the paper's setting): N ranks share the total steps, ceil(steps / N)
+// each; weak: every rank runs all steps. Each N-rank point is also run as N independent
+// 1-rank trainings side by side (the host's ceiling: what N ranks reach without any
+// communication), and its ranks time the backend's all-reduce before training. From these the
+// performance model (scaling/performance_model.h) predicts every point, names its bottleneck
+// and predicts the paper's hardware (scaling/cluster_prediction.h). Finished runs are kept
+// across --resume.
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "dist/preemption.h"
 #include "engine/run_directory.h"
 #include "engine/stage.h"
 #include "hlm/errors.h"
+#include "scaling/cluster_prediction.h"
+#include "scaling/scaling_matrix.h"
+#include "scaling/scaling_plots.h"
+#include "scaling/scaling_report.h"
+#include "scaling/scaling_study.h"
 #include "stages/train_params.h"
 #include "train/rank_job.h"
 
 namespace hlm {
 namespace {
 
+// Axes that are not training params: the model's window and the backend plugin.
+const char* const kResourceAxes[] = {"context", "backend"};
+
+std::vector<std::string> allowed_axes() {
+  std::vector<std::string> axes(std::begin(kResourceAxes), std::end(kResourceAxes));
+  for (const auto& spec : training_param_specs("0", "0")) axes.push_back(spec.name);
+  return axes;
+}
+
+// The training job of one point: the stage's params with the point's axes applied.
+nlohmann::json point_job(const StageContext& ctx, const ScalingPoint& point, Scaling scaling,
+                         const std::string& out_dir) {
+  const auto& p = ctx.params();
+  nlohmann::json options = training_options_json(p);
+  nlohmann::json model = p.at("model"), backend = p.at("backend");
+  for (const auto& [axis, value] : point.axes.items()) {
+    if (axis == "context")
+      model["context"] = value;
+    else if (axis == "backend" && value != backend.at("plugin"))
+      backend = {{"plugin", value}};  // the stage's backend block belongs to another plugin
+    else if (axis != "backend")
+      options[axis] = value;
+  }
+  const int64_t steps = options.at("steps");
+  const int world = point.world_size;
+  options["steps"] =
+      scaling == Scaling::kStrong ? std::max<int64_t>(1, (steps + world - 1) / world) : steps;
+  return {{"stage", ctx.instance.id + "-" + point.dir},
+          {"model", model},
+          {"backend", backend},
+          {"options", options},
+          {"token_store", ctx.input_of_kind("tokenize").at("artifacts").at("token_store")},
+          {"out_dir", out_dir},
+          {"probe_fabric", world > 1}};
+}
+
+// Runs a job unless an earlier (interrupted) run of this stage finished it.
+nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int world,
+                            const std::string& what) {
+  const std::string out_dir = job.at("out_dir");
+  if (auto finished = read_json(out_dir + "/result_rank0.json")) {
+    ctx.progress(what + ": kept from the interrupted run");
+    return *finished;
+  }
+  if (stop_signal_received())
+    throw Preempted("scale-analysis stopped by a signal before {} (finished runs are kept); "
+                    "continue with hlm run --resume RUN_DIR",
+                    what);
+  ctx.progress(what + ": " + std::to_string(job.at("options").at("steps").get<int64_t>()) +
+               " steps per rank");
+  return run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
+}
+
+// The slowest of N independent ranks' tokens/s (their result files).
+double slowest_independent_tokens_per_s(const std::string& out_dir, int world) {
+  double slowest = 0;
+  for (int r = 0; r < world; ++r) {
+    const auto result = read_json(out_dir + "/result_rank" + std::to_string(r) + ".json");
+    if (!result) throw InternalError("{}: rank {} left no result", out_dir, r);
+    const double t = result->at("tokens_per_s");
+    slowest = r == 0 ? t : std::min(slowest, t);
+  }
+  return slowest;
+}
+
 StageOutput run_scale_analysis(StageContext& ctx) {
   const auto& p = ctx.params();
-  const auto& tokens = ctx.input_of_kind("tokenize");
+  const std::string where = ctx.instance.file + ":" + std::to_string(ctx.instance.line);
   const std::vector<int> worlds = p.at("world_sizes");
   if (worlds.empty() || worlds.front() != 1)
-    throw ConfigError("{}:{}: world_sizes must start with 1 (T1 is the baseline of every ratio)",
-                      ctx.instance.file, ctx.instance.line);
-  const int64_t total_steps = p.at("steps");
-  const int64_t samples_per_rank_step =
-      p.at("batch").get<int64_t>() * p.at("accumulation").get<int64_t>();
-  nlohmann::json rows = nlohmann::json::array();
-  double t1 = 0, tokens_per_s_1 = 0;
-  int64_t samples_1 = 0;
-  std::string md =
-      "| ranks | steps/rank | samples | time s | tokens/s | speedup | efficiency | overhead s | "
-      "all-reduce s | MFU |\n|---|---|---|---|---|---|---|---|---|---|\n";
-  for (int world : worlds) {
-    if (stop_signal_received())
-      throw Preempted(
-          "scale-analysis stopped by a signal before world size {} "
-          "(finished world sizes are kept); continue with hlm run --resume RUN_DIR",
-          world);
-    nlohmann::json options = training_options_json(p);
-    const int64_t steps = std::max<int64_t>(1, (total_steps + world - 1) / world);
-    options["steps"] = steps;
-    const int64_t samples = steps * world * samples_per_rank_step;
-    const std::string out_dir = ctx.stage_dir + "/world" + std::to_string(world);
-    nlohmann::json job = {{"stage", ctx.instance.id + "-w" + std::to_string(world)},
-                          {"model", p.at("model")},
-                          {"backend", p.at("backend")},
-                          {"options", options},
-                          {"token_store", tokens.at("artifacts").at("token_store")},
-                          {"out_dir", out_dir}};
-    const std::optional<nlohmann::json> finished = read_json(out_dir + "/result_rank0.json");
-    ctx.progress(
-        "world size " + std::to_string(world) + ": " +
-        (finished ? "kept from the interrupted run" : std::to_string(steps) + " steps per rank"));
-    const nlohmann::json r =
-        finished ? *finished : run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
-    // Loop time of every segment, also when this world size was resumed from a checkpoint.
-    const double t = r.at("train_seconds");
-    if (world == 1) t1 = t, tokens_per_s_1 = r.at("tokens_per_s"), samples_1 = samples;
-    const double t_same_work = t * double(samples_1) / double(samples);
-    const double speedup = t1 / t_same_work, efficiency = speedup / world,
-                 overhead = t_same_work - t1 / world;
-    rows.push_back({{"world_size", world},
-                    {"steps_per_rank", steps},
-                    {"samples", samples},
-                    {"seconds", t},
-                    {"tokens_per_s", r.at("tokens_per_s")},
-                    {"speedup", speedup},
-                    {"efficiency", efficiency},
-                    {"overhead_seconds", overhead},
-                    {"allreduce_seconds", r.at("allreduce_seconds")},
-                    {"mfu", r.at("mfu")},
-                    {"throughput_speedup", r.at("tokens_per_s").get<double>() / tokens_per_s_1}});
-    char row[256];
-    std::snprintf(
-        row, sizeof(row), "| %d | %lld | %lld | %.2f | %.0f | %.2f | %.2f | %.2f | %.2f | %.3f |\n",
-        world, (long long)steps, (long long)samples, t, r.at("tokens_per_s").get<double>(), speedup,
-        efficiency, overhead, r.at("allreduce_seconds").get<double>(), r.at("mfu").get<double>());
-    md += row;
-    char line[128];
-    std::snprintf(line, sizeof(line), "world size %d: %.2f s, speedup %.2f, efficiency %.2f", world,
-                  t, speedup, efficiency);
+    throw ConfigError("{}: world_sizes must start with 1 (T1 is the baseline of every ratio)",
+                      where);
+  const int repeats = p.at("repeats");
+  if (repeats < 1) throw ConfigError("{}: repeats must be at least 1", where);
+  const std::string scaling_name = p.at("scaling");
+  if (scaling_name != "strong" && scaling_name != "weak")
+    throw ConfigError("{}: scaling must be strong or weak, not '{}'", where, scaling_name);
+  const Scaling scaling = scaling_from_name(scaling_name.c_str());
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  const ScalingMatrix matrix =
+      expand_matrix(worlds, p.at("matrix"), allowed_axes(), p.at("threads"), cores,
+                    p.at("oversubscribe"), where);
+  for (const auto& s : matrix.skipped) ctx.progress("skipped " + s.label + ": " + s.reason);
+  if (matrix.points.empty())
+    throw ConfigError("{}: every point of the matrix was skipped (see above); lower the ranks "
+                      "or threads, or set oversubscribe: true",
+                      where);
+
+  // Round by round: repeat r of every point before repeat r + 1 of any.
+  std::vector<std::vector<nlohmann::json>> runs(matrix.points.size());
+  std::vector<std::vector<double>> ceilings(matrix.points.size());
+  const bool measure_ceiling = p.at("ceiling");
+  for (int rep = 0; rep < repeats; ++rep) {
+    for (size_t i = 0; i < matrix.points.size(); ++i) {
+      const ScalingPoint& point = matrix.points[i];
+      const std::string dir = ctx.stage_dir + "/points/" + point.dir + "/rep" + std::to_string(rep);
+      const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
+                               std::to_string(repeats) + ")";
+      const nlohmann::json job = point_job(ctx, point, scaling, dir);
+      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, what);
+      result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
+      result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
+      runs[i].push_back(result);
+      if (!measure_ceiling || point.world_size == 1) continue;
+      auto alone = point_job(ctx, point, scaling, dir + "/independent");
+      alone["independent"] = true;
+      alone["probe_fabric"] = false;
+      run_or_reuse(ctx, alone, point.world_size, what + ", ranks independent");
+      ceilings[i].push_back(slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
+    }
+  }
+
+  nlohmann::json study =
+      summarize_study(matrix, runs, ceilings, scaling, repeats, cores);
+  predict_measured_points(study);
+  study["cluster"] = predict_cluster(study, p.at("cluster"), where);
+
+  StageOutput out;
+  const std::string plots_dir = ctx.stage_dir + "/plots";
+  std::string plots_note;
+  const auto plots = render_scaling_plots(study, plots_dir, &plots_note);
+  for (const auto& plot : plots) out.artifacts["plot_" + plot.name] = plot.png;
+  out.report_md = scaling_report_md(study, plots, plots_note, "plots/");
+  const std::string table = ctx.stage_dir + "/scaling.md";
+  std::ofstream(table) << out.report_md;
+  const std::string csv = ctx.stage_dir + "/scaling.csv";
+  std::ofstream(csv) << scaling_csv(study);
+  const std::string json = ctx.stage_dir + "/scaling.json";
+  std::ofstream(json) << study.dump(2) << "\n";
+  out.artifacts["table"] = table;
+  out.artifacts["csv"] = csv;
+  out.artifacts["json"] = json;
+  out.results["rows"] = study.at("points");
+  out.results["skipped"] = study.at("skipped");
+  out.results["cluster"] = study.at("cluster").at("rows");
+  for (const auto& point : study.at("points")) {
+    char line[200];
+    std::snprintf(line, sizeof(line), "%s: %.2f s, speedup %.2f, efficiency %.2f",
+                  point.at("label").get<std::string>().c_str(),
+                  point.at("seconds").at("median").get<double>(),
+                  point.at("speedup").get<double>(), point.at("efficiency").get<double>());
     ctx.progress(line);
   }
-  StageOutput out;
-  out.results["rows"] = rows;
-  out.report_md = md +
-                  "\nSpeedup S = T1/TN, efficiency E = S/N, overhead O = TN - T1/N (time = "
-                  "training loop of rank 0, every segment of a resumed run included; where a "
-                  "row's samples differ from the first row's, TN is scaled to the first "
-                  "row's samples).\n";
-  const std::string path = ctx.stage_dir + "/scaling.md";
-  std::ofstream(path) << out.report_md;
-  out.artifacts["table"] = path;
   return out;
 }
 
@@ -106,7 +182,27 @@ StageKind scale_analysis_stage() {
   params.push_back(
       {"backend", "plugin:backend", R"({"plugin": "gloo"})", "process-group backend", false});
   params.push_back({"world_sizes", "list", "[1, 2]", "ranks to measure, starting with 1", false});
-  return {"scale-analysis", "1", params, run_scale_analysis, /*external_inputs=*/nullptr};
+  params.push_back({"matrix", "map", "{}",
+                    "axis -> values: any training param, `context` (the model's window) or "
+                    "`backend` (a backend plugin); every combination is measured at every "
+                    "world size",
+                    false});
+  params.push_back({"repeats", "int", "3", "runs of every point (median and range kept)", false});
+  params.push_back({"scaling", "string", "\"strong\"",
+                    "strong (N ranks share the steps, the paper's setting) or weak (each rank "
+                    "runs all steps)",
+                    false});
+  params.push_back({"oversubscribe", "bool", "false",
+                    "run points needing more cores (ranks x threads) than the host has", false});
+  params.push_back({"ceiling", "bool", "true",
+                    "also run each N-rank point as N independent ranks side by side (what the "
+                    "host allows without communication)",
+                    false});
+  params.push_back({"cluster", "map", "{}",
+                    "the hardware to predict (defaults: 1-4 nodes x 4 A100, NVLink within a "
+                    "node, HDR InfiniBand 200 Gb/s between nodes; see docs/scaling.md)",
+                    false});
+  return {"scale-analysis", "2", params, run_scale_analysis, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -26,10 +26,15 @@ class PhaseTimer {
   // Median over the kept steps after the first `skip_steps`, which include allocator warm-up
   // (negative: skip min(steps / 5, 3)). 0 when no step is left.
   double median(Phase phase, int64_t skip_steps) const;
+  // `count` evenly spaced quantiles (minimum to maximum) over the same steps of `phase` less
+  // `less` (the same phase: nothing taken off): how much the steps vary, which decides how
+  // long ranks in lockstep wait for the slowest.
+  std::vector<double> quantiles(Phase phase, Phase less, int64_t skip_steps, int count) const;
 
  private:
   static constexpr size_t kPhases = 5;
   static size_t index(Phase phase) { return static_cast<size_t>(phase); }
+  std::vector<double> kept_seconds(Phase phase, Phase less, int64_t skip_steps) const;
   std::array<double, kPhases> current_{};
   std::vector<std::array<double, kPhases>> kept_;
   int running_ = -1;  // index of the running phase, -1 when none

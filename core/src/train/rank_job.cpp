@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "dist/fabric_probe.h"
 #include "dist/host_address.h"
 #include "dist/preemption.h"
 #include "engine/run_directory.h"
@@ -91,11 +92,21 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   train.options = TrainOptions::from_params(job.at("options"));
   // A masked model (bert) declares its masking rate among its own parameters.
   train.options.mask_probability = job.at("model").value("mask_probability", 0.15);
-  train.out_dir = job.at("out_dir");
+  const std::string job_dir = job.at("out_dir");  // results and stop markers of every rank
+  train.out_dir = job_dir;
   train.env = env;
+  // Independent ranks train alone, side by side: what the host allows N ranks without any
+  // communication (scale-analysis's ceiling).
+  const bool independent = job.value("independent", false);
+  if (independent) {
+    train.env = DistEnv{};
+    train.out_dir += "/rank" + std::to_string(env.rank);
+  }
   set_compute_threads(train.options.threads);
   std::shared_ptr<Backend> backend;
-  if (env.distributed()) train.group = make_group(job, plugins, env, backend);
+  if (train.env.distributed()) train.group = make_group(job, plugins, env, backend);
+  nlohmann::json fabric;
+  if (train.group && job.value("probe_fabric", false)) fabric = probe_fabric(train.group);
 
   torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
   auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
@@ -107,7 +118,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     if (env.rank == 0 && (s.step % log_every == 0 || s.step == train.options.steps))
       spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
                    train.options.steps, s.loss, s.learning_rate,
-                   double(s.rank_tokens * env.world_size) / s.step_seconds);
+                   double(s.rank_tokens * train.env.world_size) / s.step_seconds);
   };
   train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
   if (env.distributed())
@@ -120,7 +131,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   } catch (const Preempted&) {
     // Every rank stopped after the same checkpoint; a launcher that sees only a failed step
     // (srun) tells a stop from a failure by this file.
-    write_text_atomic(stopped_marker(train.out_dir, env.rank), utc_timestamp() + "\n");
+    write_text_atomic(stopped_marker(job_dir, env.rank), utc_timestamp() + "\n");
     throw;
   }
   nlohmann::json result = {{"rank", env.rank},
@@ -143,11 +154,17 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                              {"optimizer", r.optimizer_seconds_median},
                              {"allreduce", r.allreduce_seconds_median}}},
                            {"flops_per_token", model->flops_per_token()},
+                           {"gradient_bytes", r.gradient_bytes},
+                           {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
+                           {"tokens_per_rank_step", train.options.batch *
+                                                        train.options.accumulation *
+                                                        model->context()},
                            {"checkpoint", r.checkpoint},
                            {"peak_rss_bytes", peak_rss_bytes()}};
+  if (!fabric.is_null()) result["fabric_probe"] = fabric;
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
-  std::filesystem::create_directories(train.out_dir);
-  write_text_atomic(train.out_dir + "/result_rank" + std::to_string(env.rank) + ".json",
+  std::filesystem::create_directories(job_dir);
+  write_text_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json",
                     result.dump(2));
   return result;
 }

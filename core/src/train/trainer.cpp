@@ -138,6 +138,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   // Resume from the newest complete checkpoint, if asked and there is one.
   TrainResult result;
   result.world_size = env.world_size;
+  for (const auto& p : params) result.gradient_bytes += double(p.numel() * p.element_size());
   const std::string checkpoints = job.out_dir + "/checkpoints";
   int64_t start_step = 0;
   double earlier_train_seconds = 0;  // loop time of the segments before a resume
@@ -229,6 +230,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.backward_seconds_median = timer.median(Phase::kBackward, o.timing_skip_steps);
   result.allreduce_seconds_median = timer.median(Phase::kAllreduce, o.timing_skip_steps);
   result.optimizer_seconds_median = timer.median(Phase::kOptimizer, o.timing_skip_steps);
+  result.step_without_allreduce_quantiles =
+      timer.quantiles(Phase::kStep, Phase::kAllreduce, o.timing_skip_steps, 21);
   const double tokens_per_step = double(rank_tokens_per_step * env.world_size);
   result.tokens_per_s =
       result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;

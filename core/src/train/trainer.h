@@ -29,6 +29,9 @@ struct TrainResult {
   // Medians over the same steps as step_seconds_median (see TrainStep).
   double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
   double allreduce_seconds_median = 0;
+  double gradient_bytes = 0;  // what one all-reduce of all gradients carries
+  // Step time less all-reduce wait: 21 quantiles, minimum to maximum (PhaseTimer::quantiles).
+  std::vector<double> step_without_allreduce_quantiles;
   std::string checkpoint;  // model weights (rank 0)
 };
 

@@ -1,0 +1,38 @@
+// All-reduce timings of a process group (see fabric_probe.h).
+#include "dist/fabric_probe.h"
+
+#include <torch/torch.h>
+
+#include "hlm/util.h"
+#include "scaling/scaling_math.h"
+
+namespace hlm {
+namespace {
+
+// Median seconds of `repeats` all-reduces of `floats` float32 values, after two unmeasured.
+double median_allreduce_seconds(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                                int64_t floats, int repeats) {
+  std::vector<at::Tensor> tensors{torch::ones({floats})};
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats + 2; ++i) {
+    group->barrier()->wait();  // every rank starts together: the time is the operation's
+    const double start = now_seconds();
+    group->allreduce(tensors)->wait();
+    if (i >= 2) seconds.push_back(now_seconds() - start);
+  }
+  return spread_of(seconds).median;
+}
+
+}  // namespace
+
+nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                            int64_t large_bytes) {
+  const int64_t large_floats = std::max<int64_t>(2, large_bytes / 4);
+  return {{"ranks", group->getSize()},
+          {"small_bytes", 4},
+          {"small_seconds", median_allreduce_seconds(group, 1, 30)},
+          {"large_bytes", large_floats * 4},
+          {"large_seconds", median_allreduce_seconds(group, large_floats, 7)}};
+}
+
+}  // namespace hlm

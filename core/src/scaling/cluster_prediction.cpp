@@ -1,0 +1,83 @@
+// Prediction on the paper's hardware (see cluster_prediction.h).
+#include "scaling/cluster_prediction.h"
+
+#include "hlm/errors.h"
+#include "scaling/performance_model.h"
+
+namespace hlm {
+namespace {
+
+// A100 SXM: 312 TFLOP/s dense bf16; NCCL's all-reduce bus bandwidth over NVLink 3 is about
+// 230 GB/s (1840 Gb/s) in nccl-tests on DGX A100; HDR InfiniBand is 200 Gb/s per port. The
+// MFU and the overlap are assumptions to replace with a measurement on the target.
+const nlohmann::json kDefaults = {
+    {"nodes", {1, 2, 3, 4}},
+    {"gpus_per_node", 4},
+    {"single_node_gpus", {1, 2}},
+    {"gpu_peak_tflops", 312.0},
+    {"gpu_mfu", 0.3},
+    {"intra_node_gbps", 1840.0},
+    {"intra_node_latency_us", 5.0},
+    {"inter_node_gbps", 200.0},
+    {"inter_node_latency_us", 10.0},
+    {"overlap", 0.5}};
+
+}  // namespace
+
+nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json& params,
+                               const std::string& where) {
+  nlohmann::json c = kDefaults;
+  for (const auto& [key, value] : params.items()) {
+    if (!kDefaults.contains(key))
+      throw ConfigError("{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
+                        "single_node_gpus, gpu_peak_tflops, gpu_mfu, intra_node_gbps, "
+                        "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
+                        where, key);
+    c[key] = value;
+  }
+  const Fabric nvlink{"intra-node", c.at("intra_node_gbps").get<double>() * 1e9 / 8,
+                      c.at("intra_node_latency_us").get<double>() * 1e-6};
+  const Fabric network{"inter-node", c.at("inter_node_gbps").get<double>() * 1e9 / 8,
+                       c.at("inter_node_latency_us").get<double>() * 1e-6};
+  const int per_node = c.at("gpus_per_node");
+  std::vector<std::pair<int, int>> layouts;  // (nodes, gpus)
+  for (int g : c.at("single_node_gpus")) layouts.push_back({1, g});
+  for (int nodes : c.at("nodes")) layouts.push_back({nodes, nodes * per_node});
+  const double flops = c.at("gpu_peak_tflops").get<double>() * 1e12 * c.at("gpu_mfu").get<double>();
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& point : study.at("points")) {
+    if (point.at("world_size") != 1) continue;
+    const auto& ph = point.at("phases");
+    const double here = ph.at("forward").get<double>() + ph.at("backward").get<double>() +
+                        ph.at("optimizer").get<double>();
+    const double tokens = point.at("tokens_per_rank_step");
+    const double gpu_compute = point.at("flops_per_token").get<double>() * tokens / flops;
+    const double scale = here > 0 ? gpu_compute / here : 0;
+    ModelInputs in;
+    in.alone = {ph.at("forward").get<double>() * scale, ph.at("backward").get<double>() * scale,
+                ph.at("optimizer").get<double>() * scale, ph.at("data_wait"),
+                /*step_quantiles=*/{}};  // this host's step jitter says nothing of a GPU's
+    in.gradient_bytes = point.at("gradient_bytes");
+    in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+    in.overlap = c.at("overlap");
+    for (const auto& [nodes, gpus] : layouts) {
+      in.fabric = nodes > 1 ? network : nvlink;
+      const Prediction pr = predict_step(in, gpus);
+      rows.push_back({{"config", point.at("config")},
+                      {"nodes", nodes},
+                      {"gpus", gpus},
+                      {"step_seconds", pr.step_seconds},
+                      {"tokens_per_s", gpus * tokens / pr.step_seconds},
+                      {"efficiency", pr.efficiency},
+                      {"speedup", pr.efficiency * gpus},
+                      {"communication_seconds", pr.communication_seconds},
+                      {"data_seconds", pr.data_seconds},
+                      {"bottleneck", pr.bottleneck},
+                      {"fix", pr.fix}});
+    }
+  }
+  return {{"params", c}, {"rows", rows}};
+}
+
+}  // namespace hlm

@@ -1,0 +1,80 @@
+// Expansion of a scaling matrix (see scaling_matrix.h).
+#include "scaling/scaling_matrix.h"
+
+#include <algorithm>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+namespace {
+
+std::string value_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// A folder-safe rendering: letters, digits, '.', '-' and '_' kept, anything else '_'.
+std::string folder_safe(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return out;
+}
+
+}  // namespace
+
+ScalingMatrix expand_matrix(const std::vector<int>& world_sizes, const nlohmann::json& matrix,
+                            const std::vector<std::string>& allowed_axes, int default_threads,
+                            int cores, bool oversubscribe, const std::string& where) {
+  ScalingMatrix m;
+  std::vector<std::vector<nlohmann::json>> values;
+  for (const auto& [axis, list] : matrix.items()) {
+    if (std::find(allowed_axes.begin(), allowed_axes.end(), axis) == allowed_axes.end()) {
+      std::string names;
+      for (const auto& a : allowed_axes) names += (names.empty() ? "" : ", ") + a;
+      throw ConfigError("{}: matrix axis '{}' is not a training param or resource (one of: {})",
+                        where, axis, names);
+    }
+    if (!list.is_array() || list.empty())
+      throw ConfigError("{}: matrix axis '{}' needs a non-empty list of values", where, axis);
+    m.axes.push_back(axis);
+    values.emplace_back(list.begin(), list.end());
+  }
+  // Every combination, the first axis varying slowest.
+  std::vector<size_t> index(values.size(), 0);
+  for (bool more = true; more;) {
+    ScalingPoint base;
+    base.threads = default_threads;
+    std::string dir;
+    for (size_t a = 0; a < values.size(); ++a) {
+      const auto& v = values[a][index[a]];
+      base.axes[m.axes[a]] = v;
+      if (m.axes[a] == "threads") base.threads = v.get<int>();
+      base.config += (base.config.empty() ? "" : " ") + m.axes[a] + "=" + value_text(v);
+      dir += "-" + m.axes[a] + folder_safe(value_text(v));
+    }
+    for (int world : world_sizes) {
+      ScalingPoint p = base;
+      p.world_size = world;
+      p.label = std::to_string(world) + (world == 1 ? " rank" : " ranks") +
+                (p.config.empty() ? "" : ", " + p.config);
+      p.dir = "w" + std::to_string(world) + dir;
+      const int needed = world * std::max(1, p.threads);
+      if (needed > cores && !oversubscribe)
+        m.skipped.push_back({p.label, "needs " + std::to_string(needed) + " cores (ranks x threads), this host has " +
+                                          std::to_string(cores)});
+      else
+        m.points.push_back(p);
+    }
+    more = false;
+    for (size_t a = values.size(); a-- > 0;) {
+      if (++index[a] < values[a].size()) {
+        more = true;
+        break;
+      }
+      index[a] = 0;
+    }
+  }
+  return m;
+}
+
+}  // namespace hlm

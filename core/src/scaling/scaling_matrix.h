@@ -1,0 +1,38 @@
+// The points of a scaling study: every combination of the matrix's axes (training params
+// and resources) at every world size, less those this machine cannot run, each with why.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+struct ScalingPoint {
+  int world_size = 1;
+  int threads = 1;                                     // per rank
+  nlohmann::json axes = nlohmann::json::object();      // axis -> value, world size excluded
+  std::string config;  // the axes as "threads=2 context=256" ("" with no axes)
+  std::string label;   // "2 ranks, threads=2 context=256"
+  std::string dir;     // "w2-threads2-context256": a folder name
+};
+
+struct SkippedPoint {
+  std::string label;
+  std::string reason;
+};
+
+struct ScalingMatrix {
+  std::vector<std::string> axes;  // in the workflow's order
+  std::vector<ScalingPoint> points;
+  std::vector<SkippedPoint> skipped;
+};
+
+// `matrix` maps an axis to its list of values; `allowed_axes` are the names it may use.
+// Points needing more cores than `cores` (world size x threads) are skipped unless
+// `oversubscribe`. `default_threads` is the threads per rank where threads is no axis.
+// ConfigError naming `where` for an unknown axis or an empty list.
+ScalingMatrix expand_matrix(const std::vector<int>& world_sizes, const nlohmann::json& matrix,
+                            const std::vector<std::string>& allowed_axes, int default_threads,
+                            int cores, bool oversubscribe, const std::string& where);
+
+}  // namespace hlm

@@ -1,0 +1,160 @@
+// gnuplot figures of a scaling study (see scaling_plots.h). One self-contained script per
+// render (data in datablocks) stays beside the images, so a figure can be restyled and
+// redrawn with `gnuplot scaling.gp`.
+#include "scaling/scaling_plots.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "util/subprocess.h"
+
+namespace hlm {
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The point's configuration without the threads axis: a line of the time-vs-threads plot.
+std::string config_without_threads(const nlohmann::json& point) {
+  std::string out;
+  for (const auto& [axis, value] : point.at("axes").items())
+    if (axis != "threads")
+      out += (out.empty() ? "" : " ") + axis + "=" +
+             (value.is_string() ? value.get<std::string>() : value.dump());
+  return out;
+}
+
+std::string series_name(const std::string& config) { return config.empty() ? "all" : config; }
+
+struct Script {
+  std::ostringstream data, plots;
+  int blocks = 0;
+  // A datablock; returns its name.
+  std::string block(const std::string& rows) {
+    const std::string name = "$d" + std::to_string(blocks++);
+    data << name << " << EOD\n" << rows << "EOD\n";
+    return name;
+  }
+};
+
+void add_plot(Script& s, std::vector<Plot>& plots, const std::string& dir, const std::string& name,
+              const std::string& title, const std::string& settings, const std::string& plot) {
+  Plot p{name, title, dir + "/" + name + ".svg", dir + "/" + name + ".png"};
+  for (const auto& [terminal, path] :
+       {std::pair{std::string("svg size 900,540 dynamic background rgb 'white'"), p.svg},
+        std::pair{std::string("pngcairo size 900,540"), p.png}}) {
+    s.plots << "reset\nset terminal " << terminal << "\nset termoption noenhanced\n"
+            << "set output " << quoted(path) << "\nset title " << quoted(title)
+            << "\nset grid\nset key outside right top\n"
+            << settings << plot << "\nunset output\n";
+  }
+  plots.push_back(p);
+}
+
+std::vector<Plot> draw(Script& s, std::vector<Plot> plots, const std::string& dir,
+                       const std::string& stem, std::string* note) {
+  const std::string script = dir + "/" + stem + ".gp";
+  std::ofstream(script) << s.data.str() << s.plots.str();
+  const CommandOutput run = run_program({"gnuplot", script});
+  if (run.status == 0) return plots;
+  if (note)
+    *note = run.status == 127
+                ? "no plots: gnuplot is not installed (Debian package gnuplot-nox)"
+                : "no plots: gnuplot failed on " + script + ": " + run.output;
+  return {};
+}
+
+}  // namespace
+
+std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::string& dir,
+                                       std::string* note) {
+  std::filesystem::create_directories(dir);
+  const auto& points = study.at("points");
+  Script s;
+  std::vector<Plot> plots;
+
+  // Figure 3: time against CPUs per task, a line per rank count (and other axes).
+  std::map<std::string, std::ostringstream> by_ranks;
+  for (const auto& p : points) {
+    const std::string key = std::to_string(p.at("world_size").get<int>()) + " ranks " +
+                            config_without_threads(p);
+    by_ranks[key] << p.at("threads").get<int>() << " " << p.at("seconds").at("median") << " "
+                  << p.at("seconds").at("min") << " " << p.at("seconds").at("max") << "\n";
+  }
+  std::string plot = "plot ";
+  for (const auto& [key, rows] : by_ranks)
+    plot += s.block(rows.str()) + " using 1:2:3:4 with yerrorlines title " + quoted(key) + ", ";
+  add_plot(s, plots, dir, "time_vs_threads", "Training time against CPUs per task",
+           "set logscale x 2\nset xlabel 'CPUs per task (threads per rank)'\n"
+           "set ylabel 'time (s, median; bars: range)'\n",
+           plot.substr(0, plot.size() - 2));
+
+  // Figure 4: time bars per point, with speedup against ideal.
+  std::ostringstream bars;
+  int index = 0;
+  for (const auto& p : points)
+    bars << index++ << " " << p.at("seconds").at("median") << " " << p.value("speedup", 0.0) << " "
+         << p.at("world_size") << " " << quoted(p.at("label")) << "\n";
+  const std::string b = s.block(bars.str());
+  add_plot(s, plots, dir, "time_speedup", "Time and speedup against ideal",
+           "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n"
+           "set ylabel 'time (s)'\nset y2label 'speedup'\nset y2tics\nset ytics nomirror\n"
+           "set xrange [-0.5:" + std::to_string(index) + "-0.5]\nset yrange [0:*]\nset y2range [0:*]\n",
+           "plot " + b + " using 1:2:xtic(5) with boxes title 'time', " + b +
+               " using 1:3 axes x1y2 with points pt 7 ps 1.5 title 'speedup', " + b +
+               " using 1:4 axes x1y2 with points pt 6 ps 1.5 title 'ideal (N)'");
+
+  // Figures 5 and 6: efficiency (measured and predicted) and overhead against ranks.
+  std::map<std::string, std::ostringstream> efficiency, predicted, overhead;
+  for (const auto& p : points) {
+    if (!p.contains("efficiency")) continue;
+    const std::string key = series_name(p.at("config"));
+    const int n = p.at("world_size");
+    efficiency[key] << n << " " << p.at("efficiency") << "\n";
+    overhead[key] << n << " " << p.at("overhead_seconds") << "\n";
+    if (p.contains("predicted"))
+      predicted[key] << n << " " << p.at("predicted").at("efficiency") << "\n";
+  }
+  plot = "plot 1 with lines dt 2 lc rgb 'gray' title 'ideal', ";
+  for (const auto& [key, rows] : efficiency)
+    plot += s.block(rows.str()) + " using 1:2 with linespoints pt 7 title " +
+            quoted("measured " + key) + ", ";
+  for (const auto& [key, rows] : predicted)
+    plot += s.block(rows.str()) + " using 1:2 with points pt 4 ps 1.5 title " +
+            quoted("predicted " + key) + ", ";
+  add_plot(s, plots, dir, "efficiency", "Parallel efficiency E = S / N",
+           "set xlabel 'ranks'\nset ylabel 'efficiency'\nset yrange [0:1.2]\nset xtics 1\n",
+           plot.substr(0, plot.size() - 2));
+  plot = "plot ";
+  for (const auto& [key, rows] : overhead)
+    plot += s.block(rows.str()) + " using 1:2 with linespoints pt 7 title " + quoted(key) + ", ";
+  add_plot(s, plots, dir, "overhead", "Overhead O = TN - T1 / N",
+           "set xlabel 'ranks'\nset ylabel 'overhead (s)'\nset xtics 1\n",
+           plot.substr(0, plot.size() - 2));
+  return draw(s, plots, dir, "scaling", note);
+}
+
+std::vector<Plot> render_line_plot(const std::string& name, const std::string& title,
+                                   const std::string& x_label, const std::string& y_label,
+                                   const std::vector<double>& y, const std::string& dir,
+                                   std::string* note) {
+  std::filesystem::create_directories(dir);
+  Script s;
+  std::vector<Plot> plots;
+  std::ostringstream rows;
+  for (size_t i = 0; i < y.size(); ++i) rows << i + 1 << " " << y[i] << "\n";
+  add_plot(s, plots, dir, name, title,
+           "set xlabel " + quoted(x_label) + "\nset ylabel " + quoted(y_label) + "\nunset key\n",
+           "plot " + s.block(rows.str()) + " using 1:2 with lines lw 2");
+  return draw(s, plots, dir, name, note);
+}
+
+}  // namespace hlm

@@ -1,0 +1,183 @@
+// Reduction of a scaling study's runs and the model's predictions (see scaling_study.h).
+#include "scaling/scaling_study.h"
+
+#include <map>
+#include <string>
+
+#include "scaling/performance_model.h"
+
+namespace hlm {
+namespace {
+
+nlohmann::json spread_json(const Spread& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+
+// The median over repeats of a number found at `path` in each run.
+double median_of(const std::vector<nlohmann::json>& runs, const nlohmann::json::json_pointer& path) {
+  std::vector<double> values;
+  for (const auto& r : runs)
+    if (r.contains(path)) values.push_back(r.at(path).get<double>());
+  return spread_of(values).median;
+}
+
+nlohmann::json phases_of(const std::vector<nlohmann::json>& runs) {
+  std::vector<double> data_wait;
+  for (const auto& r : runs)
+    data_wait.push_back(r.at("data_wait_seconds").get<double>() /
+                        std::max<int64_t>(1, r.at("steps").get<int64_t>()));
+  // Quantile by quantile, the median over repeats.
+  std::vector<double> quantiles;
+  const auto& first = runs.front();
+  if (first.contains("step_without_allreduce_quantiles"))
+    for (size_t k = 0; k < first.at("step_without_allreduce_quantiles").size(); ++k) {
+      std::vector<double> at_k;
+      for (const auto& r : runs) at_k.push_back(r.at("step_without_allreduce_quantiles").at(k));
+      quantiles.push_back(spread_of(at_k).median);
+    }
+  using P = nlohmann::json::json_pointer;
+  return {{"step_quantiles", quantiles},
+          {"forward", median_of(runs, P("/phase_seconds_median/forward"))},
+          {"backward", median_of(runs, P("/phase_seconds_median/backward"))},
+          {"optimizer", median_of(runs, P("/phase_seconds_median/optimizer"))},
+          {"allreduce", median_of(runs, P("/phase_seconds_median/allreduce"))},
+          {"data_wait", spread_of(data_wait).median},
+          {"step", median_of(runs, P("/step_seconds_median"))}};
+}
+
+nlohmann::json fabric_of(const std::vector<nlohmann::json>& runs, int world) {
+  if (world <= 1 || !runs.front().contains("fabric_probe")) return nullptr;
+  using P = nlohmann::json::json_pointer;
+  const auto& probe = runs.front().at("fabric_probe");
+  const Fabric f = fabric_from_probe(runs.front().at("backend"), world,
+                                     probe.at("small_bytes"), median_of(runs, P("/fabric_probe/small_seconds")),
+                                     probe.at("large_bytes"), median_of(runs, P("/fabric_probe/large_seconds")));
+  return {{"name", f.name}, {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+          {"latency_s", f.latency_s}};
+}
+
+ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& baseline) {
+  ModelInputs in;
+  const auto& ph = baseline.at("phases");
+  in.alone = {ph.at("forward"), ph.at("backward"), ph.at("optimizer"), ph.at("data_wait"),
+              ph.at("step_quantiles").get<std::vector<double>>()};
+  const double ceiling = point.value("ceiling", 0.0);
+  in.slowdown = ceiling > 0 ? 1.0 / ceiling : 1.0;
+  in.gradient_bytes = point.at("gradient_bytes");
+  in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+  const auto& f = point.at("fabric");
+  if (!f.is_null()) in.fabric = {f.at("name"), f.at("bandwidth_bytes_per_s"), f.at("latency_s")};
+  return in;
+}
+
+}  // namespace
+
+nlohmann::json summarize_study(const ScalingMatrix& matrix,
+                               const std::vector<std::vector<nlohmann::json>>& runs,
+                               const std::vector<std::vector<double>>& ceilings,
+                               Scaling scaling, int repeats, int cores) {
+  nlohmann::json points = nlohmann::json::array();
+  std::map<std::string, size_t> baseline_of_config;  // config -> index of its 1-rank point
+  for (size_t i = 0; i < matrix.points.size(); ++i) {
+    const ScalingPoint& pt = matrix.points[i];
+    const auto& rs = runs[i];
+    std::vector<double> seconds, tokens;
+    for (const auto& r : rs) {
+      seconds.push_back(r.at("train_seconds"));
+      tokens.push_back(r.at("tokens_per_s"));
+    }
+    using P = nlohmann::json::json_pointer;
+    nlohmann::json point = {{"label", pt.label},
+                            {"config", pt.config},
+                            {"world_size", pt.world_size},
+                            {"threads", pt.threads},
+                            {"axes", pt.axes},
+                            {"runs", rs.size()},
+                            {"steps_per_rank", rs.front().at("steps")},
+                            {"seconds", spread_json(spread_of(seconds))},
+                            {"tokens_per_s", spread_json(spread_of(tokens))},
+                            {"phases", phases_of(rs)},
+                            {"mfu", median_of(rs, P("/mfu"))},
+                            {"backend", rs.front().at("backend")},
+                            {"bucket_cap_mb", rs.front().at("bucket_cap_mb")},
+                            {"gradient_bytes", rs.front().at("gradient_bytes")},
+                            {"flops_per_token", rs.front().at("flops_per_token")},
+                            {"tokens_per_rank_step", rs.front().at("tokens_per_rank_step")},
+                            {"fabric", fabric_of(rs, pt.world_size)}};
+    if (pt.world_size == 1) baseline_of_config[pt.config] = i;
+    points.push_back(point);
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    auto& point = points[i];
+    const auto it = baseline_of_config.find(point.at("config"));
+    if (it == baseline_of_config.end()) continue;  // its 1-rank point was skipped
+    const auto& base = points[it->second];
+    const int n = point.at("world_size");
+    // Ceiling: the slowest independent rank against one alone, repeat by repeat.
+    std::vector<double> ceiling;
+    for (size_t r = 0; r < ceilings[i].size() && r < runs[it->second].size(); ++r)
+      ceiling.push_back(ceilings[i][r] / runs[it->second][r].at("tokens_per_s").get<double>());
+    if (!ceiling.empty()) point["ceiling"] = spread_of(ceiling).median;
+    // Per-sample time of a step (the per-rank batch is the same at every N): start-up and
+    // warm-up steps left out, unlike the loop times of the paper's ratios.
+    point["step_efficiency"] = base.at("phases").at("step").get<double>() /
+                               point.at("phases").at("step").get<double>();
+    const double t1 = base.at("seconds").at("median");
+    double tn = point.at("seconds").at("median");
+    if (scaling == Scaling::kStrong)  // the same samples as the 1-rank run (N may not divide)
+      tn *= base.at("steps_per_rank").get<double>() / (point.at("steps_per_rank").get<double>() * n);
+    const ScalingRatios ratios = scaling_ratios(scaling, t1, tn, n);
+    point["baseline"] = base.at("label");
+    point["speedup"] = ratios.speedup;
+    point["efficiency"] = ratios.efficiency;
+    point["overhead_seconds"] = ratios.overhead_seconds;
+    if (point.contains("ceiling")) {
+      point["efficiency_vs_ceiling"] = ratios.efficiency / point.at("ceiling").get<double>();
+      point["step_efficiency_vs_ceiling"] =
+          point.at("step_efficiency").get<double>() / point.at("ceiling").get<double>();
+    }
+  }
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& s : matrix.skipped) skipped.push_back({{"label", s.label}, {"reason", s.reason}});
+  return {{"scaling", scaling == Scaling::kStrong ? "strong" : "weak"},
+          {"repeats", repeats},
+          {"cores", cores},
+          {"axes", matrix.axes},
+          {"points", points},
+          {"skipped", skipped}};
+}
+
+void predict_measured_points(nlohmann::json& study) {
+  auto& points = study.at("points");
+  std::map<std::string, const nlohmann::json*> baselines;
+  for (const auto& p : points)
+    if (p.at("world_size") == 1) baselines[p.at("config")] = &p;
+  std::map<std::string, double> overlap_of_backend;
+  for (auto& point : points) {
+    const int n = point.at("world_size");
+    const auto base = baselines.find(point.at("config"));
+    if (n <= 1 || base == baselines.end() || point.at("fabric").is_null()) continue;
+    ModelInputs in = model_inputs(point, *base->second);
+    const std::string backend = point.at("backend");
+    const bool calibration = !overlap_of_backend.count(backend);
+    if (calibration)
+      overlap_of_backend[backend] =
+          overlap_from_measurement(in, n, point.at("phases").at("allreduce"));
+    in.overlap = overlap_of_backend[backend];
+    const Prediction pr = predict_step(in, n);
+    const double measured = point.at("step_efficiency");  // the model predicts steps
+    point["predicted"] = {{"efficiency", pr.efficiency},
+                          {"step_seconds", pr.step_seconds},
+                          {"compute_seconds", pr.compute_seconds},
+                          {"straggler_seconds", pr.straggler_seconds},
+                          {"data_seconds", pr.data_seconds},
+                          {"communication_seconds", pr.communication_seconds},
+                          {"overlap", in.overlap},
+                          {"calibration", calibration},
+                          {"error", measured > 0 ? pr.efficiency / measured - 1 : 0.0},
+                          {"bottleneck", pr.bottleneck},
+                          {"fix", pr.fix}};
+  }
+}
+
+}  // namespace hlm
