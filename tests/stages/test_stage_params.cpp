@@ -34,6 +34,12 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"scale-analysis.model", "the model plugin"},
     {"scale-analysis.backend", "the process-group plugin"},
     {"scale-analysis.world_sizes", "rows of the table"},
+    {"scale-analysis.grid", "points of the study (test_scale_analysis)"},
+    {"scale-analysis.repeats", "runs per point (test_scale_analysis)"},
+    {"scale-analysis.scaling", "steps per rank (test_scale_analysis)"},
+    {"scale-analysis.oversubscribe", "points skipped (test_scaling_grid)"},
+    {"scale-analysis.ceiling", "independent runs (test_scale_analysis)"},
+    {"scale-analysis.cluster", "hardware predicted (test_scale_analysis)"},
 };
 
 nlohmann::json changed(const hlm::workflow::ParamSpec& spec) {

@@ -1,6 +1,8 @@
 // Prediction on the paper's hardware (see cluster_prediction.h).
 #include "scaling/cluster_prediction.h"
 
+#include <set>
+
 #include "hlm/errors.h"
 #include "scaling/performance_model.h"
 
@@ -46,8 +48,16 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
   const double flops = c.at("gpu_peak_tflops").get<double>() * 1e12 * c.at("gpu_mfu").get<double>();
 
   nlohmann::json rows = nlohmann::json::array();
+  std::set<std::string> predicted;  // configurations, threads per rank aside (no GPU has them)
   for (const auto& point : study.at("points")) {
     if (point.at("world_size") != 1) continue;
+    nlohmann::json axes = point.at("axes");
+    axes.erase("threads");
+    std::string config;
+    for (const auto& [axis, value] : axes.items())
+      config += (config.empty() ? "" : " ") + axis + "=" +
+                (value.is_string() ? value.get<std::string>() : value.dump());
+    if (!predicted.insert(config).second) continue;
     const auto& ph = point.at("phases");
     const double here = ph.at("forward").get<double>() + ph.at("backward").get<double>() +
                         ph.at("optimizer").get<double>();
@@ -64,7 +74,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     for (const auto& [nodes, gpus] : layouts) {
       in.fabric = nodes > 1 ? network : nvlink;
       const Prediction pr = predict_step(in, gpus);
-      rows.push_back({{"config", point.at("config")},
+      rows.push_back({{"config", config},
                       {"nodes", nodes},
                       {"gpus", gpus},
                       {"step_seconds", pr.step_seconds},

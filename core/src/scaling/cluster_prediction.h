@@ -10,7 +10,8 @@ namespace hlm {
 
 // `params`: the stage's `cluster` block (keys and defaults in cluster_prediction.cpp and
 // docs/scaling.md); an unknown key is a ConfigError naming `where`. Returns {"params": the
-// resolved block, "rows": one per configuration and GPU count}.
+// resolved block, "rows": one per configuration (threads per rank aside: the first 1-rank
+// point of each) and GPU count}.
 nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json& params,
                                const std::string& where);
 

@@ -3,6 +3,7 @@
 // redrawn with `gnuplot scaling.gp`.
 #include "scaling/scaling_plots.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -99,7 +100,8 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
 
   // Figure 4: time bars per point, with speedup against ideal.
   std::ostringstream bars;
-  int index = 0;
+  int index = 0, most_ranks = 1;
+  for (const auto& p : points) most_ranks = std::max(most_ranks, p.at("world_size").get<int>());
   for (const auto& p : points)
     bars << index++ << " " << p.at("seconds").at("median") << " " << p.value("speedup", 0.0) << " "
          << p.at("world_size") << " " << quoted(p.at("label")) << "\n";
@@ -107,7 +109,8 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   add_plot(s, plots, dir, "time_speedup", "Time and speedup against ideal",
            "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n"
            "set ylabel 'time (s)'\nset y2label 'speedup'\nset y2tics\nset ytics nomirror\n"
-           "set xrange [-0.5:" + std::to_string(index) + "-0.5]\nset yrange [0:*]\nset y2range [0:*]\n",
+           "set xrange [-0.5:" + std::to_string(index) + "-0.5]\nset yrange [0:*]\nset y2range [0:" +
+               std::to_string(most_ranks * 1.15) + "]\n",
            "plot " + b + " using 1:2:xtic(5) with boxes title 'time', " + b +
                " using 1:3 axes x1y2 with points pt 7 ps 1.5 title 'speedup', " + b +
                " using 1:4 axes x1y2 with points pt 6 ps 1.5 title 'ideal (N)'");

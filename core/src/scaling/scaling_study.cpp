@@ -72,14 +72,14 @@ ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& base
 
 }  // namespace
 
-nlohmann::json summarize_study(const ScalingMatrix& matrix,
+nlohmann::json summarize_study(const ScalingGrid& grid,
                                const std::vector<std::vector<nlohmann::json>>& runs,
                                const std::vector<std::vector<double>>& ceilings,
                                Scaling scaling, int repeats, int cores) {
   nlohmann::json points = nlohmann::json::array();
   std::map<std::string, size_t> baseline_of_config;  // config -> index of its 1-rank point
-  for (size_t i = 0; i < matrix.points.size(); ++i) {
-    const ScalingPoint& pt = matrix.points[i];
+  for (size_t i = 0; i < grid.points.size(); ++i) {
+    const ScalingPoint& pt = grid.points[i];
     const auto& rs = runs[i];
     std::vector<double> seconds, tokens;
     for (const auto& r : rs) {
@@ -138,11 +138,11 @@ nlohmann::json summarize_study(const ScalingMatrix& matrix,
     }
   }
   nlohmann::json skipped = nlohmann::json::array();
-  for (const auto& s : matrix.skipped) skipped.push_back({{"label", s.label}, {"reason", s.reason}});
+  for (const auto& s : grid.skipped) skipped.push_back({{"label", s.label}, {"reason", s.reason}});
   return {{"scaling", scaling == Scaling::kStrong ? "strong" : "weak"},
           {"repeats", repeats},
           {"cores", cores},
-          {"axes", matrix.axes},
+          {"axes", grid.axes},
           {"points", points},
           {"skipped", skipped}};
 }

@@ -6,16 +6,16 @@
 #include <vector>
 
 #include "scaling/scaling_math.h"
-#include "scaling/scaling_matrix.h"
+#include "scaling/scaling_grid.h"
 
 namespace hlm {
 
-// runs[i]: rank 0's result of each repeat of matrix.points[i], with "backend" and
+// runs[i]: rank 0's result of each repeat of grid.points[i], with "backend" and
 // "bucket_cap_mb" added; ceilings[i]: per repeat, the slowest of N independent ranks' tokens/s
 // (empty for 1 rank or when not measured), turned into the ceiling against the same repeat of
 // the 1-rank point. Returns the study JSON: "points", "skipped",
 // "scaling", "repeats", "cores", "axes" (docs/scaling.md lists the fields).
-nlohmann::json summarize_study(const ScalingMatrix& matrix,
+nlohmann::json summarize_study(const ScalingGrid& grid,
                                const std::vector<std::vector<nlohmann::json>>& runs,
                                const std::vector<std::vector<double>>& ceilings,
                                Scaling scaling, int repeats, int cores);

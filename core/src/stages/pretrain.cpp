@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/stage.h"
+#include "scaling/scaling_plots.h"
 #include "stages/train_params.h"
 #include "train/rank_job.h"
 
@@ -49,6 +50,16 @@ StageOutput run_pretrain(StageContext& ctx) {
                 r.at("loss_last").get<double>(), r.at("eval_loss").get<double>(),
                 r.at("tokens_per_s").get<double>(), r.at("mfu").get<double>());
   out.report_md = std::string(table) + "\nLoss curve (step: loss): " + loss_curve(losses, 8) + "\n";
+  std::string plot_note;
+  for (const auto& plot :
+       render_line_plot("loss", "Training loss (" + ctx.instance.id + ")", "step",
+                        "loss (next-token cross entropy)", losses, ctx.stage_dir + "/plots",
+                        &plot_note)) {
+    out.artifacts["plot_loss"] = plot.png;
+    // report.md sits in the run directory, one level above the stage's folder.
+    out.report_md += "\n![" + plot.title + "](" + ctx.instance.id + "/plots/loss.png)\n";
+  }
+  if (!plot_note.empty()) out.report_md += "\n" + plot_note + "\n";
   char line[160];
   std::snprintf(line, sizeof(line), "loss %.3f -> %.3f, held-out %.3f, %.0f tokens/s",
                 r.at("loss_first").get<double>(), r.at("loss_last").get<double>(),

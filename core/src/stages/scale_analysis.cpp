@@ -1,5 +1,5 @@
-// scale-analysis: the paper's scaling study on the configured runner. Every point of a matrix
-// over training params and resources (scaling/scaling_matrix.h) is trained `repeats` times,
+// scale-analysis: the paper's scaling study on the configured runner. Every point of a grid
+// over training params and resources (scaling/scaling_grid.h) is trained `repeats` times,
 // round by round so that a drifting machine touches every point alike; medians and ranges are
 // kept. Strong scaling (the paper's setting): N ranks share the total steps, ceil(steps / N)
 // each; weak: every rank runs all steps. Each N-rank point is also run as N independent
@@ -18,7 +18,7 @@
 #include "engine/stage.h"
 #include "hlm/errors.h"
 #include "scaling/cluster_prediction.h"
-#include "scaling/scaling_matrix.h"
+#include "scaling/scaling_grid.h"
 #include "scaling/scaling_plots.h"
 #include "scaling/scaling_report.h"
 #include "scaling/scaling_study.h"
@@ -107,22 +107,22 @@ StageOutput run_scale_analysis(StageContext& ctx) {
     throw ConfigError("{}: scaling must be strong or weak, not '{}'", where, scaling_name);
   const Scaling scaling = scaling_from_name(scaling_name.c_str());
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  const ScalingMatrix matrix =
-      expand_matrix(worlds, p.at("matrix"), allowed_axes(), p.at("threads"), cores,
+  const ScalingGrid grid =
+      expand_grid(worlds, p.at("grid"), allowed_axes(), p.at("threads"), cores,
                     p.at("oversubscribe"), where);
-  for (const auto& s : matrix.skipped) ctx.progress("skipped " + s.label + ": " + s.reason);
-  if (matrix.points.empty())
-    throw ConfigError("{}: every point of the matrix was skipped (see above); lower the ranks "
+  for (const auto& s : grid.skipped) ctx.progress("skipped " + s.label + ": " + s.reason);
+  if (grid.points.empty())
+    throw ConfigError("{}: every point of the grid was skipped (see above); lower the ranks "
                       "or threads, or set oversubscribe: true",
                       where);
 
   // Round by round: repeat r of every point before repeat r + 1 of any.
-  std::vector<std::vector<nlohmann::json>> runs(matrix.points.size());
-  std::vector<std::vector<double>> ceilings(matrix.points.size());
+  std::vector<std::vector<nlohmann::json>> runs(grid.points.size());
+  std::vector<std::vector<double>> ceilings(grid.points.size());
   const bool measure_ceiling = p.at("ceiling");
   for (int rep = 0; rep < repeats; ++rep) {
-    for (size_t i = 0; i < matrix.points.size(); ++i) {
-      const ScalingPoint& point = matrix.points[i];
+    for (size_t i = 0; i < grid.points.size(); ++i) {
+      const ScalingPoint& point = grid.points[i];
       const std::string dir = ctx.stage_dir + "/points/" + point.dir + "/rep" + std::to_string(rep);
       const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
                                std::to_string(repeats) + ")";
@@ -141,7 +141,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   }
 
   nlohmann::json study =
-      summarize_study(matrix, runs, ceilings, scaling, repeats, cores);
+      summarize_study(grid, runs, ceilings, scaling, repeats, cores);
   predict_measured_points(study);
   study["cluster"] = predict_cluster(study, p.at("cluster"), where);
 
@@ -150,9 +150,10 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   std::string plots_note;
   const auto plots = render_scaling_plots(study, plots_dir, &plots_note);
   for (const auto& plot : plots) out.artifacts["plot_" + plot.name] = plot.png;
-  out.report_md = scaling_report_md(study, plots, plots_note, "plots/");
+  // report.md sits in the run directory, scaling.md beside plots/ in the stage's.
+  out.report_md = scaling_report_md(study, plots, plots_note, ctx.instance.id + "/plots/");
   const std::string table = ctx.stage_dir + "/scaling.md";
-  std::ofstream(table) << out.report_md;
+  std::ofstream(table) << scaling_report_md(study, plots, plots_note, "plots/");
   const std::string csv = ctx.stage_dir + "/scaling.csv";
   std::ofstream(csv) << scaling_csv(study);
   const std::string json = ctx.stage_dir + "/scaling.json";
@@ -182,7 +183,7 @@ StageKind scale_analysis_stage() {
   params.push_back(
       {"backend", "plugin:backend", R"({"plugin": "gloo"})", "process-group backend", false});
   params.push_back({"world_sizes", "list", "[1, 2]", "ranks to measure, starting with 1", false});
-  params.push_back({"matrix", "map", "{}",
+  params.push_back({"grid", "map", "{}",
                     "axis -> values: any training param, `context` (the model's window) or "
                     "`backend` (a backend plugin); every combination is measured at every "
                     "world size",

@@ -90,6 +90,20 @@ class Interpolator {
     return value;
   }
 
+  // The '}' closing the "${" at `open`, past any nested "${...}"; npos when there is none.
+  static size_t matching_close(const std::string& text, size_t open) {
+    int depth = 0;
+    for (size_t j = open; j < text.size(); ++j) {
+      if (text.compare(j, 2, "${") == 0) {
+        ++depth;
+        ++j;
+      } else if (text[j] == '}' && --depth == 0) {
+        return j;
+      }
+    }
+    return std::string::npos;
+  }
+
   void substitute(Node& node) {
     const std::string& text = node.text;
     if (text.find('$') == std::string::npos) return;
@@ -106,9 +120,16 @@ class Interpolator {
         out += text[i++];
         continue;
       }
-      const size_t close = text.find('}', i);
+      const size_t close = matching_close(text, i);
       if (close == std::string::npos) fail(node.loc, "unterminated '${' in '" + text + "'" + kHelp);
-      const std::string ref = text.substr(i + 2, close - i - 2);
+      std::string ref = text.substr(i + 2, close - i - 2);
+      if (ref.find("${") != std::string::npos) {  // ${vars.grids.${vars.size}}: inner first
+        Node inner = node;
+        inner.text = ref;
+        substitute(inner);
+        if (!inner.is_scalar()) fail(node.loc, "'" + ref + "' does not name a var path");
+        ref = inner.text;
+      }
       whole = i == 0 && close == text.size() - 1;
       substituted = true;
       if (ref.compare(0, 5, "vars.") == 0 && ref.size() > 5) {

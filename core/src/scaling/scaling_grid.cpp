@@ -1,5 +1,5 @@
-// Expansion of a scaling matrix (see scaling_matrix.h).
-#include "scaling/scaling_matrix.h"
+// Expansion of a scaling grid (see scaling_grid.h).
+#include "scaling/scaling_grid.h"
 
 #include <algorithm>
 
@@ -22,20 +22,20 @@ std::string folder_safe(const std::string& s) {
 
 }  // namespace
 
-ScalingMatrix expand_matrix(const std::vector<int>& world_sizes, const nlohmann::json& matrix,
+ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
                             const std::vector<std::string>& allowed_axes, int default_threads,
                             int cores, bool oversubscribe, const std::string& where) {
-  ScalingMatrix m;
+  ScalingGrid m;
   std::vector<std::vector<nlohmann::json>> values;
-  for (const auto& [axis, list] : matrix.items()) {
+  for (const auto& [axis, list] : grid.items()) {
     if (std::find(allowed_axes.begin(), allowed_axes.end(), axis) == allowed_axes.end()) {
       std::string names;
       for (const auto& a : allowed_axes) names += (names.empty() ? "" : ", ") + a;
-      throw ConfigError("{}: matrix axis '{}' is not a training param or resource (one of: {})",
+      throw ConfigError("{}: grid axis '{}' is not a training param or resource (one of: {})",
                         where, axis, names);
     }
     if (!list.is_array() || list.empty())
-      throw ConfigError("{}: matrix axis '{}' needs a non-empty list of values", where, axis);
+      throw ConfigError("{}: grid axis '{}' needs a non-empty list of values", where, axis);
     m.axes.push_back(axis);
     values.emplace_back(list.begin(), list.end());
   }

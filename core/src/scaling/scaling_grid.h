@@ -1,4 +1,4 @@
-// The points of a scaling study: every combination of the matrix's axes (training params
+// The points of a scaling study: every combination of the grid's axes (training params
 // and resources) at every world size, less those this machine cannot run, each with why.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -21,17 +21,17 @@ struct SkippedPoint {
   std::string reason;
 };
 
-struct ScalingMatrix {
+struct ScalingGrid {
   std::vector<std::string> axes;  // in the workflow's order
   std::vector<ScalingPoint> points;
   std::vector<SkippedPoint> skipped;
 };
 
-// `matrix` maps an axis to its list of values; `allowed_axes` are the names it may use.
+// `grid` maps an axis to its list of values; `allowed_axes` are the names it may use.
 // Points needing more cores than `cores` (world size x threads) are skipped unless
 // `oversubscribe`. `default_threads` is the threads per rank where threads is no axis.
 // ConfigError naming `where` for an unknown axis or an empty list.
-ScalingMatrix expand_matrix(const std::vector<int>& world_sizes, const nlohmann::json& matrix,
+ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
                             const std::vector<std::string>& allowed_axes, int default_threads,
                             int cores, bool oversubscribe, const std::string& where);
 

@@ -1,0 +1,120 @@
+// A study's tables, CSV, figures (drawn by the real gnuplot) and the prediction on the paper's
+// hardware, from a study with known numbers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hlm/errors.h"
+#include "scaling/cluster_prediction.h"
+#include "scaling/scaling_plots.h"
+#include "scaling/scaling_report.h"
+#include "scaling/scaling_study.h"
+#include "support/hlm_cli.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One configuration at 1 and 2 ranks, two repeats each: 2-rank steps 10 % slower.
+nlohmann::json run(double seconds, int steps, double step, double allreduce) {
+  return {{"train_seconds", seconds},
+          {"tokens_per_s", 2048 / step},
+          {"steps", steps},
+          {"step_seconds_median", step},
+          {"phase_seconds_median",
+           {{"forward", step * 0.3}, {"backward", step * 0.6}, {"optimizer", step * 0.1 - allreduce},
+            {"allreduce", allreduce}}},
+          {"data_wait_seconds", 0.0},
+          {"mfu", 0.4},
+          {"backend", "gloo"},
+          {"bucket_cap_mb", 4.0},
+          {"gradient_bytes", 13.3e6},
+          {"flops_per_token", 6.0e7},
+          {"tokens_per_rank_step", 2048},
+          {"step_without_allreduce_quantiles", std::vector<double>(21, step - allreduce)},
+          {"fabric_probe",
+           {{"ranks", 2}, {"small_bytes", 4}, {"small_seconds", 1e-4}, {"large_bytes", 4 << 20},
+            {"large_seconds", 4e-3}}}};
+}
+
+nlohmann::json study() {
+  const auto grid = hlm::expand_grid({1, 2}, nlohmann::json::object(), {"threads"}, 1, 2,
+                                         false, "w");
+  const std::vector<std::vector<nlohmann::json>> runs = {
+      {run(10.0, 40, 0.25, 0), run(10.4, 40, 0.26, 0)},
+      {run(5.5, 20, 0.275, 0.02), run(5.6, 20, 0.28, 0.02)}};
+  const std::vector<std::vector<double>> ceilings = {{}, {2048 / 0.25 * 0.95, 2048 / 0.26 * 0.95}};
+  auto s = hlm::summarize_study(grid, runs, ceilings, hlm::Scaling::kStrong, 2, 2);
+  hlm::predict_measured_points(s);
+  s["cluster"] = hlm::predict_cluster(s, nlohmann::json::object(), "w");
+  return s;
+}
+
+TEST(ScalingOutputs, SummaryHoldsMediansRatiosCeilingAndPrediction) {
+  const auto s = study();
+  const auto& two = s["points"][1];
+  EXPECT_DOUBLE_EQ(two["seconds"]["median"], 5.55);
+  EXPECT_DOUBLE_EQ(two["seconds"]["min"], 5.5);
+  EXPECT_DOUBLE_EQ(two["speedup"], 10.2 / 5.55);
+  EXPECT_DOUBLE_EQ(two["efficiency"], 10.2 / 5.55 / 2);
+  EXPECT_DOUBLE_EQ(two["overhead_seconds"], 5.55 - 10.2 / 2);
+  EXPECT_NEAR(two["ceiling"].get<double>(), 0.95, 1e-12);
+  EXPECT_NEAR(two["step_efficiency"].get<double>(), 0.255 / 0.2775, 1e-12);
+  ASSERT_TRUE(two.contains("predicted"));
+  EXPECT_TRUE(two["predicted"]["calibration"].get<bool>());
+  EXPECT_GT(two["fabric"]["bandwidth_bytes_per_s"].get<double>(), 0);
+}
+
+TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
+  const auto s = study();
+  const auto& rows = s["cluster"]["rows"];
+  ASSERT_EQ(rows.size(), 6u);  // 1 and 2 GPUs, then 1-4 nodes of 4
+  EXPECT_EQ(rows[5]["gpus"], 16);
+  EXPECT_EQ(rows[5]["nodes"], 4);
+  EXPECT_DOUBLE_EQ(rows[0]["efficiency"], 1.0);
+  // Between nodes the ring runs at 200 Gb/s instead of NVLink's 1840: efficiency drops.
+  EXPECT_LT(rows[3]["efficiency"].get<double>(), rows[2]["efficiency"].get<double>());
+  const auto faster = hlm::predict_cluster(s, {{"inter_node_gbps", 1840.0}}, "w");
+  EXPECT_GT(faster["rows"][3]["efficiency"].get<double>(), rows[3]["efficiency"].get<double>());
+  EXPECT_THROW(hlm::predict_cluster(s, {{"gpus", 8}}, "w.yaml:4"), hlm::ConfigError);
+}
+
+TEST(ScalingOutputs, CsvHasAHeaderAndARowPerPoint) {
+  const std::string csv = hlm::scaling_csv(study());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_EQ(csv.rfind("label,config,world_size,threads,", 0), 0u);
+  EXPECT_NE(csv.find("\n2 ranks,,2,1,2,20,5.55,"), std::string::npos) << csv;
+}
+
+TEST(ScalingOutputs, GnuplotDrawsFourFiguresAsPngAndSvg) {
+  hlm::test::ScratchDir dir("hlm_scaling_plots");
+  std::string note;
+  const auto plots = hlm::render_scaling_plots(study(), dir.path.string(), &note);
+  ASSERT_EQ(plots.size(), 4u) << note;
+  for (const auto& p : plots) {
+    std::ifstream png(p.png, std::ios::binary);
+    char magic[8] = {};
+    png.read(magic, 8);
+    EXPECT_EQ(std::string(magic + 1, 3), "PNG") << p.png;
+    EXPECT_GT(fs::file_size(p.png), 2000u) << p.png;
+    std::ifstream svg(p.svg);
+    const std::string text((std::istreambuf_iterator<char>(svg)), {});
+    EXPECT_NE(text.find("<svg"), std::string::npos) << p.svg;
+  }
+  const std::string md = hlm::scaling_report_md(study(), plots, note, "plots/");
+  EXPECT_NE(md.find("![Parallel efficiency E = S / N](plots/efficiency.png)"), std::string::npos);
+  EXPECT_NE(md.find("| 2 ranks | 0.919 |"), std::string::npos) << md;  // step E in the prediction table
+  EXPECT_NE(md.find("The paper measured speedups of 1.6 on 2 GPUs"), std::string::npos);
+}
+
+TEST(ScalingOutputs, ALossCurveIsAPlotToo) {
+  hlm::test::ScratchDir dir("hlm_loss_plot");
+  std::string note;
+  const auto plots =
+      hlm::render_line_plot("loss", "Loss", "step", "loss", {3.0, 2.5, 2.2, 2.0}, dir.path.string(), &note);
+  ASSERT_EQ(plots.size(), 1u) << note;
+  EXPECT_TRUE(fs::exists(plots[0].png));
+}
+
+}  // namespace
