@@ -85,8 +85,9 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   // Figure 3: time against CPUs per task, a line per rank count (and other axes).
   std::map<std::string, std::ostringstream> by_ranks;
   for (const auto& p : points) {
-    const std::string key = std::to_string(p.at("world_size").get<int>()) + " ranks " +
-                            config_without_threads(p);
+    const int n = p.at("world_size");
+    const std::string key =
+        std::to_string(n) + (n == 1 ? " rank " : " ranks ") + config_without_threads(p);
     by_ranks[key] << p.at("threads").get<int>() << " " << p.at("seconds").at("median") << " "
                   << p.at("seconds").at("min") << " " << p.at("seconds").at("max") << "\n";
   }
@@ -94,7 +95,8 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   for (const auto& [key, rows] : by_ranks)
     plot += s.block(rows.str()) + " using 1:2:3:4 with yerrorlines title " + quoted(key) + ", ";
   add_plot(s, plots, dir, "time_vs_threads", "Training time against CPUs per task",
-           "set logscale x 2\nset xlabel 'CPUs per task (threads per rank)'\n"
+           "set logscale x 2\nset offsets graph 0.05, graph 0.05, 0, 0\n"
+           "set xlabel 'CPUs per task (threads per rank)'\n"
            "set ylabel 'time (s, median; bars: range)'\n",
            plot.substr(0, plot.size() - 2));
 
