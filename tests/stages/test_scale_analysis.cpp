@@ -88,7 +88,7 @@ TEST_F(ScaleAnalysis, AGridIsMeasuredRepeatedExplainedAndDrawn) {
 }
 
 TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
-  const Run r = run("scale.scaling=weak scale.ceiling=false scale.repeats=1 "
+  const Run r = run("scale.scaling=weak scale.ceiling=false scale.repeats=1 scale.overlap=0.25 "
                     "'scale.grid={threads: [1]}' 'scale.cluster={gpu_mfu: 0.6, nodes: [2]}'");
   ASSERT_EQ(r.command.exit_code, 0) << r.command.output;
   const auto& rows = r.results["rows"];
@@ -97,6 +97,8 @@ TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
   EXPECT_EQ(rows[1]["steps_per_rank"], 12);
   EXPECT_EQ(rows[1]["runs"], 1);
   EXPECT_FALSE(rows[1].contains("ceiling"));
+  EXPECT_DOUBLE_EQ(rows[1]["predicted"]["overlap"].get<double>(), 0.25);  // given, not fitted
+  EXPECT_FALSE(rows[1]["predicted"]["calibration"].get<bool>());
   const double t1 = rows[0]["seconds"]["median"], t2 = rows[1]["seconds"]["median"];
   EXPECT_NEAR(rows[1]["efficiency"].get<double>(), t1 / t2, 1e-9);  // weak: E = T1 / TN
   const auto& cluster = r.results["cluster"];

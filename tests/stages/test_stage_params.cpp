@@ -40,6 +40,7 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"scale-analysis.oversubscribe", "points skipped (test_scaling_grid)"},
     {"scale-analysis.ceiling", "independent runs (test_scale_analysis)"},
     {"scale-analysis.cluster", "hardware predicted (test_scale_analysis)"},
+    {"scale-analysis.overlap", "the model's overlap (test_scale_analysis)"},
 };
 
 nlohmann::json changed(const hlm::workflow::ParamSpec& spec) {

@@ -131,8 +131,8 @@ std::string scaling_report_md(const nlohmann::json& study, const std::vector<Plo
         "\nPredicted: one-rank phases of the same configuration, slowed by 1 / ceiling, plus the "
         "wait for the slowest of N ranks in lockstep (from the spread of the one-rank steps), "
         "plus the data wait, plus the ring all-reduce (2(N-1)/N x gradient bytes / bandwidth + 2(N-1) x "
-        "latency per bucket) less what backward hides. The overlap is fitted on the first "
-        "multi-rank point of each backend (calibration); the other points are predictions.\n";
+        "latency per bucket) less what backward hides. The overlap is fitted on the study's first "
+        "multi-rank point (calibration) unless given; the other points are predictions.\n";
   const std::string fabrics = fabric_table(study);
   if (!fabrics.empty()) md += "\nAll-reduce as measured by the ranks before training:\n\n" + fabrics;
   md += "\n### Predicted on the paper's hardware\n\n" + cluster_table(study.at("cluster")) +

@@ -2,6 +2,7 @@
 #include "scaling/scaling_study.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "scaling/performance_model.h"
@@ -147,23 +148,23 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
           {"skipped", skipped}};
 }
 
-void predict_measured_points(nlohmann::json& study) {
+void predict_measured_points(nlohmann::json& study, double overlap) {
   auto& points = study.at("points");
   std::map<std::string, const nlohmann::json*> baselines;
   for (const auto& p : points)
     if (p.at("world_size") == 1) baselines[p.at("config")] = &p;
-  std::map<std::string, double> overlap_of_backend;
+  // How much of backward hides the all-reduce is the training loop's, not the fabric's: one
+  // value for the study, fitted on its first multi-rank point unless given.
+  std::optional<double> fitted;
+  if (overlap >= 0) fitted = std::min(1.0, overlap);
   for (auto& point : points) {
     const int n = point.at("world_size");
     const auto base = baselines.find(point.at("config"));
     if (n <= 1 || base == baselines.end() || point.at("fabric").is_null()) continue;
     ModelInputs in = model_inputs(point, *base->second);
-    const std::string backend = point.at("backend");
-    const bool calibration = !overlap_of_backend.count(backend);
-    if (calibration)
-      overlap_of_backend[backend] =
-          overlap_from_measurement(in, n, point.at("phases").at("allreduce"));
-    in.overlap = overlap_of_backend[backend];
+    const bool calibration = !fitted;
+    if (calibration) fitted = overlap_from_measurement(in, n, point.at("phases").at("allreduce"));
+    in.overlap = *fitted;
     const Prediction pr = predict_step(in, n);
     const double measured = point.at("step_efficiency");  // the model predicts steps
     point["predicted"] = {{"efficiency", pr.efficiency},

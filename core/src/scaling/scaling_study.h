@@ -22,8 +22,9 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
 
 // Adds "predicted" to every multi-rank point: the model fed with the one-rank phases of the
 // same configuration, the host's slowdown (1 / ceiling), the all-reduce fabric the point's
-// ranks measured and an overlap calibrated on the first multi-rank point of each backend
-// (marked "calibration"; the others are predictions).
-void predict_measured_points(nlohmann::json& study);
+// ranks measured and the share of backward that hides the all-reduce: `overlap` when it is
+// 0..1, else fitted on the study's first multi-rank point (marked "calibration"; the others
+// are predictions).
+void predict_measured_points(nlohmann::json& study, double overlap = -1);
 
 }  // namespace hlm

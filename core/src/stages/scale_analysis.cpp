@@ -142,7 +142,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
 
   nlohmann::json study =
       summarize_study(grid, runs, ceilings, scaling, repeats, cores);
-  predict_measured_points(study);
+  predict_measured_points(study, p.at("overlap"));
   study["cluster"] = predict_cluster(study, p.at("cluster"), where);
 
   StageOutput out;
@@ -198,6 +198,10 @@ StageKind scale_analysis_stage() {
   params.push_back({"ceiling", "bool", "true",
                     "also run each N-rank point as N independent ranks side by side (what the "
                     "host allows without communication)",
+                    false});
+  params.push_back({"overlap", "float", "-1",
+                    "share of backward that hides the all-reduce, 0..1, for the model (-1: "
+                    "fitted on the study's first multi-rank point)",
                     false});
   params.push_back({"cluster", "map", "{}",
                     "the hardware to predict (defaults: 1-4 nodes x 4 A100, NVLink within a "
