@@ -123,7 +123,8 @@ TEST(StopSignal, ScaleAnalysisResumesAWorldSizeAndTimesEverySegment) {
   const auto rows = manifest(s.run_dir, "scale")["results"]["rows"];
   ASSERT_EQ(rows.size(), 2u);
   double before_stop = 0;
-  for (const auto& entry : fs::directory_iterator(s.run_dir / "scale" / "points" / "w1" / "rep0" / "checkpoints")) {
+  for (const auto& entry :
+       fs::directory_iterator(s.run_dir / "scale" / "points" / "w1" / "rep0" / "checkpoints")) {
     std::ifstream in(entry.path() / "meta.json");
     const auto meta = nlohmann::json::parse(in);
     if (meta["step"].get<int>() < 300) before_stop = meta["train_seconds"].get<double>();

@@ -10,8 +10,8 @@ namespace {
 const std::vector<std::string> kAxes = {"threads", "context", "batch", "backend"};
 
 TEST(ScalingGrid, EveryCombinationAtEveryWorldSize) {
-  const auto m = hlm::expand_grid({1, 2}, {{"context", {128, 256}}, {"batch", {8, 16}}}, kAxes,
-                                    1, 64, false, "w.yaml:3");
+  const auto m = hlm::expand_grid({1, 2}, {{"context", {128, 256}}, {"batch", {8, 16}}}, kAxes, 1,
+                                  64, false, "w.yaml:3");
   ASSERT_EQ(m.points.size(), 8u);
   EXPECT_TRUE(m.skipped.empty());
   EXPECT_EQ(m.axes, (std::vector<std::string>{"batch", "context"}));  // JSON keeps keys sorted

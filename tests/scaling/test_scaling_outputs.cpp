@@ -23,7 +23,9 @@ nlohmann::json run(double seconds, int steps, double step, double allreduce) {
           {"steps", steps},
           {"step_seconds_median", step},
           {"phase_seconds_median",
-           {{"forward", step * 0.3}, {"backward", step * 0.6}, {"optimizer", step * 0.1 - allreduce},
+           {{"forward", step * 0.3},
+            {"backward", step * 0.6},
+            {"optimizer", step * 0.1 - allreduce},
             {"allreduce", allreduce}}},
           {"data_wait_seconds", 0.0},
           {"mfu", 0.4},
@@ -34,13 +36,16 @@ nlohmann::json run(double seconds, int steps, double step, double allreduce) {
           {"tokens_per_rank_step", 2048},
           {"step_without_allreduce_quantiles", std::vector<double>(21, step - allreduce)},
           {"fabric_probe",
-           {{"ranks", 2}, {"small_bytes", 4}, {"small_seconds", 1e-4}, {"large_bytes", 4 << 20},
+           {{"ranks", 2},
+            {"small_bytes", 4},
+            {"small_seconds", 1e-4},
+            {"large_bytes", 4 << 20},
             {"large_seconds", 4e-3}}}};
 }
 
 nlohmann::json study() {
-  const auto grid = hlm::expand_grid({1, 2}, nlohmann::json::object(), {"threads"}, 1, 2,
-                                         false, "w");
+  const auto grid =
+      hlm::expand_grid({1, 2}, nlohmann::json::object(), {"threads"}, 1, 2, false, "w");
   const std::vector<std::vector<nlohmann::json>> runs = {
       {run(10.0, 40, 0.25, 0), run(10.4, 40, 0.26, 0)},
       {run(5.5, 20, 0.275, 0.02), run(5.6, 20, 0.28, 0.02)}};
@@ -104,15 +109,16 @@ TEST(ScalingOutputs, GnuplotDrawsFourFiguresAsPngAndSvg) {
   }
   const std::string md = hlm::scaling_report_md(study(), plots, note, "plots/");
   EXPECT_NE(md.find("![Parallel efficiency E = S / N](plots/efficiency.png)"), std::string::npos);
-  EXPECT_NE(md.find("| 2 ranks | 0.919 |"), std::string::npos) << md;  // step E in the prediction table
+  EXPECT_NE(md.find("| 2 ranks | 0.919 |"), std::string::npos)
+      << md;  // step E in the prediction table
   EXPECT_NE(md.find("The paper measured speedups of 1.6 on 2 GPUs"), std::string::npos);
 }
 
 TEST(ScalingOutputs, ALossCurveIsAPlotToo) {
   hlm::test::ScratchDir dir("hlm_loss_plot");
   std::string note;
-  const auto plots =
-      hlm::render_line_plot("loss", "Loss", "step", "loss", {3.0, 2.5, 2.2, 2.0}, dir.path.string(), &note);
+  const auto plots = hlm::render_line_plot("loss", "Loss", "step", "loss", {3.0, 2.5, 2.2, 2.0},
+                                           dir.path.string(), &note);
   ASSERT_EQ(plots.size(), 1u) << note;
   EXPECT_TRUE(fs::exists(plots[0].png));
 }

@@ -88,8 +88,9 @@ TEST_F(ScaleAnalysis, AGridIsMeasuredRepeatedExplainedAndDrawn) {
 }
 
 TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
-  const Run r = run("scale.scaling=weak scale.ceiling=false scale.repeats=1 scale.overlap=0.25 "
-                    "'scale.grid={threads: [1]}' 'scale.cluster={gpu_mfu: 0.6, nodes: [2]}'");
+  const Run r =
+      run("scale.scaling=weak scale.ceiling=false scale.repeats=1 scale.overlap=0.25 "
+          "'scale.grid={threads: [1]}' 'scale.cluster={gpu_mfu: 0.6, nodes: [2]}'");
   ASSERT_EQ(r.command.exit_code, 0) << r.command.output;
   const auto& rows = r.results["rows"];
   ASSERT_EQ(rows.size(), 2u);
@@ -111,8 +112,7 @@ TEST_F(ScaleAnalysis, AnUnknownAxisNamesTheWorkflowLine) {
   const Run r = run("'scale.grid={threds: [1]}'");
   EXPECT_NE(r.command.exit_code, 0);
   EXPECT_NE(r.command.output.find("scale_small.yaml:"), std::string::npos) << r.command.output;
-  EXPECT_NE(r.command.output.find("grid axis 'threds'"), std::string::npos)
-      << r.command.output;
+  EXPECT_NE(r.command.output.find("grid axis 'threds'"), std::string::npos) << r.command.output;
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ TEST(StopSignal, ThousandsOfSignalsDuringGemmsCorruptNothing) {
     at::set_num_threads(1);
     // The products of a small GPT's forward and backward: rows x inner x columns, every
     // transposition (oneDNN picks its kernel by shape and layout).
-    const int64_t shapes[][3] = {{256, 32, 32}, {256, 32, 96}, {32, 256, 32}, {256, 64, 32},
-                                 {32, 32, 256}, {512, 128, 384}};
+    const int64_t shapes[][3] = {{256, 32, 32}, {256, 32, 96}, {32, 256, 32},
+                                 {256, 64, 32}, {32, 32, 256}, {512, 128, 384}};
     const auto until = Clock::now() + std::chrono::seconds(3);
     for (int64_t i = 0; Clock::now() < until; ++i) {
       const auto& [m, k, n] = shapes[i % 6];
@@ -56,8 +56,8 @@ TEST(StopSignal, ThousandsOfSignalsDuringGemmsCorruptNothing) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   EXPECT_GT(sent, 1000);
-  ASSERT_TRUE(WIFEXITED(status)) << "the process died of signal " << WTERMSIG(status)
-                                 << " after " << sent << " stop signals";
+  ASSERT_TRUE(WIFEXITED(status)) << "the process died of signal " << WTERMSIG(status) << " after "
+                                 << sent << " stop signals";
   EXPECT_EQ(WEXITSTATUS(status), kSawTheStop);
 }
 

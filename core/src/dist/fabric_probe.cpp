@@ -10,8 +10,8 @@ namespace hlm {
 namespace {
 
 // Median seconds of `repeats` all-reduces of `floats` float32 values, after two unmeasured.
-double median_allreduce_seconds(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                                int64_t floats, int repeats) {
+double median_allreduce_seconds(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t floats,
+                                int repeats) {
   std::vector<at::Tensor> tensors{torch::ones({floats})};
   std::vector<double> seconds;
   for (int i = 0; i < repeats + 2; ++i) {

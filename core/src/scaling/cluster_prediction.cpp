@@ -12,17 +12,16 @@ namespace {
 // A100 SXM: 312 TFLOP/s dense bf16; NCCL's all-reduce bus bandwidth over NVLink 3 is about
 // 230 GB/s (1840 Gb/s) in nccl-tests on DGX A100; HDR InfiniBand is 200 Gb/s per port. The
 // MFU and the overlap are assumptions to replace with a measurement on the target.
-const nlohmann::json kDefaults = {
-    {"nodes", {1, 2, 3, 4}},
-    {"gpus_per_node", 4},
-    {"single_node_gpus", {1, 2}},
-    {"gpu_peak_tflops", 312.0},
-    {"gpu_mfu", 0.3},
-    {"intra_node_gbps", 1840.0},
-    {"intra_node_latency_us", 5.0},
-    {"inter_node_gbps", 200.0},
-    {"inter_node_latency_us", 10.0},
-    {"overlap", 0.5}};
+const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},
+                                  {"gpus_per_node", 4},
+                                  {"single_node_gpus", {1, 2}},
+                                  {"gpu_peak_tflops", 312.0},
+                                  {"gpu_mfu", 0.3},
+                                  {"intra_node_gbps", 1840.0},
+                                  {"intra_node_latency_us", 5.0},
+                                  {"inter_node_gbps", 200.0},
+                                  {"inter_node_latency_us", 10.0},
+                                  {"overlap", 0.5}};
 
 }  // namespace
 
@@ -31,10 +30,11 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
   nlohmann::json c = kDefaults;
   for (const auto& [key, value] : params.items()) {
     if (!kDefaults.contains(key))
-      throw ConfigError("{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
-                        "single_node_gpus, gpu_peak_tflops, gpu_mfu, intra_node_gbps, "
-                        "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
-                        where, key);
+      throw ConfigError(
+          "{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
+          "single_node_gpus, gpu_peak_tflops, gpu_mfu, intra_node_gbps, "
+          "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
+          where, key);
     c[key] = value;
   }
   const Fabric nvlink{"intra-node", c.at("intra_node_gbps").get<double>() * 1e9 / 8,

@@ -20,8 +20,8 @@ double ring_allreduce_seconds(double bytes, int n, int buckets, const Fabric& fa
   return ring_bandwidth_seconds(bytes, n, fabric) + ring_latency_seconds(n, buckets, fabric);
 }
 
-Fabric fabric_from_probe(const std::string& name, int n, double small_bytes,
-                         double small_seconds, double large_bytes, double large_seconds) {
+Fabric fabric_from_probe(const std::string& name, int n, double small_bytes, double small_seconds,
+                         double large_bytes, double large_seconds) {
   Fabric f;
   f.name = name;
   if (n <= 1) return f;
@@ -100,11 +100,13 @@ Prediction predict_step(const ModelInputs& in, int n) {
   else if (p.bandwidth_share < 0.5)
     p.fix = "larger buckets (bucket_cap_mb) or accumulation: fewer messages per sample";
   else if (overlap < 0.5)
-    p.fix = "accumulation or a larger batch (more compute per all-reduce); smaller buckets "
-            "to start communication earlier in backward";
+    p.fix =
+        "accumulation or a larger batch (more compute per all-reduce); smaller buckets "
+        "to start communication earlier in backward";
   else
-    p.fix = "accumulation or a larger batch (more compute per all-reduce), or a faster "
-            "fabric/backend";
+    p.fix =
+        "accumulation or a larger batch (more compute per all-reduce), or a faster "
+        "fabric/backend";
   return p;
 }
 

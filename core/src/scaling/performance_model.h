@@ -25,8 +25,8 @@ double ring_latency_seconds(int n, int buckets, const Fabric& fabric);
 // The latency and bandwidth that explain two measured all-reduces of different sizes on n
 // ranks (dist/fabric_probe.h): the small one is nearly all latency, the difference all
 // bandwidth.
-Fabric fabric_from_probe(const std::string& name, int n, double small_bytes,
-                         double small_seconds, double large_bytes, double large_seconds);
+Fabric fabric_from_probe(const std::string& name, int n, double small_bytes, double small_seconds,
+                         double large_bytes, double large_seconds);
 
 // Gradient buckets of `bucket_cap_mb` each (GradientSync fills them greedily).
 int bucket_count(double gradient_bytes, double bucket_cap_mb);
@@ -45,24 +45,24 @@ struct StepPhases {
 double lockstep_wait_seconds(const std::vector<double>& quantiles, int n);
 
 struct ModelInputs {
-  StepPhases alone;          // the same configuration on one rank, alone on its host
-  double slowdown = 1;       // compute time with N ranks on the host / alone (>= 1)
+  StepPhases alone;     // the same configuration on one rank, alone on its host
+  double slowdown = 1;  // compute time with N ranks on the host / alone (>= 1)
   double gradient_bytes = 0;
   int buckets = 1;
   Fabric fabric;
-  double overlap = 0;        // fraction of backward that hides communication, 0..1
+  double overlap = 0;  // fraction of backward that hides communication, 0..1
 };
 
 struct Prediction {
-  double step_seconds = 0;          // one optimizer step at N ranks
-  double efficiency = 0;            // alone step / N-rank step (same per-rank work)
-  double compute_seconds = 0;       // compute, slowed, with the wait for the slowest rank
-  double straggler_seconds = 0;     // the slowdown from sharing the host and lockstep waits
+  double step_seconds = 0;       // one optimizer step at N ranks
+  double efficiency = 0;         // alone step / N-rank step (same per-rank work)
+  double compute_seconds = 0;    // compute, slowed, with the wait for the slowest rank
+  double straggler_seconds = 0;  // the slowdown from sharing the host and lockstep waits
   double data_seconds = 0;
-  double communication_seconds = 0; // all-reduce not hidden by backward
-  double bandwidth_share = 0;       // of the all-reduce time: the bandwidth term's part
-  std::string bottleneck;           // compute, data, communication or straggler
-  std::string fix;                  // the change that would help most
+  double communication_seconds = 0;  // all-reduce not hidden by backward
+  double bandwidth_share = 0;        // of the all-reduce time: the bandwidth term's part
+  std::string bottleneck;            // compute, data, communication or straggler
+  std::string fix;                   // the change that would help most
 };
 
 Prediction predict_step(const ModelInputs& inputs, int n);

@@ -23,8 +23,8 @@ std::string folder_safe(const std::string& s) {
 }  // namespace
 
 ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
-                            const std::vector<std::string>& allowed_axes, int default_threads,
-                            int cores, bool oversubscribe, const std::string& where) {
+                        const std::vector<std::string>& allowed_axes, int default_threads,
+                        int cores, bool oversubscribe, const std::string& where) {
   ScalingGrid m;
   std::vector<std::vector<nlohmann::json>> values;
   for (const auto& [axis, list] : grid.items()) {
@@ -60,7 +60,8 @@ ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::jso
       p.dir = "w" + std::to_string(world) + dir;
       const int needed = world * std::max(1, p.threads);
       if (needed > cores && !oversubscribe)
-        m.skipped.push_back({p.label, "needs " + std::to_string(needed) + " cores (ranks x threads), this host has " +
+        m.skipped.push_back({p.label, "needs " + std::to_string(needed) +
+                                          " cores (ranks x threads), this host has " +
                                           std::to_string(cores)});
       else
         m.points.push_back(p);

@@ -9,8 +9,8 @@ namespace hlm {
 
 struct ScalingPoint {
   int world_size = 1;
-  int threads = 1;                                     // per rank
-  nlohmann::json axes = nlohmann::json::object();      // axis -> value, world size excluded
+  int threads = 1;                                 // per rank
+  nlohmann::json axes = nlohmann::json::object();  // axis -> value, world size excluded
   std::string config;  // the axes as "threads=2 context=256" ("" with no axes)
   std::string label;   // "2 ranks, threads=2 context=256"
   std::string dir;     // "w2-threads2-context256": a folder name
@@ -32,7 +32,7 @@ struct ScalingGrid {
 // `oversubscribe`. `default_threads` is the threads per rank where threads is no axis.
 // ConfigError naming `where` for an unknown axis or an empty list.
 ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
-                            const std::vector<std::string>& allowed_axes, int default_threads,
-                            int cores, bool oversubscribe, const std::string& where);
+                        const std::vector<std::string>& allowed_axes, int default_threads,
+                        int cores, bool oversubscribe, const std::string& where);
 
 }  // namespace hlm

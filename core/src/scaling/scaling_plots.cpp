@@ -67,9 +67,8 @@ std::vector<Plot> draw(Script& s, std::vector<Plot> plots, const std::string& di
   const CommandOutput run = run_program({"gnuplot", script});
   if (run.status == 0) return plots;
   if (note)
-    *note = run.status == 127
-                ? "no plots: gnuplot is not installed (Debian package gnuplot-nox)"
-                : "no plots: gnuplot failed on " + script + ": " + run.output;
+    *note = run.status == 127 ? "no plots: gnuplot is not installed (Debian package gnuplot-nox)"
+                              : "no plots: gnuplot failed on " + script + ": " + run.output;
   return {};
 }
 
@@ -111,7 +110,8 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   add_plot(s, plots, dir, "time_speedup", "Time and speedup against ideal",
            "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n"
            "set ylabel 'time (s)'\nset y2label 'speedup'\nset y2tics\nset ytics nomirror\n"
-           "set xrange [-0.5:" + std::to_string(index) + "-0.5]\nset yrange [0:*]\nset y2range [0:" +
+           "set xrange [-0.5:" +
+               std::to_string(index) + "-0.5]\nset yrange [0:*]\nset y2range [0:" +
                std::to_string(most_ranks * 1.15) + "]\n",
            "plot " + b + " using 1:2:xtic(5) with boxes title 'time', " + b +
                " using 1:3 axes x1y2 with points pt 7 ps 1.5 title 'speedup', " + b +

@@ -9,7 +9,7 @@
 namespace hlm {
 
 struct Plot {
-  std::string name;   // file stem: time_vs_threads, time_speedup, efficiency, overhead
+  std::string name;  // file stem: time_vs_threads, time_speedup, efficiency, overhead
   std::string title;
   std::string svg, png;  // absolute paths
 };

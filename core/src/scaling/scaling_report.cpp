@@ -26,20 +26,20 @@ std::string measured_table(const nlohmann::json& study) {
   for (const auto& p : study.at("points")) {
     const auto& s = p.at("seconds");
     const auto& ph = p.at("phases");
-    md += "| " + p.at("label").get<std::string>() + " | " + p.at("steps_per_rank").dump() +
-          " | " + fmt("%.2f", s.at("median")) + " (" + fmt("%.2f", s.at("min")) + "-" +
-          fmt("%.2f", s.at("max")) + ") | " + fmt("%.0f", p.at("tokens_per_s").at("median")) +
-          " | " + fmt("%.2f", num(p, "speedup")) + " | " + fmt("%.3f", num(p, "efficiency")) +
-          " | " + fmt("%.2f", num(p, "overhead_seconds")) + " | " +
-          fmt("%.3f", num(p, "step_efficiency")) + " | " +
-          (p.contains("ceiling") ? fmt("%.3f", p.at("ceiling")) : "-") + " | " +
-          (p.contains("efficiency_vs_ceiling") ? fmt("%.3f", p.at("efficiency_vs_ceiling")) : "-") +
-          " | " +
-          (p.contains("step_efficiency_vs_ceiling") ? fmt("%.3f", p.at("step_efficiency_vs_ceiling"))
-                                                    : "-") +
-          " | " + ms(ph.at("forward")) + " | " + ms(ph.at("backward")) + " | " +
-          ms(ph.at("optimizer")) + " | " + ms(ph.at("data_wait")) + " | " +
-          ms(ph.at("allreduce")) + " | " + fmt("%.3f", p.at("mfu")) + " |\n";
+    md +=
+        "| " + p.at("label").get<std::string>() + " | " + p.at("steps_per_rank").dump() + " | " +
+        fmt("%.2f", s.at("median")) + " (" + fmt("%.2f", s.at("min")) + "-" +
+        fmt("%.2f", s.at("max")) + ") | " + fmt("%.0f", p.at("tokens_per_s").at("median")) + " | " +
+        fmt("%.2f", num(p, "speedup")) + " | " + fmt("%.3f", num(p, "efficiency")) + " | " +
+        fmt("%.2f", num(p, "overhead_seconds")) + " | " + fmt("%.3f", num(p, "step_efficiency")) +
+        " | " + (p.contains("ceiling") ? fmt("%.3f", p.at("ceiling")) : "-") + " | " +
+        (p.contains("efficiency_vs_ceiling") ? fmt("%.3f", p.at("efficiency_vs_ceiling")) : "-") +
+        " | " +
+        (p.contains("step_efficiency_vs_ceiling") ? fmt("%.3f", p.at("step_efficiency_vs_ceiling"))
+                                                  : "-") +
+        " | " + ms(ph.at("forward")) + " | " + ms(ph.at("backward")) + " | " +
+        ms(ph.at("optimizer")) + " | " + ms(ph.at("data_wait")) + " | " + ms(ph.at("allreduce")) +
+        " | " + fmt("%.3f", p.at("mfu")) + " |\n";
   }
   return md;
 }
@@ -87,18 +87,19 @@ std::string cluster_table(const nlohmann::json& cluster) {
       " GPUs per node; within a node " + fmt("%.0f", c.at("intra_node_gbps")) + " Gb/s, " +
       fmt("%.0f", c.at("intra_node_latency_us")) + " us; between nodes " +
       fmt("%.0f", c.at("inter_node_gbps")) + " Gb/s, " +
-      fmt("%.0f", c.at("inter_node_latency_us")) + " us; overlap " +
-      fmt("%.2f", c.at("overlap")) + "; data wait per step as measured here.\n\n"
+      fmt("%.0f", c.at("inter_node_latency_us")) + " us; overlap " + fmt("%.2f", c.at("overlap")) +
+      "; data wait per step as measured here.\n\n"
       "| configuration | nodes | GPUs | step ms | tokens/s | speedup | efficiency | bottleneck | "
       "fix |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : cluster.at("rows"))
-    md += "| " + (r.at("config").get<std::string>().empty() ? std::string("-")
-                                                          : r.at("config").get<std::string>()) +
+    md += "| " +
+          (r.at("config").get<std::string>().empty() ? std::string("-")
+                                                     : r.at("config").get<std::string>()) +
           " | " + r.at("nodes").dump() + " | " + r.at("gpus").dump() + " | " +
           fmt("%.2f", r.at("step_seconds").get<double>() * 1e3) + " | " +
           fmt("%.0f", r.at("tokens_per_s")) + " | " + fmt("%.2f", r.at("speedup")) + " | " +
-          fmt("%.3f", r.at("efficiency")) + " | " + r.at("bottleneck").get<std::string>() +
-          " | " + r.at("fix").get<std::string>() + " |\n";
+          fmt("%.3f", r.at("efficiency")) + " | " + r.at("bottleneck").get<std::string>() + " | " +
+          r.at("fix").get<std::string>() + " |\n";
   return md;
 }
 
@@ -119,22 +120,28 @@ std::string scaling_report_md(const nlohmann::json& study, const std::vector<Plo
   if (!study.at("skipped").empty()) {
     md += "\nSkipped on this host:\n";
     for (const auto& s : study.at("skipped"))
-      md += "- " + s.at("label").get<std::string>() + ": " + s.at("reason").get<std::string>() + "\n";
+      md +=
+          "- " + s.at("label").get<std::string>() + ": " + s.at("reason").get<std::string>() + "\n";
   }
-  md += "\nSpeedup S = T1/TN, efficiency E = S/N, overhead O = TN - T1/N (the paper's equations "
-        "1-3; T = the training loop of rank 0, every segment of a resumed run included; in strong "
-        "scaling TN is scaled to the 1-rank run's samples where N does not divide the steps). "
-        "Ceiling: the slowest of N independent 1-rank runs side by side against one alone, what "
-        "this host allows N ranks without any communication; E / ceiling is the efficiency left "
-        "to the software. Step E: the same ratio from the median step times (start-up and warm-up steps left out), what the model predicts. Phases are per step, medians.\n\n### Why, and predicted\n\n" +
-        prediction_table(study) +
-        "\nPredicted: one-rank phases of the same configuration, slowed by 1 / ceiling, plus the "
-        "wait for the slowest of N ranks in lockstep (from the spread of the one-rank steps), "
-        "plus the data wait, plus the ring all-reduce (2(N-1)/N x gradient bytes / bandwidth + 2(N-1) x "
-        "latency per bucket) less what backward hides. The overlap is fitted on the study's first "
-        "multi-rank point (calibration) unless given; the other points are predictions.\n";
+  md +=
+      "\nSpeedup S = T1/TN, efficiency E = S/N, overhead O = TN - T1/N (the paper's equations "
+      "1-3; T = the training loop of rank 0, every segment of a resumed run included; in strong "
+      "scaling TN is scaled to the 1-rank run's samples where N does not divide the steps). "
+      "Ceiling: the slowest of N independent 1-rank runs side by side against one alone, what "
+      "this host allows N ranks without any communication; E / ceiling is the efficiency left "
+      "to the software. Step E: the same ratio from the median step times (start-up and warm-up "
+      "steps left out), what the model predicts. Phases are per step, medians.\n\n### Why, and "
+      "predicted\n\n" +
+      prediction_table(study) +
+      "\nPredicted: one-rank phases of the same configuration, slowed by 1 / ceiling, plus the "
+      "wait for the slowest of N ranks in lockstep (from the spread of the one-rank steps), "
+      "plus the data wait, plus the ring all-reduce (2(N-1)/N x gradient bytes / bandwidth + "
+      "2(N-1) x "
+      "latency per bucket) less what backward hides. The overlap is fitted on the study's first "
+      "multi-rank point (calibration) unless given; the other points are predictions.\n";
   const std::string fabrics = fabric_table(study);
-  if (!fabrics.empty()) md += "\nAll-reduce as measured by the ranks before training:\n\n" + fabrics;
+  if (!fabrics.empty())
+    md += "\nAll-reduce as measured by the ranks before training:\n\n" + fabrics;
   md += "\n### Predicted on the paper's hardware\n\n" + cluster_table(study.at("cluster")) +
         "\nThe paper measured speedups of 1.6 on 2 GPUs and 1.9 on 4 (efficiency 0.75 and 0.5).\n";
   md += "\n### Plots\n\n";
@@ -161,10 +168,10 @@ std::string scaling_csv(const nlohmann::json& study) {
            g(p.at("seconds").at("min")) + "," + g(p.at("seconds").at("max")) + "," +
            g(p.at("tokens_per_s").at("median")) + "," + g(num(p, "speedup")) + "," +
            g(num(p, "efficiency")) + "," + g(num(p, "overhead_seconds")) + "," +
-           g(num(p, "step_efficiency")) + "," + (p.contains("ceiling") ? g(p.at("ceiling")) : "") + "," +
-           (p.contains("efficiency_vs_ceiling") ? g(p.at("efficiency_vs_ceiling")) : "") + "," +
-           g(ph.at("forward")) + "," + g(ph.at("backward")) + "," + g(ph.at("optimizer")) + "," +
-           g(ph.at("data_wait")) + "," + g(ph.at("allreduce")) + "," + g(p.at("mfu")) + "," +
+           g(num(p, "step_efficiency")) + "," + (p.contains("ceiling") ? g(p.at("ceiling")) : "") +
+           "," + (p.contains("efficiency_vs_ceiling") ? g(p.at("efficiency_vs_ceiling")) : "") +
+           "," + g(ph.at("forward")) + "," + g(ph.at("backward")) + "," + g(ph.at("optimizer")) +
+           "," + g(ph.at("data_wait")) + "," + g(ph.at("allreduce")) + "," + g(p.at("mfu")) + "," +
            (predicted ? g(p.at("predicted").at("efficiency")) : "") + "," +
            (predicted ? g(p.at("predicted").at("error")) : "") + "," +
            (predicted ? csv_field(p.at("predicted").at("bottleneck")) : "") + "," +

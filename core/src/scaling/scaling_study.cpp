@@ -15,7 +15,8 @@ nlohmann::json spread_json(const Spread& s) {
 }
 
 // The median over repeats of a number found at `path` in each run.
-double median_of(const std::vector<nlohmann::json>& runs, const nlohmann::json::json_pointer& path) {
+double median_of(const std::vector<nlohmann::json>& runs,
+                 const nlohmann::json::json_pointer& path) {
   std::vector<double> values;
   for (const auto& r : runs)
     if (r.contains(path)) values.push_back(r.at(path).get<double>());
@@ -50,10 +51,12 @@ nlohmann::json fabric_of(const std::vector<nlohmann::json>& runs, int world) {
   if (world <= 1 || !runs.front().contains("fabric_probe")) return nullptr;
   using P = nlohmann::json::json_pointer;
   const auto& probe = runs.front().at("fabric_probe");
-  const Fabric f = fabric_from_probe(runs.front().at("backend"), world,
-                                     probe.at("small_bytes"), median_of(runs, P("/fabric_probe/small_seconds")),
-                                     probe.at("large_bytes"), median_of(runs, P("/fabric_probe/large_seconds")));
-  return {{"name", f.name}, {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+  const Fabric f =
+      fabric_from_probe(runs.front().at("backend"), world, probe.at("small_bytes"),
+                        median_of(runs, P("/fabric_probe/small_seconds")), probe.at("large_bytes"),
+                        median_of(runs, P("/fabric_probe/large_seconds")));
+  return {{"name", f.name},
+          {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
           {"latency_s", f.latency_s}};
 }
 
@@ -75,8 +78,8 @@ ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& base
 
 nlohmann::json summarize_study(const ScalingGrid& grid,
                                const std::vector<std::vector<nlohmann::json>>& runs,
-                               const std::vector<std::vector<double>>& ceilings,
-                               Scaling scaling, int repeats, int cores) {
+                               const std::vector<std::vector<double>>& ceilings, Scaling scaling,
+                               int repeats, int cores) {
   nlohmann::json points = nlohmann::json::array();
   std::map<std::string, size_t> baseline_of_config;  // config -> index of its 1-rank point
   for (size_t i = 0; i < grid.points.size(); ++i) {
@@ -121,12 +124,13 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
     if (!ceiling.empty()) point["ceiling"] = spread_of(ceiling).median;
     // Per-sample time of a step (the per-rank batch is the same at every N): start-up and
     // warm-up steps left out, unlike the loop times of the paper's ratios.
-    point["step_efficiency"] = base.at("phases").at("step").get<double>() /
-                               point.at("phases").at("step").get<double>();
+    point["step_efficiency"] =
+        base.at("phases").at("step").get<double>() / point.at("phases").at("step").get<double>();
     const double t1 = base.at("seconds").at("median");
     double tn = point.at("seconds").at("median");
     if (scaling == Scaling::kStrong)  // the same samples as the 1-rank run (N may not divide)
-      tn *= base.at("steps_per_rank").get<double>() / (point.at("steps_per_rank").get<double>() * n);
+      tn *=
+          base.at("steps_per_rank").get<double>() / (point.at("steps_per_rank").get<double>() * n);
     const ScalingRatios ratios = scaling_ratios(scaling, t1, tn, n);
     point["baseline"] = base.at("label");
     point["speedup"] = ratios.speedup;

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "scaling/scaling_math.h"
 #include "scaling/scaling_grid.h"
+#include "scaling/scaling_math.h"
 
 namespace hlm {
 
@@ -17,8 +17,8 @@ namespace hlm {
 // "scaling", "repeats", "cores", "axes" (docs/scaling.md lists the fields).
 nlohmann::json summarize_study(const ScalingGrid& grid,
                                const std::vector<std::vector<nlohmann::json>>& runs,
-                               const std::vector<std::vector<double>>& ceilings,
-                               Scaling scaling, int repeats, int cores);
+                               const std::vector<std::vector<double>>& ceilings, Scaling scaling,
+                               int repeats, int cores);
 
 // Adds "predicted" to every multi-rank point: the model fed with the one-rank phases of the
 // same configuration, the host's slowdown (1 / ceiling), the all-reduce fabric the point's

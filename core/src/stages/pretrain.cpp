@@ -51,10 +51,9 @@ StageOutput run_pretrain(StageContext& ctx) {
                 r.at("tokens_per_s").get<double>(), r.at("mfu").get<double>());
   out.report_md = std::string(table) + "\nLoss curve (step: loss): " + loss_curve(losses, 8) + "\n";
   std::string plot_note;
-  for (const auto& plot :
-       render_line_plot("loss", "Training loss (" + ctx.instance.id + ")", "step",
-                        "loss (next-token cross entropy)", losses, ctx.stage_dir + "/plots",
-                        &plot_note)) {
+  for (const auto& plot : render_line_plot("loss", "Training loss (" + ctx.instance.id + ")",
+                                           "step", "loss (next-token cross entropy)", losses,
+                                           ctx.stage_dir + "/plots", &plot_note)) {
     out.artifacts["plot_loss"] = plot.png;
     // report.md sits in the run directory, one level above the stage's folder.
     out.report_md += "\n![" + plot.title + "](" + ctx.instance.id + "/plots/loss.png)\n";

@@ -73,9 +73,10 @@ nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int wo
     return *finished;
   }
   if (stop_signal_received())
-    throw Preempted("scale-analysis stopped by a signal before {} (finished runs are kept); "
-                    "continue with hlm run --resume RUN_DIR",
-                    what);
+    throw Preempted(
+        "scale-analysis stopped by a signal before {} (finished runs are kept); "
+        "continue with hlm run --resume RUN_DIR",
+        what);
   ctx.progress(what + ": " + std::to_string(job.at("options").at("steps").get<int64_t>()) +
                " steps per rank");
   return run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
@@ -107,14 +108,14 @@ StageOutput run_scale_analysis(StageContext& ctx) {
     throw ConfigError("{}: scaling must be strong or weak, not '{}'", where, scaling_name);
   const Scaling scaling = scaling_from_name(scaling_name.c_str());
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  const ScalingGrid grid =
-      expand_grid(worlds, p.at("grid"), allowed_axes(), p.at("threads"), cores,
-                    p.at("oversubscribe"), where);
+  const ScalingGrid grid = expand_grid(worlds, p.at("grid"), allowed_axes(), p.at("threads"), cores,
+                                       p.at("oversubscribe"), where);
   for (const auto& s : grid.skipped) ctx.progress("skipped " + s.label + ": " + s.reason);
   if (grid.points.empty())
-    throw ConfigError("{}: every point of the grid was skipped (see above); lower the ranks "
-                      "or threads, or set oversubscribe: true",
-                      where);
+    throw ConfigError(
+        "{}: every point of the grid was skipped (see above); lower the ranks "
+        "or threads, or set oversubscribe: true",
+        where);
 
   // Round by round: repeat r of every point before repeat r + 1 of any.
   std::vector<std::vector<nlohmann::json>> runs(grid.points.size());
@@ -136,12 +137,12 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       alone["independent"] = true;
       alone["probe_fabric"] = false;
       run_or_reuse(ctx, alone, point.world_size, what + ", ranks independent");
-      ceilings[i].push_back(slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
+      ceilings[i].push_back(
+          slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
     }
   }
 
-  nlohmann::json study =
-      summarize_study(grid, runs, ceilings, scaling, repeats, cores);
+  nlohmann::json study = summarize_study(grid, runs, ceilings, scaling, repeats, cores);
   predict_measured_points(study, p.at("overlap"));
   study["cluster"] = predict_cluster(study, p.at("cluster"), where);
 
@@ -168,8 +169,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
     char line[200];
     std::snprintf(line, sizeof(line), "%s: %.2f s, speedup %.2f, efficiency %.2f",
                   point.at("label").get<std::string>().c_str(),
-                  point.at("seconds").at("median").get<double>(),
-                  point.at("speedup").get<double>(), point.at("efficiency").get<double>());
+                  point.at("seconds").at("median").get<double>(), point.at("speedup").get<double>(),
+                  point.at("efficiency").get<double>());
     ctx.progress(line);
   }
   return out;

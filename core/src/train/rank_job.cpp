@@ -134,38 +134,36 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     write_text_atomic(stopped_marker(job_dir, env.rank), utc_timestamp() + "\n");
     throw;
   }
-  nlohmann::json result = {{"rank", env.rank},
-                           {"world_size", r.world_size},
-                           {"steps", r.steps},
-                           {"losses", r.losses},
-                           {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
-                           {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
-                           {"eval_loss", r.eval_loss},
-                           {"train_seconds", r.train_seconds},
-                           {"step_seconds_median", r.step_seconds_median},
-                           {"tokens_per_s", r.tokens_per_s},
-                           {"mfu", r.mfu},
-                           {"peak_flops", r.peak_flops},
-                           {"data_wait_seconds", r.data_wait_seconds},
-                           {"allreduce_seconds", r.allreduce_seconds},
-                           {"phase_seconds_median",
-                            {{"forward", r.forward_seconds_median},
-                             {"backward", r.backward_seconds_median},
-                             {"optimizer", r.optimizer_seconds_median},
-                             {"allreduce", r.allreduce_seconds_median}}},
-                           {"flops_per_token", model->flops_per_token()},
-                           {"gradient_bytes", r.gradient_bytes},
-                           {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
-                           {"tokens_per_rank_step", train.options.batch *
-                                                        train.options.accumulation *
-                                                        model->context()},
-                           {"checkpoint", r.checkpoint},
-                           {"peak_rss_bytes", peak_rss_bytes()}};
+  nlohmann::json result = {
+      {"rank", env.rank},
+      {"world_size", r.world_size},
+      {"steps", r.steps},
+      {"losses", r.losses},
+      {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
+      {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
+      {"eval_loss", r.eval_loss},
+      {"train_seconds", r.train_seconds},
+      {"step_seconds_median", r.step_seconds_median},
+      {"tokens_per_s", r.tokens_per_s},
+      {"mfu", r.mfu},
+      {"peak_flops", r.peak_flops},
+      {"data_wait_seconds", r.data_wait_seconds},
+      {"allreduce_seconds", r.allreduce_seconds},
+      {"phase_seconds_median",
+       {{"forward", r.forward_seconds_median},
+        {"backward", r.backward_seconds_median},
+        {"optimizer", r.optimizer_seconds_median},
+        {"allreduce", r.allreduce_seconds_median}}},
+      {"flops_per_token", model->flops_per_token()},
+      {"gradient_bytes", r.gradient_bytes},
+      {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
+      {"tokens_per_rank_step", train.options.batch * train.options.accumulation * model->context()},
+      {"checkpoint", r.checkpoint},
+      {"peak_rss_bytes", peak_rss_bytes()}};
   if (!fabric.is_null()) result["fabric_probe"] = fabric;
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(job_dir);
-  write_text_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json",
-                    result.dump(2));
+  write_text_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
   return result;
 }
 
