@@ -31,6 +31,7 @@ nlohmann::json run(double seconds, int steps, double step, double allreduce) {
           {"mfu", 0.4},
           {"backend", "gloo"},
           {"bucket_cap_mb", 4.0},
+          {"samples_per_rank_step", 16},
           {"gradient_bytes", 13.3e6},
           {"flops_per_token", 6.0e7},
           {"tokens_per_rank_step", 2048},

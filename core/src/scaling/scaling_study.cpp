@@ -98,6 +98,8 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
                             {"axes", pt.axes},
                             {"runs", rs.size()},
                             {"steps_per_rank", rs.front().at("steps")},
+                            {"samples", rs.front().at("steps").get<int64_t>() * pt.world_size *
+                                            rs.front().at("samples_per_rank_step").get<int64_t>()},
                             {"seconds", spread_json(spread_of(seconds))},
                             {"tokens_per_s", spread_json(spread_of(tokens))},
                             {"phases", phases_of(rs)},

@@ -10,10 +10,10 @@
 
 namespace hlm {
 
-// runs[i]: rank 0's result of each repeat of grid.points[i], with "backend" and
-// "bucket_cap_mb" added; ceilings[i]: per repeat, the slowest of N independent ranks' tokens/s
-// (empty for 1 rank or when not measured), turned into the ceiling against the same repeat of
-// the 1-rank point. Returns the study JSON: "points", "skipped",
+// runs[i]: rank 0's result of each repeat of grid.points[i], with "backend",
+// "bucket_cap_mb" and "samples_per_rank_step" added; ceilings[i]: per repeat, the slowest of N
+// independent ranks' tokens/s (empty for 1 rank or when not measured), turned into the ceiling
+// against the same repeat of the 1-rank point. Returns the study JSON: "points", "skipped",
 // "scaling", "repeats", "cores", "axes" (docs/scaling.md lists the fields).
 nlohmann::json summarize_study(const ScalingGrid& grid,
                                const std::vector<std::vector<nlohmann::json>>& runs,

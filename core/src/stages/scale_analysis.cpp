@@ -131,6 +131,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       nlohmann::json result = run_or_reuse(ctx, job, point.world_size, what);
       result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
       result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
+      result["samples_per_rank_step"] = job.at("options").at("batch").get<int64_t>() *
+                                        job.at("options").at("accumulation").get<int64_t>();
       runs[i].push_back(result);
       if (!measure_ceiling || point.world_size == 1) continue;
       auto alone = point_job(ctx, point, scaling, dir + "/independent");
