@@ -167,3 +167,17 @@ TEST(GradientSync, OneRanksStopVoteReachesEveryRank) {
 }
 
 }  // namespace
+
+namespace {
+
+// Buckets fill from the last parameter backwards; a tensor bigger than the cap is not split.
+TEST(GradientSync, BucketsFillInReverseAndNeverSplitATensor) {
+  const std::vector<at::Tensor> three = {torch::zeros({1000}), torch::zeros({1000}),
+                                         torch::zeros({1000})};
+  const double two_tensors_mb = 8000.0 / (1024 * 1024);
+  EXPECT_EQ(hlm::assign_buckets(three, two_tensors_mb), (std::vector<size_t>{1, 0, 0}));
+  EXPECT_EQ(hlm::assign_buckets(three, 0.0), (std::vector<size_t>{2, 1, 0}));  // one each
+  EXPECT_EQ(hlm::assign_buckets({torch::zeros({10000})}, 0.0), (std::vector<size_t>{0}));
+}
+
+}  // namespace

@@ -84,6 +84,8 @@ TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
   const auto faster = hlm::predict_cluster(s, {{"inter_node_gbps", 1840.0}}, "w");
   EXPECT_GT(faster["rows"][3]["efficiency"].get<double>(), rows[3]["efficiency"].get<double>());
   EXPECT_THROW(hlm::predict_cluster(s, {{"gpus", 8}}, "w.yaml:4"), hlm::ConfigError);
+  EXPECT_THROW(hlm::predict_cluster(s, {{"gpu_mfu", 0}}, "w.yaml:4"), hlm::ConfigError);
+  EXPECT_THROW(hlm::predict_cluster(s, {{"nodes", {0, 1}}}, "w.yaml:4"), hlm::ConfigError);
 }
 
 TEST(ScalingOutputs, CsvHasAHeaderAndARowPerPoint) {

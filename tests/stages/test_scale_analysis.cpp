@@ -108,6 +108,16 @@ TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
   EXPECT_EQ(r.results["rows"].size(), 2u);
 }
 
+TEST_F(ScaleAnalysis, WorldSizesAfterTheFirstAreDistinctAndAtLeastTwo) {
+  for (const char* sizes : {"[1,0]", "[1,2,2]"}) {
+    const Run r = run(std::string("scale.world_sizes=") + sizes);
+    EXPECT_NE(r.command.exit_code, 0) << sizes;
+    EXPECT_NE(r.command.output.find("world_sizes after the first must be distinct and at least 2"),
+              std::string::npos)
+        << r.command.output;
+  }
+}
+
 TEST_F(ScaleAnalysis, AnUnknownAxisNamesTheWorkflowLine) {
   const Run r = run("'scale.grid={threds: [1]}'");
   EXPECT_NE(r.command.exit_code, 0);

@@ -6,29 +6,38 @@
 
 namespace hlm {
 
+std::vector<size_t> assign_buckets(const std::vector<at::Tensor>& parameters,
+                                   double bucket_cap_mb) {
+  const int64_t cap_bytes = std::max<int64_t>(1, int64_t(bucket_cap_mb * 1024 * 1024));
+  std::vector<size_t> bucket_of(parameters.size());
+  size_t buckets = 0;
+  int64_t bucket_bytes = 0;
+  for (size_t k = parameters.size(); k-- > 0;) {
+    const int64_t bytes = parameters[k].numel() * int64_t(parameters[k].element_size());
+    if (buckets == 0 || bucket_bytes + bytes > cap_bytes) {
+      ++buckets;
+      bucket_bytes = 0;
+    }
+    bucket_of[k] = buckets - 1;
+    bucket_bytes += bytes;
+  }
+  return bucket_of;
+}
+
 GradientSync::GradientSync(std::vector<at::Tensor> parameters,
                            c10::intrusive_ptr<c10d::ProcessGroup> group, double bucket_cap_mb)
     : parameters_(std::move(parameters)), group_(std::move(group)) {
   TORCH_CHECK(!parameters_.empty(), "GradientSync: the model has no parameters");
-  const int64_t cap_bytes = std::max<int64_t>(1, int64_t(bucket_cap_mb * 1024 * 1024));
-  bucket_of_.resize(parameters_.size());
+  bucket_of_ = assign_buckets(parameters_, bucket_cap_mb);
   ready_.resize(parameters_.size());
   slot_of_.resize(parameters_.size());
-  int64_t bucket_bytes = 0;
   for (size_t k = parameters_.size(); k-- > 0;) {
-    const at::Tensor& p = parameters_[k];
-    const int64_t bytes = p.numel() * int64_t(p.element_size());
-    if (buckets_.empty() || bucket_bytes + bytes > cap_bytes) {
-      buckets_.emplace_back();
-      bucket_bytes = 0;
-    }
+    if (bucket_of_[k] == buckets_.size()) buckets_.emplace_back();
     Bucket& b = buckets_.back();
-    bucket_of_[k] = buckets_.size() - 1;
     slot_of_[k] = b.members.size();
     b.offsets.push_back(
         b.members.empty() ? 0 : b.offsets.back() + parameters_[b.members.back()].numel());
     b.members.push_back(k);
-    bucket_bytes += bytes;
   }
   // The first bucket has one element more, after its gradients: the ranks' stop votes.
   auto* shared = dynamic_cast<SharedTensorMemory*>(group_.get());

@@ -12,6 +12,11 @@
 
 namespace hlm {
 
+// The bucket of each parameter: filled greedily in reverse order (the order backward produces
+// gradients), a new bucket when the next tensor would pass bucket_cap_mb; a tensor is never
+// split. Bucket 0 holds the last parameters.
+std::vector<size_t> assign_buckets(const std::vector<at::Tensor>& parameters, double bucket_cap_mb);
+
 class GradientSync {
  public:
   GradientSync(std::vector<at::Tensor> parameters, c10::intrusive_ptr<c10d::ProcessGroup> group,

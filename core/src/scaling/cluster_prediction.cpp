@@ -37,6 +37,16 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
           where, key);
     c[key] = value;
   }
+  for (const char* key :
+       {"gpus_per_node", "gpu_peak_tflops", "gpu_mfu", "intra_node_gbps", "inter_node_gbps"})
+    if (!c.at(key).is_number() || c.at(key).get<double>() <= 0)
+      throw ConfigError("{}: cluster.{} must be a positive number (got {})", where, key,
+                        c.at(key).dump());
+  for (const char* key : {"nodes", "single_node_gpus"})
+    for (const auto& v : c.at(key))
+      if (!v.is_number_integer() || v.get<int>() < 1)
+        throw ConfigError("{}: cluster.{} must list counts of at least 1 (got {})", where, key,
+                          c.at(key).dump());
   const Fabric nvlink{"intra-node", c.at("intra_node_gbps").get<double>() * 1e9 / 8,
                       c.at("intra_node_latency_us").get<double>() * 1e-6};
   const Fabric network{"inter-node", c.at("inter_node_gbps").get<double>() * 1e9 / 8,
@@ -69,7 +79,8 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
                 ph.at("optimizer").get<double>() * scale, ph.at("data_wait"),
                 /*step_quantiles=*/{}};  // this host's step jitter says nothing of a GPU's
     in.gradient_bytes = point.at("gradient_bytes");
-    in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+    in.buckets = point.value("gradient_buckets", 0);
+    if (in.buckets < 1) in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
     in.overlap = c.at("overlap");
     for (const auto& [nodes, gpus] : layouts) {
       in.fabric = nodes > 1 ? network : nvlink;
@@ -78,7 +89,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
                       {"nodes", nodes},
                       {"gpus", gpus},
                       {"step_seconds", pr.step_seconds},
-                      {"tokens_per_s", gpus * tokens / pr.step_seconds},
+                      {"tokens_per_s", pr.step_seconds > 0 ? gpus * tokens / pr.step_seconds : 0.0},
                       {"efficiency", pr.efficiency},
                       {"speedup", pr.efficiency * gpus},
                       {"communication_seconds", pr.communication_seconds},

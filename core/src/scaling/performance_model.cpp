@@ -37,7 +37,7 @@ Fabric fabric_from_probe(const std::string& name, int n, double small_bytes, dou
 
 int bucket_count(double gradient_bytes, double bucket_cap_mb) {
   const double cap = std::max(1.0, bucket_cap_mb * 1024 * 1024);
-  return std::max(1, int(std::ceil(gradient_bytes / cap)));
+  return int(std::clamp(std::ceil(gradient_bytes / cap), 1.0, 1e6));
 }
 
 double lockstep_wait_seconds(const std::vector<double>& q, int n) {

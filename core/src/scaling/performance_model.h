@@ -28,7 +28,8 @@ double ring_latency_seconds(int n, int buckets, const Fabric& fabric);
 Fabric fabric_from_probe(const std::string& name, int n, double small_bytes, double small_seconds,
                          double large_bytes, double large_seconds);
 
-// Gradient buckets of `bucket_cap_mb` each (GradientSync fills them greedily).
+// Gradient buckets of `bucket_cap_mb` each when only the byte count is known (GradientSync
+// never splits a tensor, so it may make fewer; runs record its count as gradient_buckets).
 int bucket_count(double gradient_bytes, double bucket_cap_mb);
 
 // Seconds per optimizer step on one rank, by phase.

@@ -135,13 +135,16 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   for (const auto& [key, rows] : predicted)
     plot += s.block(rows.str()) + " using 1:2 with points pt 4 ps 1.5 title " +
             quoted("predicted " + key) + ", ";
-  add_plot(s, plots, dir, "efficiency", "Parallel efficiency E = S / N",
+  add_plot(s, plots, dir, "efficiency",
+           study.at("scaling") == "weak" ? "Parallel efficiency E = T1 / TN"
+                                         : "Parallel efficiency E = S / N",
            "set xlabel 'ranks'\nset ylabel 'efficiency'\nset yrange [0:1.2]\nset xtics 1\n",
            plot.substr(0, plot.size() - 2));
   plot = "plot ";
   for (const auto& [key, rows] : overhead)
     plot += s.block(rows.str()) + " using 1:2 with linespoints pt 7 title " + quoted(key) + ", ";
-  add_plot(s, plots, dir, "overhead", "Overhead O = TN - T1 / N",
+  const bool weak = study.at("scaling") == "weak";
+  add_plot(s, plots, dir, "overhead", weak ? "Overhead O = TN - T1" : "Overhead O = TN - T1 / N",
            "set xlabel 'ranks'\nset ylabel 'overhead (s)'\nset xtics 1\n",
            plot.substr(0, plot.size() - 2));
   return draw(s, plots, dir, "scaling", note);

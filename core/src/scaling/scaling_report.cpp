@@ -53,7 +53,7 @@ std::string prediction_table(const nlohmann::json& study) {
     if (!p.contains("predicted")) continue;
     any = true;
     const auto& pr = p.at("predicted");
-    md += "| " + p.at("label").get<std::string>() + " | " + fmt("%.3f", p.at("step_efficiency")) +
+    md += "| " + p.at("label").get<std::string>() + " | " + fmt("%.3f", num(p, "step_efficiency")) +
           " | " + fmt("%.3f", pr.at("efficiency")) + " | " +
           fmt("%+.1f %%", 100 * pr.at("error").get<double>()) +
           (pr.at("calibration").get<bool>() ? " (calibration)" : "") + " | " +
@@ -123,14 +123,20 @@ std::string scaling_report_md(const nlohmann::json& study, const std::vector<Plo
       md +=
           "- " + s.at("label").get<std::string>() + ": " + s.at("reason").get<std::string>() + "\n";
   }
+  md += study.at("scaling") == "weak"
+            ? "\nWeak scaling (every rank runs all steps): efficiency E = T1/TN, speedup S = N "
+              "T1/TN, overhead O = TN - T1 (T = the training loop of rank 0, every segment of a "
+              "resumed run included). "
+            : "\nSpeedup S = T1/TN, efficiency E = S/N, overhead O = TN - T1/N (the paper's "
+              "equations 1-3; T = the training loop of rank 0, every segment of a resumed run "
+              "included; in strong scaling TN is scaled to the 1-rank run's samples where N does "
+              "not divide the steps). ";
   md +=
-      "\nSpeedup S = T1/TN, efficiency E = S/N, overhead O = TN - T1/N (the paper's equations "
-      "1-3; T = the training loop of rank 0, every segment of a resumed run included; in strong "
-      "scaling TN is scaled to the 1-rank run's samples where N does not divide the steps). "
       "Ceiling: the slowest of N independent 1-rank runs side by side against one alone, what "
       "this host allows N ranks without any communication; E / ceiling is the efficiency left "
       "to the software. Step E: the same ratio from the median step times (start-up and warm-up "
-      "steps left out), what the model predicts. Phases are per step, medians.\n\n### Why, and "
+      "steps left out), what the model predicts. Phases are per step: medians, the data wait a "
+      "mean.\n\n### Why, and "
       "predicted\n\n" +
       prediction_table(study) +
       "\nPredicted: one-rank phases of the same configuration, slowed by 1 / ceiling, plus the "

@@ -1,6 +1,7 @@
 // Reduction of a scaling study's runs and the model's predictions (see scaling_study.h).
 #include "scaling/scaling_study.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,15 +29,21 @@ nlohmann::json phases_of(const std::vector<nlohmann::json>& runs) {
   for (const auto& r : runs)
     data_wait.push_back(r.at("data_wait_seconds").get<double>() /
                         std::max<int64_t>(1, r.at("steps").get<int64_t>()));
-  // Quantile by quantile, the median over repeats.
+  // Quantile by quantile, the median over the repeats that timed steps (a repeat resumed
+  // after its last step timed none and has no quantiles).
   std::vector<double> quantiles;
-  const auto& first = runs.front();
-  if (first.contains("step_without_allreduce_quantiles"))
-    for (size_t k = 0; k < first.at("step_without_allreduce_quantiles").size(); ++k) {
-      std::vector<double> at_k;
-      for (const auto& r : runs) at_k.push_back(r.at("step_without_allreduce_quantiles").at(k));
-      quantiles.push_back(spread_of(at_k).median);
+  size_t count = 0;
+  for (const auto& r : runs)
+    count =
+        std::max(count, r.value("step_without_allreduce_quantiles", std::vector<double>{}).size());
+  for (size_t k = 0; k < count; ++k) {
+    std::vector<double> at_k;
+    for (const auto& r : runs) {
+      const auto q = r.value("step_without_allreduce_quantiles", std::vector<double>{});
+      if (q.size() == count) at_k.push_back(q[k]);
     }
+    quantiles.push_back(spread_of(at_k).median);
+  }
   using P = nlohmann::json::json_pointer;
   return {{"step_quantiles", quantiles},
           {"forward", median_of(runs, P("/phase_seconds_median/forward"))},
@@ -68,7 +75,8 @@ ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& base
   const double ceiling = point.value("ceiling", 0.0);
   in.slowdown = ceiling > 0 ? 1.0 / ceiling : 1.0;
   in.gradient_bytes = point.at("gradient_bytes");
-  in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+  in.buckets = point.value("gradient_buckets", 0);
+  if (in.buckets < 1) in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
   const auto& f = point.at("fabric");
   if (!f.is_null()) in.fabric = {f.at("name"), f.at("bandwidth_bytes_per_s"), f.at("latency_s")};
   return in;
@@ -107,6 +115,7 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
                             {"backend", rs.front().at("backend")},
                             {"bucket_cap_mb", rs.front().at("bucket_cap_mb")},
                             {"gradient_bytes", rs.front().at("gradient_bytes")},
+                            {"gradient_buckets", rs.front().value("gradient_buckets", 0)},
                             {"flops_per_token", rs.front().at("flops_per_token")},
                             {"tokens_per_rank_step", rs.front().at("tokens_per_rank_step")},
                             {"fabric", fabric_of(rs, pt.world_size)}};
@@ -120,14 +129,18 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
     const auto& base = points[it->second];
     const int n = point.at("world_size");
     // Ceiling: the slowest independent rank against one alone, repeat by repeat.
+    // A run too short to time any step (all within timing_skip_steps) has 0 tokens/s and a 0
+    // step time: figures that would divide by it are left out.
     std::vector<double> ceiling;
-    for (size_t r = 0; r < ceilings[i].size() && r < runs[it->second].size(); ++r)
-      ceiling.push_back(ceilings[i][r] / runs[it->second][r].at("tokens_per_s").get<double>());
+    for (size_t r = 0; r < ceilings[i].size() && r < runs[it->second].size(); ++r) {
+      const double alone = runs[it->second][r].at("tokens_per_s");
+      if (alone > 0 && ceilings[i][r] > 0) ceiling.push_back(ceilings[i][r] / alone);
+    }
     if (!ceiling.empty()) point["ceiling"] = spread_of(ceiling).median;
     // Per-sample time of a step (the per-rank batch is the same at every N): start-up and
     // warm-up steps left out, unlike the loop times of the paper's ratios.
-    point["step_efficiency"] =
-        base.at("phases").at("step").get<double>() / point.at("phases").at("step").get<double>();
+    const double step_1 = base.at("phases").at("step"), step_n = point.at("phases").at("step");
+    if (step_1 > 0 && step_n > 0) point["step_efficiency"] = step_1 / step_n;
     const double t1 = base.at("seconds").at("median");
     double tn = point.at("seconds").at("median");
     if (scaling == Scaling::kStrong)  // the same samples as the 1-rank run (N may not divide)
@@ -140,8 +153,9 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
     point["overhead_seconds"] = ratios.overhead_seconds;
     if (point.contains("ceiling")) {
       point["efficiency_vs_ceiling"] = ratios.efficiency / point.at("ceiling").get<double>();
-      point["step_efficiency_vs_ceiling"] =
-          point.at("step_efficiency").get<double>() / point.at("ceiling").get<double>();
+      if (point.contains("step_efficiency"))
+        point["step_efficiency_vs_ceiling"] =
+            point.at("step_efficiency").get<double>() / point.at("ceiling").get<double>();
     }
   }
   nlohmann::json skipped = nlohmann::json::array();
@@ -172,7 +186,7 @@ void predict_measured_points(nlohmann::json& study, double overlap) {
     if (calibration) fitted = overlap_from_measurement(in, n, point.at("phases").at("allreduce"));
     in.overlap = *fitted;
     const Prediction pr = predict_step(in, n);
-    const double measured = point.at("step_efficiency");  // the model predicts steps
+    const double measured = point.value("step_efficiency", 0.0);  // the model predicts steps
     point["predicted"] = {{"efficiency", pr.efficiency},
                           {"step_seconds", pr.step_seconds},
                           {"compute_seconds", pr.compute_seconds},

@@ -8,7 +8,9 @@
 // performance model (scaling/performance_model.h) predicts every point, names its bottleneck
 // and predicts the paper's hardware (scaling/cluster_prediction.h). Finished runs are kept
 // across --resume.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -64,14 +66,22 @@ nlohmann::json point_job(const StageContext& ctx, const ScalingPoint& point, Sca
           {"probe_fabric", world > 1}};
 }
 
-// Runs a job unless an earlier (interrupted) run of this stage finished it.
+// Runs a job unless an earlier (interrupted) run of this stage finished it. Independent ranks
+// are a measurement of ranks side by side: kept only when every rank finished, else run
+// again from the start, all together.
 nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int world,
                             const std::string& what) {
   const std::string out_dir = job.at("out_dir");
-  if (auto finished = read_json(out_dir + "/result_rank0.json")) {
+  const bool independent = job.value("independent", false);
+  bool all_finished = true;
+  for (int r = 0; r < (independent ? world : 1); ++r)
+    all_finished = all_finished &&
+                   std::filesystem::exists(out_dir + "/result_rank" + std::to_string(r) + ".json");
+  if (all_finished) {
     ctx.progress(what + ": kept from the interrupted run");
-    return *finished;
+    return *read_json(out_dir + "/result_rank0.json");
   }
+  if (independent) std::filesystem::remove_all(out_dir);
   if (stop_signal_received())
     throw Preempted(
         "scale-analysis stopped by a signal before {} (finished runs are kept); "
@@ -101,6 +111,10 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   if (worlds.empty() || worlds.front() != 1)
     throw ConfigError("{}: world_sizes must start with 1 (T1 is the baseline of every ratio)",
                       where);
+  for (size_t i = 1; i < worlds.size(); ++i)
+    if (worlds[i] < 2 || std::count(worlds.begin(), worlds.end(), worlds[i]) > 1)
+      throw ConfigError("{}: world_sizes after the first must be distinct and at least 2 (got {})",
+                        where, worlds[i]);
   const int repeats = p.at("repeats");
   if (repeats < 1) throw ConfigError("{}: repeats must be at least 1", where);
   const std::string scaling_name = p.at("scaling");
@@ -171,8 +185,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
     char line[200];
     std::snprintf(line, sizeof(line), "%s: %.2f s, speedup %.2f, efficiency %.2f",
                   point.at("label").get<std::string>().c_str(),
-                  point.at("seconds").at("median").get<double>(), point.at("speedup").get<double>(),
-                  point.at("efficiency").get<double>());
+                  point.at("seconds").at("median").get<double>(), point.value("speedup", 0.0),
+                  point.value("efficiency", 0.0));
     ctx.progress(line);
   }
   return out;

@@ -156,6 +156,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
         {"allreduce", r.allreduce_seconds_median}}},
       {"flops_per_token", model->flops_per_token()},
       {"gradient_bytes", r.gradient_bytes},
+      {"gradient_buckets", r.gradient_buckets},
       {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
       {"tokens_per_rank_step", train.options.batch * train.options.accumulation * model->context()},
       {"checkpoint", r.checkpoint},

@@ -139,6 +139,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   TrainResult result;
   result.world_size = env.world_size;
   for (const auto& p : params) result.gradient_bytes += double(p.numel() * p.element_size());
+  if (!params.empty())
+    result.gradient_buckets = int(assign_buckets(params, o.bucket_cap_mb).front()) + 1;
   const std::string checkpoints = job.out_dir + "/checkpoints";
   int64_t start_step = 0;
   double earlier_train_seconds = 0;  // loop time of the segments before a resume

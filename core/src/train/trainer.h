@@ -30,6 +30,7 @@ struct TrainResult {
   double forward_seconds_median = 0, backward_seconds_median = 0, optimizer_seconds_median = 0;
   double allreduce_seconds_median = 0;
   double gradient_bytes = 0;  // what one all-reduce of all gradients carries
+  int gradient_buckets = 0;   // in how many all-reduces (GradientSync's buckets)
   // Step time less all-reduce wait: 21 quantiles, minimum to maximum (PhaseTimer::quantiles).
   std::vector<double> step_without_allreduce_quantiles;
   std::string checkpoint;  // model weights (rank 0)

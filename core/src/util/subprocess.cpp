@@ -1,12 +1,11 @@
 // A program run to completion with its output captured (see subprocess.h).
 #include "util/subprocess.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
 
 #include "hlm/errors.h"
 #include "util/stop_signal.h"
@@ -14,8 +13,15 @@
 namespace hlm {
 
 CommandOutput run_program(const std::vector<std::string>& argv) {
+  // Everything the child needs is made before fork: between fork and exec only
+  // async-signal-safe calls (other threads may hold malloc's or stdio's locks).
+  if (argv.empty()) throw InternalError("cannot start a program: no command");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string cannot_start = "cannot start " + argv[0] + "\n";
   int fds[2];
-  if (argv.empty() || pipe(fds) != 0) throw InternalError("cannot start a program: {}", "pipe");
+  if (pipe2(fds, O_CLOEXEC) != 0) throw InternalError("cannot start {}: pipe failed", argv[0]);
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -24,15 +30,10 @@ CommandOutput run_program(const std::vector<std::string>& argv) {
   }
   if (pid == 0) {
     restore_signal_mask_in_child();
-    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
     dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(errno));
+    (void)!write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
     _exit(127);
   }
   close(fds[1]);
