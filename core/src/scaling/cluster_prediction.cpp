@@ -5,6 +5,7 @@
 
 #include "hlm/errors.h"
 #include "scaling/performance_model.h"
+#include "scaling/scaling_grid.h"
 
 namespace hlm {
 namespace {
@@ -61,12 +62,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
   std::set<std::string> predicted;  // configurations, threads per rank aside (no GPU has them)
   for (const auto& point : study.at("points")) {
     if (point.at("world_size") != 1) continue;
-    nlohmann::json axes = point.at("axes");
-    axes.erase("threads");
-    std::string config;
-    for (const auto& [axis, value] : axes.items())
-      config += (config.empty() ? "" : " ") + axis + "=" +
-                (value.is_string() ? value.get<std::string>() : value.dump());
+    const std::string config = axes_text(point.at("axes"), "threads");
     if (!predicted.insert(config).second) continue;
     const auto& ph = point.at("phases");
     const double here = ph.at("forward").get<double>() + ph.at("backward").get<double>() +
@@ -79,8 +75,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
                 ph.at("optimizer").get<double>() * scale, ph.at("data_wait"),
                 /*step_quantiles=*/{}};  // this host's step jitter says nothing of a GPU's
     in.gradient_bytes = point.at("gradient_bytes");
-    in.buckets = point.value("gradient_buckets", 0);
-    if (in.buckets < 1) in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+    in.buckets = point.at("gradient_buckets");
     in.overlap = c.at("overlap");
     for (const auto& [nodes, gpus] : layouts) {
       in.fabric = nodes > 1 ? network : nvlink;

@@ -22,6 +22,13 @@ std::string folder_safe(const std::string& s) {
 
 }  // namespace
 
+std::string axes_text(const nlohmann::json& axes, const std::string& leave_out) {
+  std::string out;
+  for (const auto& [axis, value] : axes.items())
+    if (axis != leave_out) out += (out.empty() ? "" : " ") + axis + "=" + value_text(value);
+  return out;
+}
+
 ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
                         const std::vector<std::string>& allowed_axes, int default_threads,
                         int cores, bool oversubscribe, const std::string& where) {
@@ -49,9 +56,9 @@ ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::jso
       const auto& v = values[a][index[a]];
       base.axes[m.axes[a]] = v;
       if (m.axes[a] == "threads") base.threads = v.get<int>();
-      base.config += (base.config.empty() ? "" : " ") + m.axes[a] + "=" + value_text(v);
       dir += "-" + m.axes[a] + folder_safe(value_text(v));
     }
+    base.config = axes_text(base.axes);
     for (int world : world_sizes) {
       ScalingPoint p = base;
       p.world_size = world;

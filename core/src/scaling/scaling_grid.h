@@ -27,6 +27,9 @@ struct ScalingGrid {
   std::vector<SkippedPoint> skipped;
 };
 
+// A configuration as text: "context=256 threads=2", axes in key order, `leave_out` skipped.
+std::string axes_text(const nlohmann::json& axes, const std::string& leave_out = "");
+
 // `grid` maps an axis to its list of values; `allowed_axes` are the names it may use.
 // Points needing more cores than `cores` (world size x threads) are skipped unless
 // `oversubscribe`. `default_threads` is the threads per rank where threads is no axis.

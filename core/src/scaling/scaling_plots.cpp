@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "scaling/scaling_grid.h"
 #include "util/subprocess.h"
 
 namespace hlm {
@@ -21,16 +22,6 @@ std::string quoted(const std::string& text) {
     out += c;
   }
   return out + "\"";
-}
-
-// The point's configuration without the threads axis: a line of the time-vs-threads plot.
-std::string config_without_threads(const nlohmann::json& point) {
-  std::string out;
-  for (const auto& [axis, value] : point.at("axes").items())
-    if (axis != "threads")
-      out += (out.empty() ? "" : " ") + axis + "=" +
-             (value.is_string() ? value.get<std::string>() : value.dump());
-  return out;
 }
 
 std::string series_name(const std::string& config) { return config.empty() ? "all" : config; }
@@ -86,7 +77,7 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   for (const auto& p : points) {
     const int n = p.at("world_size");
     const std::string key =
-        std::to_string(n) + (n == 1 ? " rank " : " ranks ") + config_without_threads(p);
+        std::to_string(n) + (n == 1 ? " rank " : " ranks ") + axes_text(p.at("axes"), "threads");
     by_ranks[key] << p.at("threads").get<int>() << " " << p.at("seconds").at("median") << " "
                   << p.at("seconds").at("min") << " " << p.at("seconds").at("max") << "\n";
   }

@@ -31,17 +31,17 @@ nlohmann::json phases_of(const std::vector<nlohmann::json>& runs) {
                         std::max<int64_t>(1, r.at("steps").get<int64_t>()));
   // Quantile by quantile, the median over the repeats that timed steps (a repeat resumed
   // after its last step timed none and has no quantiles).
-  std::vector<double> quantiles;
+  std::vector<std::vector<double>> per_run;
   size_t count = 0;
-  for (const auto& r : runs)
-    count =
-        std::max(count, r.value("step_without_allreduce_quantiles", std::vector<double>{}).size());
+  for (const auto& r : runs) {
+    per_run.push_back(r.value("step_without_allreduce_quantiles", std::vector<double>{}));
+    count = std::max(count, per_run.back().size());
+  }
+  std::vector<double> quantiles;
   for (size_t k = 0; k < count; ++k) {
     std::vector<double> at_k;
-    for (const auto& r : runs) {
-      const auto q = r.value("step_without_allreduce_quantiles", std::vector<double>{});
+    for (const auto& q : per_run)
       if (q.size() == count) at_k.push_back(q[k]);
-    }
     quantiles.push_back(spread_of(at_k).median);
   }
   using P = nlohmann::json::json_pointer;
@@ -67,6 +67,13 @@ nlohmann::json fabric_of(const std::vector<nlohmann::json>& runs, int world) {
           {"latency_s", f.latency_s}};
 }
 
+// GradientSync's bucket count as the run recorded it; estimated from the bytes for runs that
+// did not record it.
+int buckets_of(const nlohmann::json& run) {
+  const int recorded = run.value("gradient_buckets", 0);
+  return recorded > 0 ? recorded : bucket_count(run.at("gradient_bytes"), run.at("bucket_cap_mb"));
+}
+
 ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& baseline) {
   ModelInputs in;
   const auto& ph = baseline.at("phases");
@@ -75,8 +82,7 @@ ModelInputs model_inputs(const nlohmann::json& point, const nlohmann::json& base
   const double ceiling = point.value("ceiling", 0.0);
   in.slowdown = ceiling > 0 ? 1.0 / ceiling : 1.0;
   in.gradient_bytes = point.at("gradient_bytes");
-  in.buckets = point.value("gradient_buckets", 0);
-  if (in.buckets < 1) in.buckets = bucket_count(in.gradient_bytes, point.at("bucket_cap_mb"));
+  in.buckets = point.at("gradient_buckets");
   const auto& f = point.at("fabric");
   if (!f.is_null()) in.fabric = {f.at("name"), f.at("bandwidth_bytes_per_s"), f.at("latency_s")};
   return in;
@@ -115,7 +121,7 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
                             {"backend", rs.front().at("backend")},
                             {"bucket_cap_mb", rs.front().at("bucket_cap_mb")},
                             {"gradient_bytes", rs.front().at("gradient_bytes")},
-                            {"gradient_buckets", rs.front().value("gradient_buckets", 0)},
+                            {"gradient_buckets", buckets_of(rs.front())},
                             {"flops_per_token", rs.front().at("flops_per_token")},
                             {"tokens_per_rank_step", rs.front().at("tokens_per_rank_step")},
                             {"fabric", fabric_of(rs, pt.world_size)}};
