@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // One configuration at 1 and 2 ranks, two repeats each: 2-rank steps 10 % slower.
-nlohmann::json run(double seconds, int steps, double step, double allreduce) {
+nlohmann::json run(double seconds, int steps, double step, double allreduce, int world = 1) {
   return {{"train_seconds", seconds},
-          {"tokens_per_s", 2048 / step},
+          {"tokens_per_s", world * 2048 / step},
           {"steps", steps},
           {"step_seconds_median", step},
           {"phase_seconds_median",
@@ -49,7 +49,7 @@ nlohmann::json study() {
       hlm::expand_grid({1, 2}, nlohmann::json::object(), {"threads"}, 1, 2, false, "w");
   const std::vector<std::vector<nlohmann::json>> runs = {
       {run(10.0, 40, 0.25, 0), run(10.4, 40, 0.26, 0)},
-      {run(5.5, 20, 0.275, 0.02), run(5.6, 20, 0.28, 0.02)}};
+      {run(5.5, 20, 0.275, 0.02, 2), run(5.6, 20, 0.28, 0.02, 2)}};
   const std::vector<std::vector<double>> ceilings = {{}, {2048 / 0.25 * 0.95, 2048 / 0.26 * 0.95}};
   auto s = hlm::summarize_study(grid, runs, ceilings, hlm::Scaling::kStrong, 2, 2);
   hlm::predict_measured_points(s);
@@ -67,6 +67,15 @@ TEST(ScalingOutputs, SummaryHoldsMediansRatiosCeilingAndPrediction) {
   EXPECT_DOUBLE_EQ(two["overhead_seconds"], 5.55 - 10.2 / 2);
   EXPECT_NEAR(two["ceiling"].get<double>(), 0.95, 1e-12);
   EXPECT_NEAR(two["step_efficiency"].get<double>(), 0.255 / 0.2775, 1e-12);
+  // Against the ceiling repeat by repeat (the coupled step against the slowest independent
+  // one: 0.25 / 0.95 against 0.275, then 0.26 / 0.95 against 0.28), the median of the two.
+  const double r0 = 0.25 / 0.95 / 0.275, r1 = 0.26 / 0.95 / 0.28;
+  EXPECT_NEAR(two["step_efficiency_vs_ceiling"]["min"].get<double>(), r0, 1e-12);
+  EXPECT_NEAR(two["step_efficiency_vs_ceiling"]["max"].get<double>(), r1, 1e-12);
+  EXPECT_NEAR(two["step_efficiency_vs_ceiling"]["median"].get<double>(), (r0 + r1) / 2, 1e-12);
+  // From loop times: E = 10 / (2 x 5.5) and 10.4 / (2 x 5.6), each over its ceiling of 0.95.
+  EXPECT_NEAR(two["efficiency_vs_ceiling"].get<double>(),
+              (10.0 / 11.0 / 0.95 + 10.4 / 11.2 / 0.95) / 2, 1e-12);
   ASSERT_TRUE(two.contains("predicted"));
   EXPECT_TRUE(two["predicted"]["calibration"].get<bool>());
   EXPECT_GT(two["fabric"]["bandwidth_bytes_per_s"].get<double>(), 0);

@@ -61,6 +61,17 @@ TEST_F(ScaleAnalysis, AGridIsMeasuredRepeatedExplainedAndDrawn) {
   EXPECT_GT(ceiling, 0.3);
   EXPECT_LT(ceiling, 1.5);
   EXPECT_GT(rows[1]["fabric"]["bandwidth_bytes_per_s"].get<double>(), 0);
+  // bind_cores (default): the 2 ranks, coupled and independent, each on a CPU of its own.
+  for (const char* job : {"rep0", "rep0/independent"}) {
+    const fs::path dir = r.stage_dir / "points" / "w2-threads1" / job;
+    const auto r0 = nlohmann::json::parse(hlm::test::read_text(dir / "result_rank0.json"));
+    const auto r1 = nlohmann::json::parse(hlm::test::read_text(dir / "result_rank1.json"));
+    ASSERT_EQ(r0["bound_cpus"].size(), 1u) << dir;
+    ASSERT_EQ(r1["bound_cpus"].size(), 1u) << dir;
+    EXPECT_NE(r0["bound_cpus"][0], r1["bound_cpus"][0]) << dir;
+  }
+  const auto& vs_ceiling = rows[1]["step_efficiency_vs_ceiling"];
+  EXPECT_LE(vs_ceiling["min"].get<double>(), vs_ceiling["median"].get<double>());
   ASSERT_TRUE(rows[1].contains("predicted")) << rows[1].dump(2);
   EXPECT_FALSE(rows[1]["predicted"]["bottleneck"].get<std::string>().empty());
   // The threads=64 points need 64 and 128 cores: listed, with why.
@@ -90,7 +101,8 @@ TEST_F(ScaleAnalysis, AGridIsMeasuredRepeatedExplainedAndDrawn) {
 TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
   const Run r =
       run("scale.scaling=weak scale.ceiling=false scale.repeats=1 scale.overlap=0.25 "
-          "'scale.grid={threads: [1]}' 'scale.cluster={gpu_mfu: 0.6, nodes: [2]}'");
+          "scale.bind_cores=false 'scale.grid={threads: [1]}' "
+          "'scale.cluster={gpu_mfu: 0.6, nodes: [2]}'");
   ASSERT_EQ(r.command.exit_code, 0) << r.command.output;
   const auto& rows = r.results["rows"];
   ASSERT_EQ(rows.size(), 2u);
@@ -98,6 +110,9 @@ TEST_F(ScaleAnalysis, WeakScalingGivesEveryRankAllStepsAndKeysAct) {
   EXPECT_EQ(rows[1]["steps_per_rank"], 12);
   EXPECT_EQ(rows[1]["runs"], 1);
   EXPECT_FALSE(rows[1].contains("ceiling"));
+  const auto rank1 = nlohmann::json::parse(
+      hlm::test::read_text(r.stage_dir / "points" / "w2-threads1" / "rep0" / "result_rank1.json"));
+  EXPECT_TRUE(rank1["bound_cpus"].empty());                               // bind_cores=false
   EXPECT_DOUBLE_EQ(rows[1]["predicted"]["overlap"].get<double>(), 0.25);  // given, not fitted
   EXPECT_FALSE(rows[1]["predicted"]["calibration"].get<bool>());
   const double t1 = rows[0]["seconds"]["median"], t2 = rows[1]["seconds"]["median"];

@@ -57,6 +57,7 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                                 {"grad_clip", 0.0},
                                 {"bf16", o.bf16},
                                 {"threads", o.threads},
+                                {"bind_cores", o.bind_cores},
                                 {"bucket_cap_mb", o.bucket_cap_mb},
                                 {"eval_batches", 0},
                                 {"holdout_fraction", 0.0},
@@ -66,18 +67,24 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                                 {"save_weights", false},
                                 {"profile_step", o.profile_step}}},
                               {"token_store", store},
-                              {"out_dir", (dir / "out").string()}};
+                              {"out_dir", (dir / "out").string()},
+                              {"independent", o.independent}};
   const nlohmann::json r = run_job_on_ranks(job, o.world_size, plugins, nullptr);
+  const double tokens_per_s =
+      o.independent ? slowest_independent_tokens_per_s((dir / "out").string(), o.world_size)
+                    : r.at("tokens_per_s").get<double>();
   const nlohmann::json out = {{"impl", "hlm-cpp"},
                               {"world_size", o.world_size},
                               {"backend", o.backend},
                               {"threads", o.threads},
+                              {"bind_cores", o.bind_cores},
+                              {"independent", o.independent},
                               {"batch", o.batch},
                               {"accumulation", o.accumulation},
                               {"context", o.context},
                               {"bf16", o.bf16},
                               {"step_s_median", r.at("step_seconds_median")},
-                              {"tokens_per_s", r.at("tokens_per_s")},
+                              {"tokens_per_s", tokens_per_s},
                               {"mfu", r.at("mfu")},
                               {"loss_first", r.at("loss_first")},
                               {"loss_last", r.at("loss_last")},

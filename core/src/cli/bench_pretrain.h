@@ -16,6 +16,10 @@ struct BenchPretrainOptions {
   std::string profile_dir = ".";
   int threads = 1, world_size = 1;
   bool bf16 = false;
+  bool bind_cores = true;  // ranks on disjoint cores (core_binding.h)
+  // The world_size ranks train alone, side by side, with no communication: tokens_per_s is
+  // then the slowest rank's (the host's ceiling for world_size coupled ranks).
+  bool independent = false;
   std::string backend = "gloo";  // or "shm" (ranks on one host)
   // The best of 25, 4 and 1 MB for hlm-gpt-small on 2 ranks in `hlm bench pretrain` on
   // an earlier 2-core development machine (docs/benchmarks.md).

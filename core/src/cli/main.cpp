@@ -167,6 +167,10 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
                              "record this step with LibTorch's profiler (chrome trace JSON)");
   bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
+  bench_pretrain->add_flag("!--no-bind-cores", pretrain_options.bind_cores,
+                           "leave ranks unpinned (default: each on cores of its own)");
+  bench_pretrain->add_flag("--independent", pretrain_options.independent,
+                           "ranks train alone side by side; tokens_per_s is the slowest's");
   auto* bench_gemm =
       bench->add_subcommand("gemm", "one-core GEMM peaks (oneDNN, OpenBLAS; fp32, bf16), as JSON");
   auto* bench_tokenize =

@@ -17,10 +17,17 @@ double num(const nlohmann::json& j, const char* key) { return j.value(key, 0.0);
 
 std::string ms(double seconds) { return fmt("%.1f", seconds * 1e3); }
 
+// "median (min-max)" of a spread.
+std::string spread_text(const nlohmann::json& spread) {
+  return fmt("%.3f", spread.at("median")) + " (" + fmt("%.3f", spread.at("min")) + "-" +
+         fmt("%.3f", spread.at("max")) + ")";
+}
+
 std::string measured_table(const nlohmann::json& study) {
   std::string md =
       "| point | steps/rank | time s: median (range) | tokens/s | speedup | efficiency | "
-      "overhead s | step E | ceiling | E / ceiling | step E / ceiling | forward ms | backward ms | "
+      "overhead s | step E | ceiling | E / ceiling | step E / ceiling: median (range) | forward ms "
+      "| backward ms | "
       "optimizer ms | data ms | all-reduce ms | MFU |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : study.at("points")) {
@@ -35,7 +42,7 @@ std::string measured_table(const nlohmann::json& study) {
         " | " + (p.contains("ceiling") ? fmt("%.3f", p.at("ceiling")) : "-") + " | " +
         (p.contains("efficiency_vs_ceiling") ? fmt("%.3f", p.at("efficiency_vs_ceiling")) : "-") +
         " | " +
-        (p.contains("step_efficiency_vs_ceiling") ? fmt("%.3f", p.at("step_efficiency_vs_ceiling"))
+        (p.contains("step_efficiency_vs_ceiling") ? spread_text(p.at("step_efficiency_vs_ceiling"))
                                                   : "-") +
         " | " + ms(ph.at("forward")) + " | " + ms(ph.at("backward")) + " | " +
         ms(ph.at("optimizer")) + " | " + ms(ph.at("data_wait")) + " | " + ms(ph.at("allreduce")) +
@@ -134,9 +141,11 @@ std::string scaling_report_md(const nlohmann::json& study, const std::vector<Plo
   md +=
       "Ceiling: the slowest of N independent 1-rank runs side by side against one alone, what "
       "this host allows N ranks without any communication; E / ceiling is the efficiency left "
-      "to the software. Step E: the same ratio from the median step times (start-up and warm-up "
-      "steps left out), what the model predicts. Phases are per step: medians, the data wait a "
-      "mean.\n\n### Why, and "
+      "to the software, taken repeat by repeat (each repeat's runs follow each other) and the "
+      "median reported. Step E: the same ratio from the median step times (start-up and warm-up "
+      "steps left out), what the model predicts; step E / ceiling is then the independent "
+      "ranks' slowest step against the coupled ranks' step. Phases are per step: medians, the "
+      "data wait a mean.\n\n### Why, and "
       "predicted\n\n" +
       prediction_table(study) +
       "\nPredicted: one-rank phases of the same configuration, slowed by 1 / ceiling, plus the "
@@ -162,7 +171,8 @@ std::string scaling_csv(const nlohmann::json& study) {
   std::string csv =
       "label,config,world_size,threads,runs,steps_per_rank,seconds_median,seconds_min,"
       "seconds_max,tokens_per_s,speedup,efficiency,overhead_seconds,step_efficiency,ceiling,"
-      "efficiency_vs_ceiling,forward_s,backward_s,optimizer_s,data_wait_s,allreduce_s,mfu,"
+      "efficiency_vs_ceiling,step_efficiency_vs_ceiling,forward_s,backward_s,optimizer_s,data_wait_"
+      "s,allreduce_s,mfu,"
       "predicted_efficiency,prediction_error,bottleneck,fix\n";
   for (const auto& p : study.at("points")) {
     const auto& ph = p.at("phases");
@@ -176,6 +186,10 @@ std::string scaling_csv(const nlohmann::json& study) {
            g(num(p, "efficiency")) + "," + g(num(p, "overhead_seconds")) + "," +
            g(num(p, "step_efficiency")) + "," + (p.contains("ceiling") ? g(p.at("ceiling")) : "") +
            "," + (p.contains("efficiency_vs_ceiling") ? g(p.at("efficiency_vs_ceiling")) : "") +
+           "," +
+           (p.contains("step_efficiency_vs_ceiling")
+                ? g(p.at("step_efficiency_vs_ceiling").at("median"))
+                : "") +
            "," + g(ph.at("forward")) + "," + g(ph.at("backward")) + "," + g(ph.at("optimizer")) +
            "," + g(ph.at("data_wait")) + "," + g(ph.at("allreduce")) + "," + g(p.at("mfu")) + "," +
            (predicted ? g(p.at("predicted").at("efficiency")) : "") + "," +

@@ -92,18 +92,6 @@ nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int wo
   return run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
 }
 
-// The slowest of N independent ranks' tokens/s (their result files).
-double slowest_independent_tokens_per_s(const std::string& out_dir, int world) {
-  double slowest = 0;
-  for (int r = 0; r < world; ++r) {
-    const auto result = read_json(out_dir + "/result_rank" + std::to_string(r) + ".json");
-    if (!result) throw InternalError("{}: rank {} left no result", out_dir, r);
-    const double t = result->at("tokens_per_s");
-    slowest = r == 0 ? t : std::min(slowest, t);
-  }
-  return slowest;
-}
-
 StageOutput run_scale_analysis(StageContext& ctx) {
   const auto& p = ctx.params();
   const std::string where = ctx.instance.file + ":" + std::to_string(ctx.instance.line);

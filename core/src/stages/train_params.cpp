@@ -18,6 +18,10 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"bf16", "bool", "false", "bf16 autocast for the forward pass", false},
       {"seed", "int", "0", "initial weights and data order", false},
       {"threads", "int", "1", "intra-op threads per rank", false},
+      {"bind_cores", "bool", "true",
+       "when several ranks share a host and their threads fit its cores, pin each rank to "
+       "cores of its own",
+       false},
       {"bucket_cap_mb", "float", "4",
        "gradient all-reduce bucket size (MB); smaller buckets start communication earlier in "
        "backward",
@@ -35,8 +39,8 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
        "newest complete checkpoints kept, older ones removed (0 = all)", false},
   };
   if (stage == TrainingStage::kFineTune) {
-    const std::vector<std::string> language_model_only = {"bucket_cap_mb", "eval_batches",
-                                                          "holdout_fraction", "profile_step"};
+    const std::vector<std::string> language_model_only = {
+        "bucket_cap_mb", "eval_batches", "holdout_fraction", "profile_step", "bind_cores"};
     specs.erase(std::remove_if(specs.begin(), specs.end(),
                                [&](const workflow::ParamSpec& spec) {
                                  return std::find(language_model_only.begin(),

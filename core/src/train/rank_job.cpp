@@ -20,6 +20,7 @@
 #include "metrics/metrics.h"
 #include "ops/compute.h"
 #include "train/trainer.h"
+#include "util/core_binding.h"
 
 namespace hlm {
 
@@ -102,6 +103,12 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     train.env = DistEnv{};
     train.out_dir += "/rank" + std::to_string(env.rank);
   }
+  // Before any compute thread starts, so that LibTorch's pool inherits the cores. Planned on
+  // the launcher's layout, so that independent ranks keep to the same cores as coupled ones.
+  CoreBinding binding;
+  if (train.options.bind_cores)
+    binding = bind_rank_to_cores(env.local_rank, env.local_world_size, train.options.threads);
+  if (env.local_world_size > 1) spdlog::info("rank {}: {}", env.rank, binding.reason);
   set_compute_threads(train.options.threads);
   std::shared_ptr<Backend> backend;
   if (train.env.distributed()) train.group = make_group(job, plugins, env, backend);
@@ -160,12 +167,24 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
       {"tokens_per_rank_step", train.options.batch * train.options.accumulation * model->context()},
       {"checkpoint", r.checkpoint},
-      {"peak_rss_bytes", peak_rss_bytes()}};
+      {"peak_rss_bytes", peak_rss_bytes()},
+      {"bound_cpus", binding.cpus}};
   if (!fabric.is_null()) result["fabric_probe"] = fabric;
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(job_dir);
   write_text_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
   return result;
+}
+
+double slowest_independent_tokens_per_s(const std::string& out_dir, int world) {
+  double slowest = 0;
+  for (int r = 0; r < world; ++r) {
+    const auto result = read_json(out_dir + "/result_rank" + std::to_string(r) + ".json");
+    if (!result) throw InternalError("{}: rank {} left no result", out_dir, r);
+    const double t = result->at("tokens_per_s");
+    slowest = r == 0 ? t : std::min(slowest, t);
+  }
+  return slowest;
 }
 
 }  // namespace hlm

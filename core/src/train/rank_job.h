@@ -24,6 +24,11 @@ class AddressInUse : public Error {
 nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins,
                             const DistEnv& env);
 
+// A job run with "independent": true trains each rank alone, side by side with the others
+// (what the host allows N ranks without communication); this is the slowest one's tokens/s,
+// read from out_dir's result files. Throws InternalError when a rank left no result.
+double slowest_independent_tokens_per_s(const std::string& out_dir, int world_size);
+
 // Thrown by the job-file launcher once the job file is written: the run stops there (exit 0)
 // and continues with `hlm run --resume RUN_DIR` after another launcher ran the ranks.
 class JobFileWritten : public Preempted {

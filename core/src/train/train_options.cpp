@@ -24,6 +24,7 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "bf16", o.bf16);
   read(p, "seed", o.seed);
   read(p, "threads", o.threads);
+  read(p, "bind_cores", o.bind_cores);
   read(p, "bucket_cap_mb", o.bucket_cap_mb);
   read(p, "eval_batches", o.eval_batches);
   read(p, "holdout_fraction", o.holdout_fraction);
@@ -52,6 +53,7 @@ nlohmann::json TrainOptions::to_json() const {
           {"bf16", bf16},
           {"seed", seed},
           {"threads", threads},
+          {"bind_cores", bind_cores},
           {"bucket_cap_mb", bucket_cap_mb},
           {"eval_batches", eval_batches},
           {"holdout_fraction", holdout_fraction},

@@ -19,6 +19,7 @@ struct TrainOptions {
   bool bf16 = false;       // bf16 autocast for the forward pass
   uint64_t seed = 0;
   int threads = 1;             // intra-op threads per rank
+  bool bind_cores = true;      // ranks sharing a host keep to disjoint cores (core_binding.h)
   double bucket_cap_mb = 4.0;  // gradient all-reduce bucket size (small enough to overlap)
   int64_t eval_batches = 4;
   double holdout_fraction = 0.05;  // tail of the token stream kept for evaluation
