@@ -48,7 +48,37 @@ struct Rank {
   int exit_code = -1;
 };
 
+// The environment of rank `rank`: this process's, with the rank variables and the options'
+// additions set.
+std::vector<std::string> rank_environment(const LaunchOptions& o, int rank, int port) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  if (o.rank_variables) {
+    vars["RANK"] = vars["LOCAL_RANK"] = std::to_string(rank);
+    vars["WORLD_SIZE"] = vars["LOCAL_WORLD_SIZE"] = std::to_string(o.nproc);
+    vars["MASTER_ADDR"] = o.master_addr;
+    vars["MASTER_PORT"] = std::to_string(port);
+  }
+  for (const auto& [k, v] : o.env) vars[k] = v;
+  std::vector<std::string> env;
+  for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+  return env;
+}
+
+// Everything the child needs is built before fork: between fork and exec a child of a
+// threaded process may only make async-signal-safe calls (no malloc, no setenv, no stdio).
 pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
+  const std::vector<std::string> env_strings = rank_environment(o, rank, port);
+  std::vector<char*> envp, argv;
+  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string cannot_start = "cannot start " + o.argv.at(0) + "\n";
   int fds[2];
   if (pipe(fds) != 0) throw InternalError("pipe failed");
   const pid_t pid = fork();
@@ -59,20 +89,8 @@ pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     close(fds[1]);
-    if (o.rank_variables) {
-      setenv("RANK", std::to_string(rank).c_str(), 1);
-      setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      setenv("WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
-      setenv("LOCAL_WORLD_SIZE", std::to_string(o.nproc).c_str(), 1);
-      setenv("MASTER_ADDR", o.master_addr.c_str(), 1);
-      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-    }
-    for (const auto& [k, v] : o.env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv;
-    for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());  // a launcher such as srun is found on PATH
-    std::fprintf(stderr, "cannot start %s: %s\n", argv[0], std::strerror(errno));
+    execvpe(argv[0], argv.data(), envp.data());  // a launcher such as srun is found on PATH
+    (void)!write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
     _exit(127);
   }
   close(fds[1]);

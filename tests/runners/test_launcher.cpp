@@ -1,15 +1,50 @@
-// The multiproc launcher with small shell and Python ranks: a port taken between the pick and
-// rank 0's bind is retried on another port, and ranks that write much while being stopped are
-// drained instead of blocking on a full pipe until they are killed.
+// The multiproc launcher with small shell and Python ranks: each rank's environment, a program
+// that cannot start, a port taken between the pick and rank 0's bind retried on another port,
+// and ranks that write much while being stopped drained instead of blocking on a full pipe
+// until they are killed.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
+
 #include "multiproc/launcher.h"
 
 namespace {
+
+TEST(Launcher, EachRankGetsItsVariablesTheOptionsAndThisProcesssEnvironment) {
+  setenv("HLM_TEST_INHERITED", "kept", 1);
+  hlm::LaunchOptions o;
+  o.nproc = 2;
+  o.env = {{"HLM_TEST_ADDED", "added"}, {"HLM_TEST_INHERITED", "replaced"}};
+  o.argv = {"/bin/sh", "-c",
+            "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR "
+            "$HLM_TEST_ADDED $HLM_TEST_INHERITED ${PATH:+path}"};
+  std::mutex mutex;
+  std::map<int, std::string> lines;
+  o.on_line = [&](int rank, const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    lines[rank] = line;
+  };
+  ASSERT_TRUE(hlm::launch_ranks(o).ok());
+  EXPECT_EQ(lines[0], "0 0 2 2 127.0.0.1 added replaced path");
+  EXPECT_EQ(lines[1], "1 1 2 2 127.0.0.1 added replaced path");
+  unsetenv("HLM_TEST_INHERITED");
+}
+
+TEST(Launcher, AProgramThatCannotStartFailsWith127AndSaysWhich) {
+  hlm::LaunchOptions o;
+  o.argv = {"hlm-no-such-program"};
+  std::string said;
+  o.on_line = [&](int, const std::string& line) { said += line; };
+  const hlm::LaunchResult r = hlm::launch_ranks(o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.exit_codes.at(0), 127);
+  EXPECT_EQ(said, "cannot start hlm-no-such-program");
+}
 
 // A listening socket on 127.0.0.1 holding a port for the test's lifetime.
 struct HeldPort {

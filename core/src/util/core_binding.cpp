@@ -91,8 +91,8 @@ CoreBinding bind_rank_to_cores(int local_rank, int local_ranks, int threads) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     const pid_t tid = pid_t(std::stol(task.path().filename().string()));
     if (sched_setaffinity(tid, sizeof(mask), &mask) != 0 && tid == pid_t(syscall(SYS_gettid))) {
-      plan.reason = "not bound: sched_setaffinity refused CPU " + cpu_list_text(plan.cpus) +
-                    " (" + std::strerror(errno) + ")";
+      plan.reason = "not bound: sched_setaffinity refused CPU " + cpu_list_text(plan.cpus) + " (" +
+                    std::strerror(errno) + ")";
       plan.cpus.clear();
       return plan;
     }
