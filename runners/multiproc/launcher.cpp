@@ -87,8 +87,7 @@ pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
     restore_signal_mask_in_child();
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
-    close(fds[1]);
+    close_range(3, ~0U, 0);  // only stdin, stdout and stderr go to the rank (see subprocess.cpp)
     execvpe(argv[0], argv.data(), envp.data());  // a launcher such as srun is found on PATH
     (void)!write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
     _exit(127);

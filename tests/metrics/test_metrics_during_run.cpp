@@ -3,9 +3,11 @@
 // the run's Prometheus target files, which go when the run ends.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/hlm_cli.h"
 #include "support/http_get.h"
@@ -34,6 +36,40 @@ TEST(MetricsDuringRun, ThePrintedPortServesTrainingMetricsWhileTheRunIsGoing) {
         "hlm_stage_duration_seconds{", "hlm_train_step_duration_seconds_bucket{",
         "hlm_process_resident_memory_bytes"})
     EXPECT_NE(scraped.find(series), std::string::npos) << series << "\n" << scraped;
+}
+
+// /healthz is answered by the server's own threads: while a training step of several seconds
+// runs (a wider model and a larger batch than the fixture's), each answer comes within 100 ms.
+TEST(MetricsDuringRun, HealthzAnswersWithinATenthOfASecondWhileALongStepRuns) {
+  hlm::test::ScratchDir runs("hlm_healthz");
+  int port = 0;
+  std::vector<double> answer_ms;
+  std::vector<std::string> answers;
+  const auto r = hlm::test::run_hlm_watching(
+      "run tests/fixtures/train_small.yaml pretrain.steps=3 pretrain.batch=128 "
+      "pretrain.checkpoint_every=0 'pretrain.model={plugin: gpt, vocab_size: 20, context: 32, "
+      "d_model: 512, n_layer: 4, n_head: 8, d_ff: 2048}' --runs-dir " +
+          runs.path.string(),
+      [&](pid_t, const std::string& line) {
+        const std::string marker = "metrics: http://127.0.0.1:";
+        if (const size_t at = line.find(marker); at != std::string::npos)
+          port = std::stoi(line.substr(at + marker.size()));
+        if (!answers.empty() || port == 0 || line.find("step 1/3") == std::string::npos) return;
+        for (int i = 0; i < 10; ++i) {  // during step 2
+          const auto start = std::chrono::steady_clock::now();
+          answers.push_back(hlm::test::http_get(port, "/healthz"));
+          answer_ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count());
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      });
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(answers.size(), 10u) << r.output;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    EXPECT_EQ(answers[i], "ok\n");
+    EXPECT_LT(answer_ms[i], 100.0) << "answer " << i;
+  }
 }
 
 // Every target file under dir: its labels and port.

@@ -1,6 +1,8 @@
-// A minimal HTTP server for Prometheus scrapes of /metrics. It replaces prometheus-cpp's
-// civetweb Exposer, which fails ("null context when constructing CivetServer") in any process
-// that links LibTorch 1.13 — and the hlm binary does.
+// The HTTP server for Prometheus scrapes of /metrics and for health checks, on cpp-httplib
+// (Debian's libcpp-httplib-dev): a pool of worker threads, so one slow, silent or malformed
+// client does not hold up a scrape. prometheus-cpp's own civetweb Exposer fails ("null
+// context when constructing CivetServer") in any process that links LibTorch 1.13, and the
+// hlm binary does.
 #pragma once
 #include <memory>
 #include <string>
@@ -10,21 +12,30 @@
 namespace prometheus {
 class Collectable;
 }
+namespace httplib {
+class Server;
+}
 
 namespace hlm {
 
-// Serves GET /metrics (text format 0.0.4) from the given collectables, GET / (a link to
-// /metrics) and 404 for anything else, on one background thread, one connection at a time.
-// Each connection gets a few seconds at most, so a slow or silent client cannot stall it.
+// Serves GET (and HEAD) /metrics (text format 0.0.4) from the given collectables, /healthz
+// ("ok": answered by the server's own threads, never waiting on training), / (a link to
+// /metrics), 404 for other paths and 405 for other methods.
 class MetricsHttpServer {
  public:
+  // Workers serving connections at once; a connection that sends nothing holds one for at
+  // most kIdleSeconds.
+  static constexpr int kWorkers = 8;
+  static constexpr int kIdleSeconds = 1;
+
   // Binds and listens on bind_address:port (port 0 = any free port) and starts serving.
   // Throws ConfigError when that address and port cannot be served (port out of range, an
-  // address that does not resolve, a port that is taken), and Error when the process is out
-  // of resources; each message names bind_address:port, the failed call and its reason.
+  // address that does not resolve, a port that is taken); the message names
+  // bind_address:port, the failed call and its reason.
   MetricsHttpServer(const std::string& bind_address, int port,
                     std::vector<std::shared_ptr<prometheus::Collectable>> collectables);
-  // Stops at once, even mid-request: the thread also waits on a stop eventfd.
+  // Stops accepting at once; returns when the workers finished (a silent client's connection
+  // is dropped within kIdleSeconds).
   ~MetricsHttpServer();
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
@@ -32,13 +43,10 @@ class MetricsHttpServer {
   int port() const { return port_; }
 
  private:
-  void serve();
-  void handle(int client);
   std::string render_metrics() const;
 
   std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
-  int listen_fd_ = -1;
-  int stop_fd_ = -1;
+  std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;
 };

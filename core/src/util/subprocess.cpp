@@ -32,6 +32,10 @@ CommandOutput run_program(const std::vector<std::string>& argv) {
     restore_signal_mask_in_child();
     dup2(fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copies
     dup2(fds[1], STDERR_FILENO);
+    // Descriptors this process opened without close-on-exec (a metrics client's socket, a
+    // library's files) stay with hlm: a child holding a scrape's connection open would keep
+    // Prometheus waiting on it.
+    close_range(3, ~0U, 0);
     execvp(args[0], args.data());
     (void)!write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
     _exit(127);
