@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/stage.h"
+#include "metrics/metrics.h"
 #include "scaling/scaling_plots.h"
 #include "stages/train_params.h"
 #include "train/rank_job.h"
@@ -37,6 +38,11 @@ StageOutput run_pretrain(StageContext& ctx) {
   ctx.progress("training on " + std::to_string(world) + " rank(s), " +
                std::to_string(p.at("steps").get<int64_t>()) + " steps");
   nlohmann::json r = run_job_on_ranks(job, world, ctx.plugins, ctx.progress, ctx.launcher);
+  // Rank processes set their held-out loss just before they exit, usually between two
+  // scrapes: the run's own endpoint keeps rank 0's for as long as the run goes on.
+  if (world > 1)
+    metrics().eval_loss(ctx.instance.id, r.at("eval_loss").get<double>(),
+                        r.at("steps").get<uint64_t>());
   StageOutput out;
   out.artifacts["checkpoint"] = r.at("checkpoint");
   out.results = r;
