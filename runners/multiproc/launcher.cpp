@@ -198,6 +198,7 @@ LaunchResult launch_once(const LaunchOptions& o, int port) {
         if (r.exit_code < 0) kill(r.pid, o.stop_signal);
     }
     pump_all(o, ranks, 200);
+    if (o.on_poll) o.on_poll();
     // Reap exited ranks; the first failure stops the others (their pipes then close).
     for (int r = 0; r < o.nproc; ++r) {
       int status = 0;

@@ -36,6 +36,8 @@ struct LaunchOptions {
   // Polled while ranks run; when it turns true every rank gets stop_signal once (a graceful
   // stop: ranks checkpoint and exit), e.g. because the launcher itself was asked to stop.
   std::function<bool()> stop_requested;
+  // Called every fraction of a second while ranks run (e.g. to watch for stalled ranks).
+  std::function<void()> on_poll;
   // SIGTERM for rank processes; SIGUSR1 for srun, which passes USR1 on to its tasks but
   // answers SIGTERM by killing them.
   int stop_signal = 15;

@@ -42,15 +42,14 @@ void replace_once(std::string& text, const std::string& from, const std::string&
 }
 
 double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // The series a range query returns over [start, end] at one-second steps.
 nlohmann::json range_query(int port, const std::string& query, double start, double end) {
   const std::string body = hlm::test::http_get(
-      port, "/api/v1/query_range?query=" + url_encoded(query) + "&start=" +
-                std::to_string(start) + "&end=" + std::to_string(end) + "&step=1");
+      port, "/api/v1/query_range?query=" + url_encoded(query) + "&start=" + std::to_string(start) +
+                "&end=" + std::to_string(end) + "&step=1");
   const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || j.value("status", "") != "success") return nlohmann::json::array();
   return j["data"]["result"];
@@ -73,20 +72,19 @@ TEST(MonitoringDashboard, EveryPanelQueryReturnsDataForATwoRankRun) {
   replace_once(config, "../../runs/targets/*.json", (runs / "targets").string() + "/*.json");
   std::ofstream(dir.path / "prometheus.yml") << config;
   const int web_port = hlm::test::free_port();
-  hlm::test::Child server({kPrometheus, "--config.file=" + (dir.path / "prometheus.yml").string(),
-                           "--web.listen-address=127.0.0.1:" + std::to_string(web_port),
-                           "--storage.tsdb.path=" + (dir.path / "data").string(),
-                           "--log.level=warn"},
-                          (dir.path / "prometheus.log").string());
-  for (int i = 0; i < 120 && hlm::test::http_get(web_port, "/-/ready").find("Ready") ==
-                                 std::string::npos;
-       ++i)
+  hlm::test::Child server(
+      {kPrometheus, "--config.file=" + (dir.path / "prometheus.yml").string(),
+       "--web.listen-address=127.0.0.1:" + std::to_string(web_port),
+       "--storage.tsdb.path=" + (dir.path / "data").string(), "--log.level=warn"},
+      (dir.path / "prometheus.log").string());
+  for (int i = 0;
+       i < 120 && hlm::test::http_get(web_port, "/-/ready").find("Ready") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   ASSERT_TRUE(server.running()) << hlm::test::read_text(dir.path / "prometheus.log");
 
   const double start = unix_now();
-  const auto r = hlm::test::run_hlm("run tests/fixtures/monitor_two_ranks.yaml --runs-dir " +
-                                    runs.string());
+  const auto r =
+      hlm::test::run_hlm("run tests/fixtures/monitor_two_ranks.yaml --runs-dir " + runs.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const double end = unix_now() + 2;
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -113,8 +111,8 @@ TEST(MonitoringDashboard, EveryPanelQueryReturnsDataForATwoRankRun) {
           expr.replace(at, from.size(), to);
       ++checked;
       EXPECT_FALSE(range_query(web_port, expr, start, end).empty())
-          << "panel \"" << panel.value("title", "") << "\" shows nothing for run " << run
-          << ": " << expr;
+          << "panel \"" << panel.value("title", "") << "\" shows nothing for run " << run << ": "
+          << expr;
     }
   EXPECT_GE(checked, 20u);
 }

@@ -160,6 +160,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     spdlog::info("{} ({}) ...", tag, instance.kind);
     StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr, options.launcher};
+    ctx.launcher.stall_seconds = wf.settings.value("stall_seconds", 300.0);
     for (const auto& need : instance.needs) ctx.inputs[need] = manifests.at(need);
     ctx.progress = [&](const std::string& line) { spdlog::info("{}: {}", tag, line); };
     const double start = now_seconds();

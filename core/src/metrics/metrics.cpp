@@ -92,6 +92,9 @@ struct Metrics::Impl {
       gauge(r, "hlm_last_step_timestamp_seconds", "Unix time of the last optimizer step");
   Family<Gauge>& checkpoint =
       gauge(r, "hlm_checkpoint_duration_seconds", "Wall time of the last checkpoint write");
+  Family<Gauge>& stalled =
+      gauge(r, "hlm_train_stalled",
+            "1 while the rank (label rank) has made no optimizer step for stall_seconds, else 0");
   std::shared_ptr<ProcessCollector> process = std::make_shared<ProcessCollector>(*this);
 
   // Guards run, rank and jsonl. Scrapes take it (ProcessCollector) on the server thread, so it
@@ -272,6 +275,13 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
     c.Increment(seconds);
     m.write_jsonl(with_phase, {{"hlm_train_phase_seconds_total", c.Value()}}, {{"step", s.step}});
   }
+}
+
+void Metrics::train_stalled(const std::string& stage, int rank, bool stalled) {
+  Labels l = impl_->labels(stage);
+  l["rank"] = std::to_string(rank);  // the rank watched, not this (launching) process's
+  impl_->stalled.Add(l).Set(stalled ? 1 : 0);
+  impl_->write_jsonl(l, {{"hlm_train_stalled", stalled ? 1.0 : 0.0}});
 }
 
 void Metrics::eval_loss(const std::string& stage, double loss, uint64_t step) {

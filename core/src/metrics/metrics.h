@@ -20,6 +20,7 @@ namespace hlm {
 //   hlm_train_mfu_ratio                             hlm_last_step_timestamp_seconds  (unix)
 //   hlm_checkpoint_duration_seconds                 hlm_process_resident_memory_bytes
 //   hlm_train_phase_seconds_total{phase="forward"|"backward"|"optimizer"}
+//   hlm_train_stalled (served by the process that launched the ranks, label rank = the rank)
 // The memory gauge is read from /proc/self/statm at scrape time.
 class Metrics {
  public:
@@ -57,6 +58,8 @@ class Metrics {
 
   void train_step(const std::string& stage, const TrainStep& s);
   void eval_loss(const std::string& stage, double loss, uint64_t step = 0);
+  // Set by the process that launched the ranks (StallWatcher), labelled with the watched rank.
+  void train_stalled(const std::string& stage, int rank, bool stalled);
   void tokenize_beats(const std::string& stage, uint64_t beats);
   void stage_finished(const std::string& stage, double seconds);
   void checkpoint_written(const std::string& stage, double seconds);

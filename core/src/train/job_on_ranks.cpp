@@ -2,6 +2,7 @@
 // and telling a stop on a signal from a failure (see rank_job.h).
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "engine/run_directory.h"
 #include "metrics/metrics.h"
@@ -9,6 +10,7 @@
 #include "slurm/slurm_commands.h"
 #include "slurm/srun_step.h"
 #include "train/rank_job.h"
+#include "train/stall_watcher.h"
 
 namespace hlm {
 
@@ -26,6 +28,7 @@ struct Attempt {
   bool ok = false;
   bool stopped = false;
   std::string failure;
+  std::set<int> stalled;  // ranks that made no step for stall_seconds at some point
 };
 
 struct RankCommand {
@@ -34,6 +37,8 @@ struct RankCommand {
   std::string out_dir;
   int world_size = 1;
   std::function<void(const std::string&)> progress;
+  std::string stage;
+  double stall_seconds = 0;
 };
 
 Attempt launch_on_this_host(const RankCommand& command) {
@@ -46,8 +51,10 @@ Attempt launch_on_this_host(const RankCommand& command) {
   launch.on_line = [&](int rank, const std::string& line) {
     if (rank == 0 && command.progress) command.progress(line);
   };
+  StallWatcher watcher(command.out_dir, command.world_size, command.stage, command.stall_seconds);
+  launch.on_poll = [&] { watcher.check(); };
   const LaunchResult launched = launch_ranks(launch);
-  if (launched.ok()) return {true, false, ""};
+  if (launched.ok()) return {true, false, "", watcher.stalled_ranks()};
   const int code = launched.exit_codes[launched.failed_rank];
   // Ranks we forwarded a stop to may have died of it before their handler was installed:
   // still a stop, not a failure to restart.
@@ -55,7 +62,8 @@ Attempt launch_on_this_host(const RankCommand& command) {
   return {false, stopped,
           "rank " + std::to_string(launched.failed_rank) + " of " +
               std::to_string(command.world_size) + " exited with " + std::to_string(code) +
-              "; see " + command.out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log"};
+              "; see " + command.out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log",
+          watcher.stalled_ranks()};
 }
 
 Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launcher) {
@@ -79,13 +87,13 @@ Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launche
     if (rank <= 0 && command.progress) command.progress(line);  // rank 0's, and srun's own
   };
   const SrunOutcome outcome = run_srun_step(step);
-  if (outcome.ok()) return {true, false, ""};
+  if (outcome.ok()) return {true, false, "", {}};  // no stall watch under srun yet
   std::string failure = "srun exited with " + std::to_string(outcome.exit_code);
   for (const auto& task : outcome.task_failures) failure += "; " + task;
   failure += "; see " + command.out_dir + "/rank<r>.log and srun.log";
   const bool stopped = any_rank_stopped_by_signal(command.out_dir) ||
                        outcome.exit_code == kExitRequeue || stop_signal_received();
-  return {false, stopped, failure};
+  return {false, stopped, failure, {}};
 }
 
 // torchrun 1.13 under Python 3.11 (Debian 12) cannot parse its own defaults for --redirects
@@ -135,6 +143,8 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   command.world_size = world_size;
   command.out_dir = out_dir;
   command.progress = progress;
+  command.stage = job.value("stage", "pretrain");
+  command.stall_seconds = launcher.stall_seconds;
   const int threads = job.at("options").value("threads", 1);
   command.env["OPENBLAS_NUM_THREADS"] = std::to_string(threads);
   command.env["OMP_NUM_THREADS"] = std::to_string(threads);
@@ -147,11 +157,13 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   // A failed group of ranks is restarted (resuming from the newest complete checkpoint) up to
   // max_restarts times. A stop signal is not a failure: it propagates.
   const int max_restarts = job.value("max_restarts", 0);
+  std::set<int> stalled;
   for (int attempt = 0;; ++attempt) {
     clear_stop_markers(out_dir);
     const Attempt outcome = launcher.kind == RankLauncher::Kind::srun
                                 ? launch_srun_step(command, launcher)
                                 : launch_on_this_host(command);
+    stalled.insert(outcome.stalled.begin(), outcome.stalled.end());
     if (outcome.ok) break;
     if (outcome.stopped)
       throw Preempted("stopped by a signal: {}; continue with hlm run --resume RUN_DIR",
@@ -162,7 +174,11 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
                std::to_string(attempt + 1) + " of " + std::to_string(max_restarts) + ")");
   }
   std::ifstream in(result_path);
-  return nlohmann::json::parse(in);
+  nlohmann::json result = nlohmann::json::parse(in);
+  // Named in the stage's summary (manifest.json): which ranks stopped making steps for a
+  // while, even when they went on afterwards.
+  if (!stalled.empty()) result["stalled_ranks"] = stalled;
+  return result;
 }
 
 }  // namespace hlm

@@ -19,6 +19,7 @@
 #include "hlm/token_store.h"
 #include "metrics/metrics.h"
 #include "ops/compute.h"
+#include "train/heartbeat.h"
 #include "train/trainer.h"
 #include "util/core_binding.h"
 
@@ -128,6 +129,19 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                    double(s.rank_tokens * train.env.world_size) / s.step_seconds);
   };
   train.on_checkpoint = [&](double seconds) { metrics().checkpoint_written(stage, seconds); };
+  // What this rank is doing, for the launching process's stall watcher (stall_watcher.h).
+  std::unique_ptr<HeartbeatWriter> heartbeat;
+  if (env.distributed()) {
+    std::filesystem::create_directories(job_dir);
+    heartbeat =
+        std::make_unique<HeartbeatWriter>(job_dir + "/heartbeat.rank" + std::to_string(env.rank));
+    train.on_activity = [&](int activity) { heartbeat->enter(RankActivity(activity)); };
+    const auto log_step = train.on_step;
+    train.on_step = [&, log_step](const TrainStep& s) {
+      heartbeat->step_finished(uint64_t(s.step));
+      log_step(s);
+    };
+  }
   if (env.distributed())
     spdlog::info("rank {} of {} on {} ({}), master {}:{}", env.rank, env.world_size, node_name(),
                  local_address_towards(env.master_addr, env.master_port), env.master_addr,

@@ -15,6 +15,9 @@ struct RankLauncher {
   Kind kind = Kind::local;
   std::string container;  // srun: the ranks run in this Apptainer image
   bool gpus = false;      // srun: with the host's GPUs (apptainer --nv)
+  // local: a rank that finished no step for this long is reported as stalled (0 = never);
+  // the workflow's settings.stall_seconds.
+  double stall_seconds = 0;
 
   // "local", "srun" or "job-file"; throws ConfigError naming the others.
   static Kind parse(const std::string& name);

@@ -18,6 +18,7 @@
 #include "train/autocast_guard.h"
 #include "train/batch_prefetcher.h"
 #include "train/checkpoint.h"
+#include "train/heartbeat.h"
 #include "train/masking.h"
 #include "train/phase_timer.h"
 #include "train/window_sampler.h"
@@ -165,6 +166,9 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank);
 
   PhaseTimer timer;
+  const auto report = [&](RankActivity activity) {
+    if (job.on_activity) job.on_activity(int(activity));
+  };
   const double loop_start = now_seconds();
   model.module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
@@ -176,23 +180,28 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     drop_gradients(optimizer);
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       const bool last_micro = micro + 1 == o.accumulation;
+      report(RankActivity::kData);
       const auto batch = batches.next(&stats.data_wait_seconds);
       timer.start(Phase::kForward);
+      report(RankActivity::kForward);
       auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability,
                           mask_seed_of(o, env, step, micro)) /
                   double(o.accumulation);
       // The last micro-step's backward all-reduces the gradients, carrying this rank's stop vote.
       if (sync && last_micro) sync->prepare_for_backward(stop_signal_received());
       timer.start(Phase::kBackward);
+      report(RankActivity::kBackward);
       loss.backward();
       timer.stop();
       stats.loss += loss.item<double>();
     }
     if (sync) {  // all-reduce launched from backward's gradient hooks is not backward's time
+      report(RankActivity::kAllreduce);
       timer.add(Phase::kBackward, -sync->launch_seconds());
       timer.add(Phase::kAllreduce, sync->finish());
     }
     timer.start(Phase::kOptimizer);
+    report(RankActivity::kOptimizer);
     stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip);
     timer.end_step();
 

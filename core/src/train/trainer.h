@@ -43,6 +43,9 @@ struct TrainJob {
   c10::intrusive_ptr<c10d::ProcessGroup> group;       // null for a single process
   std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty
   std::function<void(double seconds)> on_checkpoint;  // may be empty
+  // Each phase of a step as it starts (kData before a batch, kBetweenSteps after a step); may
+  // be empty. Takes a RankActivity (heartbeat.h).
+  std::function<void(int activity)> on_activity;
 };
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);

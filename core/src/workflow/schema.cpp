@@ -57,6 +57,11 @@ Schema::Schema() {
        "0.0.0.0, for a Prometheus on another host)",
        false},
       {"runs_dir", "string", "\"runs\"", "where run directories are created", false},
+      {"stall_seconds", "float", "300",
+       "a rank that finishes no training step for this long is reported stalled "
+       "(hlm_train_stalled, a log line naming it and its phase, the stage's stalled_ranks); "
+       "0 = never",
+       false},
   };
   runner_ = runner_param_specs();
 }

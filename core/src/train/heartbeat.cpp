@@ -1,0 +1,94 @@
+// The heartbeat file (see heartbeat.h): one page-sized struct of lock-free atomics, written by
+// the rank through a shared mapping and read by the launching process with plain reads.
+#include "train/heartbeat.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+
+namespace hlm {
+
+struct HeartbeatShared {
+  std::atomic<uint64_t> steps;
+  std::atomic<double> last_step_unix_seconds;
+  std::atomic<double> started_unix_seconds;
+  std::atomic<int32_t> activity;
+};
+static_assert(std::atomic<double>::is_always_lock_free, "the reader maps the same bytes");
+
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+const char* activity_name(RankActivity activity) {
+  switch (activity) {
+    case RankActivity::kStarting: return "starting";
+    case RankActivity::kData: return "waiting for data";
+    case RankActivity::kForward: return "forward";
+    case RankActivity::kBackward: return "backward (and the all-reduces it starts)";
+    case RankActivity::kAllreduce: return "all-reduce";
+    case RankActivity::kOptimizer: return "optimizer";
+    case RankActivity::kBetweenSteps: return "between steps (logging, checkpoint, evaluation)";
+  }
+  return "unknown";
+}
+
+HeartbeatWriter::HeartbeatWriter(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  if (::ftruncate(fd, sizeof(HeartbeatShared)) == 0) {
+    void* at = ::mmap(nullptr, sizeof(HeartbeatShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at != MAP_FAILED) {
+      shared_ = new (at) HeartbeatShared{};
+      shared_->started_unix_seconds.store(unix_now());
+    }
+  }
+  ::close(fd);
+}
+
+HeartbeatWriter::~HeartbeatWriter() {
+  if (shared_ != nullptr) ::munmap(shared_, sizeof(HeartbeatShared));
+}
+
+void HeartbeatWriter::enter(RankActivity activity) {
+  if (shared_ != nullptr) shared_->activity.store(int32_t(activity), std::memory_order_relaxed);
+}
+
+void HeartbeatWriter::step_finished(uint64_t steps) {
+  if (shared_ == nullptr) return;
+  shared_->last_step_unix_seconds.store(unix_now(), std::memory_order_relaxed);
+  shared_->steps.store(steps, std::memory_order_release);
+  shared_->activity.store(int32_t(RankActivity::kBetweenSteps), std::memory_order_relaxed);
+}
+
+std::optional<HeartbeatState> read_heartbeat(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  // A file the writer has not sized yet would map, then fault (SIGBUS) when read.
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || size_t(info.st_size) < sizeof(HeartbeatShared)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  void* at = ::mmap(nullptr, sizeof(HeartbeatShared), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (at == MAP_FAILED) return std::nullopt;
+  const auto* shared = static_cast<const HeartbeatShared*>(at);
+  HeartbeatState state;
+  state.steps = shared->steps.load(std::memory_order_acquire);
+  state.last_step_unix_seconds = shared->last_step_unix_seconds.load();
+  state.started_unix_seconds = shared->started_unix_seconds.load();
+  state.activity = RankActivity(shared->activity.load());
+  ::munmap(at, sizeof(HeartbeatShared));
+  return state;
+}
+
+}  // namespace hlm

@@ -1,0 +1,28 @@
+// Noticing a rank that makes no progress: the launching process reads each rank's heartbeat
+// (heartbeat.h) and, when a rank finished no step for stall_seconds, sets
+// hlm_train_stalled{rank} to 1 and logs which rank and what it was doing; back to 0, with a
+// log line, when it steps again. A rank stopped (SIGSTOP), hung in a collective, or waiting
+// for such a rank all show: their phases tell the stalled rank from those waiting for it.
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+class StallWatcher {
+ public:
+  StallWatcher(std::string out_dir, int world_size, std::string stage, double stall_seconds);
+  // Reads the heartbeats (at most twice a second; call it as often as convenient).
+  void check();
+  // Every rank that stalled at some point, for the job's summary.
+  const std::set<int>& stalled_ranks() const { return ever_; }
+
+ private:
+  std::string out_dir_, stage_;
+  double stall_seconds_, created_, next_check_ = 0;
+  std::vector<bool> stalled_now_;
+  std::set<int> ever_;
+};
+
+}  // namespace hlm
