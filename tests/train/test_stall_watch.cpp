@@ -60,10 +60,11 @@ TEST(StallWatch, AStoppedRankIsNamedWithItsPhaseAndShowsInTheMetrics) {
             stopped_at = std::chrono::steady_clock::now();
           }
         }
-        if (stopped > 0 && warning.empty() && line.find("rank 1 made no step") != std::string::npos) {
+        if (stopped > 0 && warning.empty() &&
+            line.find("rank 1 made no step") != std::string::npos) {
           warning = line;
-          seen_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at)
-                           .count();
+          seen_after =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
           scraped = hlm::test::http_get(port, "/metrics");
           ::kill(stopped, SIGCONT);
         }

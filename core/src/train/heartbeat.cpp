@@ -22,21 +22,27 @@ static_assert(std::atomic<double>::is_always_lock_free, "the reader maps the sam
 namespace {
 
 double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
 const char* activity_name(RankActivity activity) {
   switch (activity) {
-    case RankActivity::kStarting: return "starting";
-    case RankActivity::kData: return "waiting for data";
-    case RankActivity::kForward: return "forward";
-    case RankActivity::kBackward: return "backward (and the all-reduces it starts)";
-    case RankActivity::kAllreduce: return "all-reduce";
-    case RankActivity::kOptimizer: return "optimizer";
-    case RankActivity::kBetweenSteps: return "between steps (logging, checkpoint, evaluation)";
+    case RankActivity::kStarting:
+      return "starting";
+    case RankActivity::kData:
+      return "waiting for data";
+    case RankActivity::kForward:
+      return "forward";
+    case RankActivity::kBackward:
+      return "backward (and the all-reduces it starts)";
+    case RankActivity::kAllreduce:
+      return "all-reduce";
+    case RankActivity::kOptimizer:
+      return "optimizer";
+    case RankActivity::kBetweenSteps:
+      return "between steps (logging, checkpoint, evaluation)";
   }
   return "unknown";
 }

@@ -24,7 +24,7 @@ enum class RankActivity : int32_t {
 const char* activity_name(RankActivity activity);
 
 struct HeartbeatState {
-  uint64_t steps = 0;                // steps finished
+  uint64_t steps = 0;                 // steps finished
   double last_step_unix_seconds = 0;  // when the last one finished (0: none yet)
   double started_unix_seconds = 0;    // when the writer was created
   RankActivity activity = RankActivity::kStarting;

@@ -12,8 +12,7 @@ namespace hlm {
 namespace {
 
 double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -42,10 +41,10 @@ void StallWatcher::check() {
     metrics().train_stalled(stage_, int(r), stalled);
     if (stalled) {
       ever_.insert(int(r));
-      spdlog::warn("{}: rank {} made no step for {:.0f} s (stall_seconds {:g}); steps done {}, "
-                   "now in: {}",
-                   stage_, r, now - since, stall_seconds_, beat->steps,
-                   activity_name(beat->activity));
+      spdlog::warn(
+          "{}: rank {} made no step for {:.0f} s (stall_seconds {:g}); steps done {}, "
+          "now in: {}",
+          stage_, r, now - since, stall_seconds_, beat->steps, activity_name(beat->activity));
     } else {
       spdlog::info("{}: rank {} steps again (step {})", stage_, r, beat->steps);
     }
