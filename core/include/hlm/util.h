@@ -24,6 +24,12 @@ inline double now_seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+// Seconds since the Unix epoch (wall clock): comparable between processes.
+inline double unix_seconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
 // Makes the C library keep large freed blocks for reuse instead of handing them back to the
 // kernel. Otherwise every record's signal-long buffers arrive as fresh pages, and faulting
 // and zeroing them costs more than decoding the record (the read stage of `hlm bench tokenize`

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hlm/errors.h"
+#include "hlm/util.h"
 #include "metrics/http_exposer.h"
 
 namespace hlm {
@@ -24,11 +25,6 @@ using prometheus::Family;
 using prometheus::Gauge;
 using prometheus::Histogram;
 using prometheus::Labels;
-
-double unix_seconds() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 Family<Gauge>& gauge(prometheus::Registry& r, const char* name, const char* help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(r);

@@ -134,48 +134,46 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
     if (it == baseline_of_config.end()) continue;  // its 1-rank point was skipped
     const auto& base = points[it->second];
     const int n = point.at("world_size");
-    // Ceiling: the slowest independent rank against one alone, repeat by repeat.
-    // A run too short to time any step (all within timing_skip_steps) has 0 tokens/s and a 0
-    // step time: figures that would divide by it are left out.
-    std::vector<double> ceiling;
-    for (size_t r = 0; r < ceilings[i].size() && r < runs[it->second].size(); ++r) {
-      const double alone = runs[it->second][r].at("tokens_per_s");
-      if (alone > 0 && ceilings[i][r] > 0) ceiling.push_back(ceilings[i][r] / alone);
-    }
-    if (!ceiling.empty()) point["ceiling"] = spread_of(ceiling).median;
+    // The paper's ratios from loop times; in strong scaling TN is scaled to the 1-rank run's
+    // samples (N may not divide the steps).
+    auto loop_ratios = [&](double t1, double tn, double steps_1, double steps_n) {
+      if (scaling == Scaling::kStrong) tn *= steps_1 / (steps_n * n);
+      return scaling_ratios(scaling, t1, tn, n);
+    };
     // Per-sample time of a step (the per-rank batch is the same at every N): start-up and
     // warm-up steps left out, unlike the loop times of the paper's ratios.
     const double step_1 = base.at("phases").at("step"), step_n = point.at("phases").at("step");
     if (step_1 > 0 && step_n > 0) point["step_efficiency"] = step_1 / step_n;
-    const double t1 = base.at("seconds").at("median");
-    double tn = point.at("seconds").at("median");
-    if (scaling == Scaling::kStrong)  // the same samples as the 1-rank run (N may not divide)
-      tn *=
-          base.at("steps_per_rank").get<double>() / (point.at("steps_per_rank").get<double>() * n);
-    const ScalingRatios ratios = scaling_ratios(scaling, t1, tn, n);
+    const ScalingRatios ratios =
+        loop_ratios(base.at("seconds").at("median"), point.at("seconds").at("median"),
+                    base.at("steps_per_rank"), point.at("steps_per_rank"));
     point["baseline"] = base.at("label");
     point["speedup"] = ratios.speedup;
     point["efficiency"] = ratios.efficiency;
     point["overhead_seconds"] = ratios.overhead_seconds;
-    // E / ceiling repeat by repeat, then the median: a repeat's 1-rank run, coupled run and
-    // independent ranks follow each other within a minute, so the drift of a shared machine
-    // over the study (10-20 % here) cancels within each ratio instead of entering a ratio of
-    // medians taken over all repeats. From step times the 1-rank run cancels entirely: the
-    // ratio is the independent ranks' slowest step against the coupled ranks' step.
-    std::vector<double> vs_ceiling, step_vs_ceiling;
+    // The ceiling (the slowest independent rank against one alone) and E / ceiling, repeat by
+    // repeat, then the median: a repeat's 1-rank run, coupled run and independent ranks follow
+    // each other within a minute, so the drift of a shared machine over the study (10-20 %
+    // here) cancels within each ratio instead of entering a ratio of medians taken over all
+    // repeats. From step times the 1-rank run cancels entirely: the ratio is the independent
+    // ranks' slowest step against the coupled ranks' step. A run too short to time any step
+    // (all within timing_skip_steps) has 0 tokens/s: figures that would divide by it are left
+    // out.
+    std::vector<double> ceiling, vs_ceiling, step_vs_ceiling;
     const auto& runs_n = runs[i];
     const auto& runs_1 = runs[it->second];
-    for (size_t r = 0; r < ceilings[i].size() && r < runs_n.size() && r < runs_1.size(); ++r) {
+    for (size_t r = 0; r < ceilings[i].size() && r < runs_1.size(); ++r) {
       const double alone = runs_1[r].at("tokens_per_s"), independent = ceilings[i][r];
-      const double coupled = runs_n[r].at("tokens_per_s");
-      if (alone <= 0 || independent <= 0 || coupled <= 0) continue;
-      double tn_r = runs_n[r].at("train_seconds");
-      if (scaling == Scaling::kStrong)
-        tn_r *= runs_1[r].at("steps").get<double>() / (runs_n[r].at("steps").get<double>() * n);
-      const double e_r = scaling_ratios(scaling, runs_1[r].at("train_seconds"), tn_r, n).efficiency;
-      vs_ceiling.push_back(e_r / (independent / alone));
-      step_vs_ceiling.push_back(coupled / (n * independent));
+      if (alone <= 0 || independent <= 0) continue;
+      ceiling.push_back(independent / alone);
+      if (r >= runs_n.size() || runs_n[r].at("tokens_per_s").get<double>() <= 0) continue;
+      const double e_r = loop_ratios(runs_1[r].at("train_seconds"), runs_n[r].at("train_seconds"),
+                                     runs_1[r].at("steps"), runs_n[r].at("steps"))
+                             .efficiency;
+      vs_ceiling.push_back(e_r / ceiling.back());
+      step_vs_ceiling.push_back(runs_n[r].at("tokens_per_s").get<double>() / (n * independent));
     }
+    if (!ceiling.empty()) point["ceiling"] = spread_of(ceiling).median;
     if (!vs_ceiling.empty()) {
       point["efficiency_vs_ceiling"] = spread_of(vs_ceiling).median;
       point["step_efficiency_vs_ceiling"] = spread_json(spread_of(step_vs_ceiling));

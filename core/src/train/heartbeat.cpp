@@ -1,4 +1,4 @@
-// The heartbeat file (see heartbeat.h): one page-sized struct of lock-free atomics, written by
+// The heartbeat file (see heartbeat.h): one small struct of lock-free atomics, written by
 // the rank through a shared mapping and read by the launching process with plain reads.
 #include "train/heartbeat.h"
 
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
+#include "hlm/util.h"
 
 namespace hlm {
 
@@ -18,14 +18,6 @@ struct HeartbeatShared {
   std::atomic<int32_t> activity;
 };
 static_assert(std::atomic<double>::is_always_lock_free, "the reader maps the same bytes");
-
-namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 const char* activity_name(RankActivity activity) {
   switch (activity) {
@@ -54,7 +46,7 @@ HeartbeatWriter::HeartbeatWriter(const std::string& path) {
     void* at = ::mmap(nullptr, sizeof(HeartbeatShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (at != MAP_FAILED) {
       shared_ = new (at) HeartbeatShared{};
-      shared_->started_unix_seconds.store(unix_now());
+      shared_->started_unix_seconds.store(unix_seconds());
     }
   }
   ::close(fd);
@@ -70,7 +62,7 @@ void HeartbeatWriter::enter(RankActivity activity) {
 
 void HeartbeatWriter::step_finished(uint64_t steps) {
   if (shared_ == nullptr) return;
-  shared_->last_step_unix_seconds.store(unix_now(), std::memory_order_relaxed);
+  shared_->last_step_unix_seconds.store(unix_seconds(), std::memory_order_relaxed);
   shared_->steps.store(steps, std::memory_order_release);
   shared_->activity.store(int32_t(RankActivity::kBetweenSteps), std::memory_order_relaxed);
 }

@@ -135,7 +135,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     std::filesystem::create_directories(job_dir);
     heartbeat =
         std::make_unique<HeartbeatWriter>(job_dir + "/heartbeat.rank" + std::to_string(env.rank));
-    train.on_activity = [&](int activity) { heartbeat->enter(RankActivity(activity)); };
+    train.on_activity = [&](RankActivity activity) { heartbeat->enter(activity); };
     const auto log_step = train.on_step;
     train.on_step = [&, log_step](const TrainStep& s) {
       heartbeat->step_finished(uint64_t(s.step));

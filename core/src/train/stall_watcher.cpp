@@ -3,30 +3,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-
+#include "hlm/util.h"
 #include "metrics/metrics.h"
 #include "train/heartbeat.h"
 
 namespace hlm {
-namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
 StallWatcher::StallWatcher(std::string out_dir, int world_size, std::string stage,
                            double stall_seconds)
     : out_dir_(std::move(out_dir)),
       stage_(std::move(stage)),
       stall_seconds_(stall_seconds),
-      created_(unix_now()),
+      created_(unix_seconds()),
       stalled_now_(size_t(world_size), false) {}
 
 void StallWatcher::check() {
-  const double now = unix_now();
+  const double now = unix_seconds();
   if (stall_seconds_ <= 0 || now < next_check_) return;
   next_check_ = now + 0.5;
   for (size_t r = 0; r < stalled_now_.size(); ++r) {

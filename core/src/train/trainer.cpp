@@ -167,7 +167,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
 
   PhaseTimer timer;
   const auto report = [&](RankActivity activity) {
-    if (job.on_activity) job.on_activity(int(activity));
+    if (job.on_activity) job.on_activity(activity);
   };
   const double loop_start = now_seconds();
   model.module().train();

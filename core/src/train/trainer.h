@@ -36,6 +36,8 @@ struct TrainResult {
   std::string checkpoint;  // model weights (rank 0)
 };
 
+enum class RankActivity : int32_t;  // heartbeat.h
+
 struct TrainJob {
   TrainOptions options;
   std::string out_dir;  // checkpoints and weights go here
@@ -44,8 +46,8 @@ struct TrainJob {
   std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty
   std::function<void(double seconds)> on_checkpoint;  // may be empty
   // Each phase of a step as it starts (kData before a batch, kBetweenSteps after a step); may
-  // be empty. Takes a RankActivity (heartbeat.h).
-  std::function<void(int activity)> on_activity;
+  // be empty.
+  std::function<void(RankActivity)> on_activity;
 };
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);
