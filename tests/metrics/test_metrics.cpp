@@ -121,7 +121,7 @@ TEST(Metrics, JsonlLinesParseAsJsonWithNameValueAndLabels) {
     last[j["name"].get<std::string>() + j.value("phase", "")] = j;
     ++lines;
   }
-  EXPECT_EQ(lines, 14u);  // 9 values per step with MFU, 3 phases, 2 at stage end
+  EXPECT_EQ(lines, 15u);  // 10 values per step with MFU, 3 phases, 2 at stage end
   EXPECT_EQ(last["hlm_train_loss"]["value"], 2.0);
   EXPECT_EQ(last["hlm_train_loss"]["step"], 7);
   EXPECT_EQ(last["hlm_train_loss"]["stage"], "pretrain");

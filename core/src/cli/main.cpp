@@ -62,6 +62,8 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   const char* run = std::getenv("HLM_METRICS_RUN");
   const char* targets = std::getenv("HLM_METRICS_TARGETS");
   hlm::metrics().set_labels(run ? run : job.value("stage", "rank"), env.rank);
+  // CPU energy is the node's: each rank on it is charged an equal share, plus its own GPU's.
+  hlm::metrics().set_energy_share(env.local_world_size, HLM_WITH_CUDA ? env.local_rank : -1);
   const hlm::WithdrawTargetAtScopeExit withdraw_target;
   if (run && targets) {
     const char* bind_variable = std::getenv("HLM_METRICS_BIND");
@@ -74,7 +76,8 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
             ? hlm::local_address_towards(env.master_addr, env.master_port)
             : "";
     hlm::metrics().publish_target(targets, std::string(run) + ".rank" + std::to_string(env.rank),
-                                  {{"stage", job.value("stage", "")}}, advertised);
+                                  {{"stage", job.value("stage", "")}, {"node", hlm::node_name()}},
+                                  advertised);
     spdlog::info("metrics: http://{}/metrics",
                  hlm::scrape_address(advertised.empty() ? bind : advertised, port));
   }

@@ -15,6 +15,7 @@
 #include "engine/stage.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "metrics/energy.h"
 #include "metrics/metrics.h"
 
 namespace fs = std::filesystem;
@@ -69,6 +70,7 @@ std::string report(const workflow::Workflow& wf, const std::string& run_dir,
                   m.value("seconds", 0.0));
     md += row;
   }
+  md += "\nEnergy: " + energy_sources().describe() + ".\n";
   for (const auto& m : manifests)
     md += "\n## " + m.value("id", "") + " (" + m.value("kind", "") + ")\n\n" +
           m.value("report_md", "") + "\n";
@@ -101,10 +103,11 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       options.metrics_port >= 0 ? options.metrics_port : wf.settings.value("metrics_port", 0);
   const int bound = metrics().start_exposer(port, wf.settings.value("metrics_bind", "127.0.0.1"));
   metrics().publish_target(runs_dir + "/targets", fs::path(run_dir).filename().string(),
-                           {{"workflow", wf.name}});
+                           {{"workflow", wf.name}, {"node", node_name()}});
   const WithdrawTargetAtScopeExit withdraw_target;
   spdlog::info("hlm {}: workflow '{}', run directory {}", HLM_VERSION, wf.name, run_dir);
   spdlog::info("metrics: http://{}/metrics", scrape_address(metrics().bind_address(), bound));
+  spdlog::info("energy: {}", energy_sources().describe());
 
   std::map<std::string, std::string> keys;
   std::map<std::string, nlohmann::json> manifests;
@@ -131,6 +134,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       if (*cached != stage_dir) m["reused_from"] = *cached;
       write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
       spdlog::info("{}: reused from cache ({})", tag, *cached);
+      metrics().stage_status(instance.id, "cached");
       manifests[instance.id] = m;
       ordered.push_back(m);
       continue;
@@ -159,6 +163,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
                         {"started_at", utc_timestamp()}};
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     spdlog::info("{} ({}) ...", tag, instance.kind);
+    metrics().stage_status(instance.id, "running");
     StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr, options.launcher};
     ctx.launcher.stall_seconds = wf.settings.value("stall_seconds", 300.0);
     for (const auto& need : instance.needs) ctx.inputs[need] = manifests.at(need);
@@ -175,6 +180,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       m["error"] = e.what();
       m["finished_at"] = utc_timestamp();
       write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+      metrics().stage_status(instance.id, "interrupted");
       throw;
     } catch (const std::exception& e) {
       m["status"] = "failed";
@@ -185,6 +191,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     m["seconds"] = seconds;
     write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
     metrics().stage_finished(instance.id, seconds);
+    metrics().stage_status(instance.id, m["status"].get<std::string>());
     if (m["status"] != "done") {
       spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds),
                     m["error"].get<std::string>());

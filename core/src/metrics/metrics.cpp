@@ -7,6 +7,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "metrics/energy.h"
 #include "metrics/http_exposer.h"
 
 namespace hlm {
@@ -41,23 +43,72 @@ const Histogram::BucketBoundaries kStepBuckets = {0.001, 0.0025, 0.005, 0.01,  0
 }  // namespace
 
 struct Metrics::Impl {
-  // Computes the memory gauge when Prometheus scrapes, so it is fresh without a timer thread.
+  // Series computed when Prometheus scrapes, so they are fresh without a timer thread: process
+  // memory and CPU time, checkpoint ages, and the energy sources' counters.
   class ProcessCollector : public prometheus::Collectable {
    public:
     explicit ProcessCollector(const Impl& impl) : impl_(impl) {}
     std::vector<prometheus::MetricFamily> Collect() const override {
-      prometheus::MetricFamily f;
-      f.name = "hlm_process_resident_memory_bytes";
-      f.help = "Resident memory of this process";
-      f.type = prometheus::MetricType::Gauge;
-      prometheus::ClientMetric m;
-      for (const auto& [name, value] : impl_.labels("")) m.label.push_back({name, value});
-      m.gauge.value = static_cast<double>(process_resident_memory_bytes());
-      f.metric.push_back(std::move(m));
-      return {f};
+      const Labels process = impl_.labels("");
+      std::vector<prometheus::MetricFamily> out;
+      add(out, "hlm_process_resident_memory_bytes", "Resident memory of this process",
+          prometheus::MetricType::Gauge, process, double(process_resident_memory_bytes()));
+      add(out, "hlm_process_cpu_seconds_total", "User and system CPU time of this process",
+          prometheus::MetricType::Counter, process, process_cpu_seconds());
+      const double now = unix_seconds();
+      for (const auto& [stage, at] : impl_.checkpoint_times())
+        add(out, "hlm_checkpoint_age_seconds", "Seconds since the stage's last complete checkpoint",
+            prometheus::MetricType::Gauge, impl_.labels(stage), now - at);
+      collect_energy(out, process);
+      return out;
     }
 
    private:
+    // One sample; appended to the family of that name, which is created on first use.
+    static void add(std::vector<prometheus::MetricFamily>& out, const std::string& name,
+                    const char* help, prometheus::MetricType type, const Labels& labels,
+                    double value) {
+      auto f = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.name == name; });
+      if (f == out.end()) {
+        out.push_back({name, help, type, {}});
+        f = std::prev(out.end());
+      }
+      prometheus::ClientMetric m;
+      for (const auto& [k, v] : labels) m.label.push_back({k, v});
+      if (type == prometheus::MetricType::Counter)
+        m.counter.value = value;
+      else
+        m.gauge.value = value;
+      f->metric.push_back(std::move(m));
+    }
+
+    static void collect_energy(std::vector<prometheus::MetricFamily>& out, const Labels& process) {
+      EnergySources& sources = energy_sources();
+      for (const auto& package : sources.rapl().read()) {
+        Labels l = process;
+        l["package"] = package.name;
+        add(out, "hlm_cpu_energy_joules_total",
+            "CPU package energy (RAPL) since this process began", prometheus::MetricType::Counter,
+            l, package.joules);
+      }
+      for (const auto& gpu : sources.nvml().read()) {
+        Labels l = process;
+        l["gpu"] = std::to_string(gpu.index);
+        const auto put = [&](const char* name, const char* help, prometheus::MetricType type,
+                             const std::optional<double>& v) {
+          if (v) add(out, name, help, type, l, *v);
+        };
+        put("hlm_gpu_energy_joules_total", "GPU energy since the driver loaded (NVML)",
+            prometheus::MetricType::Counter, gpu.energy_joules);
+        put("hlm_gpu_power_watts", "GPU power draw (NVML)", prometheus::MetricType::Gauge,
+            gpu.power_watts);
+        put("hlm_gpu_memory_used_bytes", "GPU memory in use (NVML)", prometheus::MetricType::Gauge,
+            gpu.memory_used_bytes);
+        put("hlm_gpu_utilization_ratio", "Share of time a GPU kernel ran (NVML)",
+            prometheus::MetricType::Gauge, gpu.utilization_ratio);
+      }
+    }
+
     const Impl& impl_;
   };
 
@@ -69,6 +120,13 @@ struct Metrics::Impl {
   Family<Counter>& tokenize_beats = counter(r, "hlm_tokenize_beats_total", "Beats tokenized");
   Family<Counter>& train_steps = counter(r, "hlm_train_steps_total", "Optimizer steps taken");
   Family<Counter>& train_tokens = counter(r, "hlm_train_tokens_total", "Tokens trained on");
+  Family<Counter>& train_samples =
+      counter(r, "hlm_train_samples_total", "Samples (context windows) trained on");
+  Family<Gauge>& stage_status = gauge(
+      r, "hlm_stage_status", "1 for the stage's present status (label status), 0 for the others");
+  Family<Gauge>& energy_per_sample =
+      gauge(r, "hlm_train_energy_joules_per_sample",
+            "Energy charged to this rank over the samples it trained since its stage's first step");
   Family<Gauge>& train_loss = gauge(r, "hlm_train_loss", "Training loss of the last step");
   Family<Gauge>& eval_loss = gauge(r, "hlm_eval_loss", "Loss of the last evaluation");
   Family<Gauge>& learning_rate = gauge(r, "hlm_train_learning_rate", "Learning rate");
@@ -99,7 +157,14 @@ struct Metrics::Impl {
   std::string run;
   int rank = 0;
   std::FILE* jsonl = nullptr;
-  mutable std::mutex exposer_mutex;  // exposer, port
+  std::map<std::string, double> checkpoint_at;  // stage -> unix time of its last checkpoint
+  int ranks_on_node = 1, gpu_index = -1;        // set_energy_share
+  struct EnergyStart {
+    double joules = 0;
+    int64_t samples = 0;
+  };
+  std::map<std::string, EnergyStart> energy_start;  // stage -> at its first step
+  mutable std::mutex exposer_mutex;                 // exposer, port
   int port = 0;
   std::string target_file;                 // set by publish_target
   std::string bind_address = "127.0.0.1";  // set by start_exposer
@@ -118,6 +183,27 @@ struct Metrics::Impl {
     if (!run.empty()) l["run"] = run;  // an empty label would hide the file_sd target label
     if (!stage.empty()) l["stage"] = stage;
     return l;
+  }
+
+  std::map<std::string, double> checkpoint_times() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return checkpoint_at;
+  }
+
+  // Energy charged to this rank so far (see set_energy_share); nullopt with no source.
+  std::optional<double> rank_energy_joules() const {
+    EnergySources& sources = energy_sources();
+    if (!sources.any()) return std::nullopt;
+    int share = 1, gpu = -1;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      share = std::max(1, ranks_on_node);
+      gpu = gpu_index;
+    }
+    double joules = sources.rapl().total_joules() / share;
+    for (const auto& g : sources.nvml().read())
+      if (g.index == gpu && g.energy_joules) joules += *g.energy_joules;
+    return joules;
   }
 
   // One JSON line per (name, value), all stamped with the same time; flushed together.
@@ -236,10 +322,12 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
   const Labels l = m.labels(stage);
   Counter& steps = m.train_steps.Add(l);
   Counter& tokens = m.train_tokens.Add(l);
+  Counter& samples = m.train_samples.Add(l);
   Counter& wait = m.data_wait.Add(l);
   Counter& reduce = m.allreduce.Add(l);
   steps.Increment();
   tokens.Increment(static_cast<double>(s.rank_tokens));
+  samples.Increment(static_cast<double>(s.rank_samples));
   wait.Increment(s.data_wait_seconds);
   reduce.Increment(s.allreduce_seconds);
   m.train_loss.Add(l).Set(s.loss);
@@ -255,11 +343,22 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
       {"hlm_train_step_duration_seconds", s.step_seconds},
       {"hlm_train_steps_total", steps.Value()},
       {"hlm_train_tokens_total", tokens.Value()},
+      {"hlm_train_samples_total", samples.Value()},
       {"hlm_data_wait_seconds_total", wait.Value()},
       {"hlm_allreduce_seconds_total", reduce.Value()}};
   if (s.mfu_ratio >= 0) {
     m.mfu.Add(l).Set(s.mfu_ratio);
     values.emplace_back("hlm_train_mfu_ratio", s.mfu_ratio);
+  }
+  if (const auto joules = m.rank_energy_joules()) {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    const auto [start, first] = m.energy_start.try_emplace(stage, Impl::EnergyStart{*joules, 0});
+    if (!first) {  // from the first step's end on: startup and compilation are not training
+      start->second.samples += s.rank_samples;
+      const double per_sample = (*joules - start->second.joules) / double(start->second.samples);
+      m.energy_per_sample.Add(l).Set(per_sample);
+      values.emplace_back("hlm_train_energy_joules_per_sample", per_sample);
+    }
   }
   m.write_jsonl(l, values, {{"step", s.step}});
   for (const auto& [name, seconds] :
@@ -304,7 +403,30 @@ void Metrics::stage_finished(const std::string& stage, double seconds) {
 void Metrics::checkpoint_written(const std::string& stage, double seconds) {
   const Labels l = impl_->labels(stage);
   impl_->checkpoint.Add(l).Set(seconds);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->checkpoint_at[stage] = unix_seconds();
+  }
   impl_->write_jsonl(l, {{"hlm_checkpoint_duration_seconds", seconds}});
+}
+
+void Metrics::stage_status(const std::string& stage, const std::string& status) {
+  static const char* const kStatuses[] = {"running", "done", "failed", "cached", "interrupted"};
+  if (std::find(std::begin(kStatuses), std::end(kStatuses), status) == std::end(kStatuses))
+    throw InternalError("stage status '{}' is not one of hlm_stage_status's", status);
+  const Labels l = impl_->labels(stage);
+  for (const char* s : kStatuses) {
+    Labels with_status = l;
+    with_status["status"] = s;
+    impl_->stage_status.Add(with_status).Set(status == s ? 1 : 0);
+  }
+  impl_->write_jsonl(l, {{"hlm_stage_status", 1.0}}, {{"status", status}});
+}
+
+void Metrics::set_energy_share(int ranks_on_node, int gpu_index) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->ranks_on_node = ranks_on_node;
+  impl_->gpu_index = gpu_index;
 }
 
 Metrics& metrics() {

@@ -21,7 +21,15 @@ namespace hlm {
 //   hlm_checkpoint_duration_seconds                 hlm_process_resident_memory_bytes
 //   hlm_train_phase_seconds_total{phase="forward"|"backward"|"optimizer"}
 //   hlm_train_stalled (served by the process that launched the ranks, label rank = the rank)
-// The memory gauge is read from /proc/self/statm at scrape time.
+//   hlm_train_samples_total                         hlm_process_cpu_seconds_total
+//   hlm_checkpoint_age_seconds (since the last complete checkpoint of the stage)
+//   hlm_stage_status{status="running"|"done"|"failed"|"cached"|"interrupted"} 1 for the
+//     stage's present status, 0 for the others
+// Energy, only where a source is readable (energy.h): hlm_cpu_energy_joules_total{package},
+//   hlm_gpu_energy_joules_total{gpu}, hlm_gpu_power_watts{gpu}, hlm_gpu_memory_used_bytes{gpu},
+//   hlm_gpu_utilization_ratio{gpu}, hlm_train_energy_joules_per_sample (this rank's share, see
+//   set_energy_share, over the samples since its stage's first step).
+// Memory, CPU time, checkpoint age and the energy counters are read at scrape time.
 class Metrics {
  public:
   Metrics();
@@ -63,6 +71,11 @@ class Metrics {
   void tokenize_beats(const std::string& stage, uint64_t beats);
   void stage_finished(const std::string& stage, double seconds);
   void checkpoint_written(const std::string& stage, double seconds);
+  // status: running, done, failed, cached or interrupted.
+  void stage_status(const std::string& stage, const std::string& status);
+  // The energy this process's training is charged with: the CPU packages' energy divided among
+  // the ranks sharing the node, plus its own GPU's (gpu_index < 0: none). Default: 1 rank, no GPU.
+  void set_energy_share(int ranks_on_node, int gpu_index);
 
  private:
   struct Impl;
@@ -82,6 +95,12 @@ struct WithdrawTargetAtScopeExit {
 
 // Resident set size of this process in bytes (0 when /proc is unavailable).
 uint64_t process_resident_memory_bytes();
+// The node this process runs on, for the `node` target label: SLURM's name for it
+// (SLURMD_NODENAME) where set, since containers and namespaces may share one host name, else
+// the host name.
+std::string node_name();
+// User plus system CPU time of this process, all threads, in seconds.
+double process_cpu_seconds();
 
 // Writes a Prometheus file_sd target file (atomically: tmp + rename, since Prometheus watches
 // it): [{"targets": ["host:port", ...], "labels": {...}}].

@@ -1,7 +1,9 @@
-// Files around metrics: process memory from /proc and Prometheus file_sd target files.
+// Files around metrics: process memory and CPU time and Prometheus file_sd target files.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,14 @@
 #include "util/atomic_file.h"
 
 namespace hlm {
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
+}
+
+}  // namespace
 
 uint64_t process_resident_memory_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -20,6 +30,19 @@ uint64_t process_resident_memory_bytes() {
   std::fclose(f);
   if (n != 2) return 0;
   return resident_pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string node_name() {
+  if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm != nullptr && *slurm != 0)
+    return slurm;
+  return host_name();
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 void write_file_sd(const std::string& path, const std::vector<std::string>& targets,
@@ -44,8 +67,7 @@ bool is_wildcard_address(const std::string& address) {
 std::string scrape_address(const std::string& bind_address, int port) {
   std::string host = bind_address;
   if (is_wildcard_address(host) || host.empty()) {
-    char name[256] = {};
-    host = ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
+    host = host_name();
   } else if (host.find(':') != std::string::npos && host.front() != '[') {
     host = "[" + host + "]";
   }

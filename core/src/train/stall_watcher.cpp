@@ -14,7 +14,7 @@ StallWatcher::StallWatcher(std::string out_dir, int world_size, std::string stag
       stage_(std::move(stage)),
       stall_seconds_(stall_seconds),
       created_(unix_seconds()),
-      stalled_now_(size_t(world_size), false) {}
+      stalled_now_(size_t(world_size), -1) {}
 
 void StallWatcher::check() {
   const double now = unix_seconds();
@@ -27,8 +27,10 @@ void StallWatcher::check() {
     const double since = beat->last_step_unix_seconds > 0 ? beat->last_step_unix_seconds
                                                           : beat->started_unix_seconds;
     const bool stalled = now - since > stall_seconds_;
-    if (stalled == stalled_now_[r]) continue;
-    stalled_now_[r] = stalled;
+    const int before = stalled_now_[r];
+    if (int(stalled) == before) continue;
+    stalled_now_[r] = int(stalled);
+    // A rank's 0 is exported once it is seen, so a dashboard shows every rank, stalled or not.
     metrics().train_stalled(stage_, int(r), stalled);
     if (stalled) {
       ever_.insert(int(r));
@@ -36,7 +38,7 @@ void StallWatcher::check() {
           "{}: rank {} made no step for {:.0f} s (stall_seconds {:g}); steps done {}, "
           "now in: {}",
           stage_, r, now - since, stall_seconds_, beat->steps, activity_name(beat->activity));
-    } else {
+    } else if (before == 1) {
       spdlog::info("{}: rank {} steps again (step {})", stage_, r, beat->steps);
     }
   }

@@ -21,7 +21,7 @@ class StallWatcher {
  private:
   std::string out_dir_, stage_;
   double stall_seconds_, created_, next_check_ = 0;
-  std::vector<bool> stalled_now_;
+  std::vector<int> stalled_now_;  // per rank: -1 not seen yet, else 0 or 1 as last exported
   std::set<int> ever_;
 };
 

@@ -9,6 +9,7 @@ struct TrainStep {
   int64_t step = 0;  // 1-based optimizer step
   double loss = 0, learning_rate = 0, grad_norm = 0;
   int64_t rank_tokens = 0;       // tokens this rank consumed in the step (all micro-batches)
+  int64_t rank_samples = 0;      // windows (sequences) this rank consumed in the step
   double step_seconds = 0;       // wall time of the whole step
   double data_wait_seconds = 0;  // waiting for the batch prefetcher
   // Where the step went, micro-steps summed: forward and loss; backward without the all-reduce

@@ -206,6 +206,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     timer.end_step();
 
     stats.rank_tokens = rank_tokens_per_step;
+    stats.rank_samples = o.batch * o.accumulation;
     stats.step_seconds = timer.seconds(Phase::kStep);
     stats.forward_seconds = timer.seconds(Phase::kForward);
     stats.backward_seconds = timer.seconds(Phase::kBackward);
