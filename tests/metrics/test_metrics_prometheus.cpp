@@ -125,7 +125,18 @@ TEST(MetricsMonitoring, DashboardQueriesOnlyExportedHlmMetrics) {
                                              "hlm_last_step_timestamp_seconds",
                                              "hlm_checkpoint_duration_seconds",
                                              "hlm_process_resident_memory_bytes",
-                                             "hlm_train_phase_seconds_total"};
+                                             "hlm_train_phase_seconds_total",
+                                             "hlm_train_samples_total",
+                                             "hlm_process_cpu_seconds_total",
+                                             "hlm_checkpoint_age_seconds",
+                                             "hlm_train_stalled",
+                                             "hlm_stage_status",
+                                             "hlm_train_energy_joules_per_sample",
+                                             "hlm_cpu_energy_joules_total",
+                                             "hlm_gpu_energy_joules_total",
+                                             "hlm_gpu_power_watts",
+                                             "hlm_gpu_memory_used_bytes",
+                                             "hlm_gpu_utilization_ratio"};
   size_t queries = 0;
   for (const auto& panel : dashboard["panels"]) {
     for (const auto& target : panel.value("targets", nlohmann::json::array())) {
