@@ -142,3 +142,38 @@ TEST(MetricsHttp, TwoHundredConcurrentScrapesAreAllAnswered) {
   for (auto& c : clients) c.join();
   EXPECT_EQ(std::count(answered.begin(), answered.end(), 1), kClients);
 }
+
+// Prometheus keeps its connection to a target open between scrapes: the server answers many
+// requests, one after another, on one connection (cpp-httplib's default closes it after 5).
+TEST(MetricsHttp, OneConnectionServesManyScrapes) {
+  hlm::Metrics m;
+  const int port = m.start_exposer(0);
+  SilentClient client(port);
+  ASSERT_TRUE(client.connected);
+  timeval timeout{5, 0};
+  ::setsockopt(client.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  int answered = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (::send(client.fd, request.data(), request.size(), MSG_NOSIGNAL) != ssize_t(request.size()))
+      break;
+    // One whole response: headers, then Content-Length bytes of body.
+    std::string response;
+    char buffer[4096];
+    size_t header_end = std::string::npos, length = 0;
+    while (header_end == std::string::npos || response.size() < header_end + 4 + length) {
+      const ssize_t n = ::recv(client.fd, buffer, sizeof(buffer), 0);
+      if (n <= 0) break;
+      response.append(buffer, size_t(n));
+      if (header_end == std::string::npos &&
+          (header_end = response.find("\r\n\r\n")) != std::string::npos) {
+        const size_t at = response.find("Content-Length: ");
+        length = at < header_end ? std::stoul(response.substr(at + 16)) : 0;
+      }
+    }
+    if (status_line(response) != "HTTP/1.1 200 OK" || response.size() != header_end + 4 + length)
+      break;
+    ++answered;
+  }
+  EXPECT_EQ(answered, 20);
+}
