@@ -55,6 +55,7 @@ SrunOutcome run_srun_step(const SrunStep& step) {
   launch.argv = srun_command(step);
   launch.env = step.env;
   launch.stop_requested = step.stop_requested;
+  launch.on_poll = step.on_poll;
   launch.stop_signal = SIGUSR1;  // srun passes USR1 to the ranks, which checkpoint and exit
   launch.grace_seconds = 60;
   launch.on_line = [&](int, const std::string& line) {

@@ -20,6 +20,7 @@ struct SrunStep {
   std::string log_dir;                     // rank<r>.log and srun.log here
   std::function<void(int rank, const std::string& line)> on_line;  // rank -1: srun's own
   std::function<bool()> stop_requested;  // as in LaunchOptions: forwarded as SIGTERM
+  std::function<void()> on_poll;         // as in LaunchOptions: called while srun runs
 };
 
 struct SrunOutcome {

@@ -144,6 +144,42 @@ TEST_F(SlurmCluster, ARankKilledOnOneNodeIsNamedAndTheRanksResumeFromTheNewestCh
   EXPECT_EQ(read_text(run_dir / "pretrain/model.pt"), read_text(reference / "model.pt"));
 }
 
+// A rank on the other node, stopped with SIGSTOP: the job's `hlm run` on nodeA sees it through
+// the heartbeat copy rank 1 keeps in the (shared) stage folder, and names it.
+TEST_F(SlurmCluster, ARankStoppedOnTheOtherNodeIsNamedAsStalled) {
+  ScratchDir runs("hlm_cluster_stall");
+  const auto r = on('A', hlm() + " submit " + kSmall + " settings.stall_seconds=3 --runs-dir " +
+                             runs.path.string());
+  const auto [id, run_dir] = submitted(r.output);
+  ASSERT_FALSE(id.empty()) << r.output;
+  ASSERT_TRUE(wait_for_step(run_dir / "pretrain/rank0.log", 150)) << read_text(run_dir / "hlm.log");
+  const int pid = rank_pid(run_dir, 1);
+  ASSERT_GT(pid, 0);
+  ::kill(pid, SIGSTOP);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  double seen_after = -1;
+  while (std::chrono::steady_clock::now() - stopped_at < std::chrono::seconds(30)) {
+    if (read_text(run_dir / "hlm.log").find("rank 1 made no step") != std::string::npos) {
+      seen_after =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(pid, SIGCONT);
+  ASSERT_EQ(wait_for_end(id), "COMPLETED") << read_text(run_dir / ("slurm-" + id + ".out"));
+  ASSERT_GT(seen_after, 0) << read_text(run_dir / "hlm.log");
+  // stall_seconds, the copy interval (0.3 s), the watcher's half second and a margin.
+  EXPECT_LT(seen_after, 3 + 2.0);
+  const std::string log = read_text(run_dir / "hlm.log");
+  EXPECT_NE(log.find("rank 1 steps again"), std::string::npos) << log;
+  const auto manifest =
+      nlohmann::json::parse(read_text(run_dir / "pretrain/manifest.json"))["results"];
+  ASSERT_TRUE(manifest.contains("stalled_ranks")) << manifest.dump().substr(0, 400);
+  EXPECT_NE(std::find(manifest["stalled_ranks"].begin(), manifest["stalled_ranks"].end(), 1),
+            manifest["stalled_ranks"].end());
+}
+
 // torchrun's own static rendezvous across the two hosts (no SLURM involved): each node runs
 // `torchrun --no_python --nnodes=2 ... hlm rank JOB` on the job file hlm wrote.
 TEST_F(SlurmCluster, TorchrunAcrossTwoHostsTrainsWithTheLossOfTheMultiprocRunner) {

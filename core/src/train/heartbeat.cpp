@@ -7,7 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "hlm/util.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 
@@ -39,7 +44,7 @@ const char* activity_name(RankActivity activity) {
   return "unknown";
 }
 
-HeartbeatWriter::HeartbeatWriter(const std::string& path) {
+HeartbeatWriter::HeartbeatWriter(const std::string& path, double copy_every_seconds) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
   if (::ftruncate(fd, sizeof(HeartbeatShared)) == 0) {
@@ -50,11 +55,46 @@ HeartbeatWriter::HeartbeatWriter(const std::string& path) {
     }
   }
   ::close(fd);
+  if (shared_ != nullptr && copy_every_seconds > 0)
+    copier_ = std::thread(&HeartbeatWriter::copy_until_stopped, this, heartbeat_copy_path(path),
+                          copy_every_seconds);
 }
 
 HeartbeatWriter::~HeartbeatWriter() {
+  if (copier_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(copy_mutex_);
+      copy_stop_ = true;
+    }
+    copy_wake_.notify_all();
+    copier_.join();
+  }
   if (shared_ != nullptr) ::munmap(shared_, sizeof(HeartbeatShared));
 }
+
+void HeartbeatWriter::copy_until_stopped(const std::string& copy_path, double every_seconds) {
+  nlohmann::json last;
+  std::unique_lock<std::mutex> lock(copy_mutex_);
+  do {
+    const nlohmann::json now = {{"steps", shared_->steps.load(std::memory_order_acquire)},
+                                {"activity", shared_->activity.load()},
+                                {"last_step_unix_seconds", shared_->last_step_unix_seconds.load()},
+                                {"started_unix_seconds", shared_->started_unix_seconds.load()}};
+    // Only a change is written: a network filesystem's metadata server sees one rename per
+    // interval per progressing rank at most.
+    if (now["steps"] != last["steps"] || now["activity"] != last["activity"]) {
+      try {
+        write_file_atomic(copy_path, now.dump() + "\n");
+        last = now;
+      } catch (const std::exception&) {
+        // A full or unreachable filesystem must not stop training; the next change retries.
+      }
+    }
+  } while (!copy_wake_.wait_for(lock, std::chrono::duration<double>(every_seconds),
+                                [&] { return copy_stop_; }));
+}
+
+std::string heartbeat_copy_path(const std::string& path) { return path + ".json"; }
 
 void HeartbeatWriter::enter(RankActivity activity) {
   if (shared_ != nullptr) shared_->activity.store(int32_t(activity), std::memory_order_relaxed);
@@ -86,6 +126,19 @@ std::optional<HeartbeatState> read_heartbeat(const std::string& path) {
   state.started_unix_seconds = shared->started_unix_seconds.load();
   state.activity = RankActivity(shared->activity.load());
   ::munmap(at, sizeof(HeartbeatShared));
+  return state;
+}
+
+std::optional<HeartbeatState> read_heartbeat_copy(const std::string& path) {
+  std::ifstream in(heartbeat_copy_path(path));
+  if (!in) return std::nullopt;
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("steps")) return std::nullopt;
+  HeartbeatState state;
+  state.steps = j.value("steps", uint64_t(0));
+  state.last_step_unix_seconds = j.value("last_step_unix_seconds", 0.0);
+  state.started_unix_seconds = j.value("started_unix_seconds", 0.0);
+  state.activity = RankActivity(j.value("activity", 0));
   return state;
 }
 

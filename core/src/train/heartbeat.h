@@ -4,9 +4,12 @@
 // made no step for a while (stall_watcher.h): a stopped or hung rank cannot report itself.
 #pragma once
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace hlm {
 
@@ -34,7 +37,11 @@ class HeartbeatWriter {
  public:
   // Creates (or truncates) `path`. Without it (no space, no folder) the writer does nothing:
   // a missing heartbeat must not stop training.
-  explicit HeartbeatWriter(const std::string& path);
+  // With copy_every_seconds > 0 a thread also copies the state, when it changed, to
+  // heartbeat_copy_path(path) at that interval, written whole and renamed into place: ranks
+  // on other nodes share only a network filesystem with the launching process, and another
+  // node's writes through a mapping reach it late. A stopped rank's copy stops with it.
+  explicit HeartbeatWriter(const std::string& path, double copy_every_seconds = 0);
   ~HeartbeatWriter();
   HeartbeatWriter(const HeartbeatWriter&) = delete;
   HeartbeatWriter& operator=(const HeartbeatWriter&) = delete;
@@ -43,10 +50,21 @@ class HeartbeatWriter {
   void step_finished(uint64_t steps);
 
  private:
+  void copy_until_stopped(const std::string& copy_path, double every_seconds);
+
   HeartbeatShared* shared_ = nullptr;
+  std::mutex copy_mutex_;
+  std::condition_variable copy_wake_;
+  bool copy_stop_ = false;
+  std::thread copier_;
 };
+
+// <path>.json: the copy a writer with copy_every_seconds > 0 keeps.
+std::string heartbeat_copy_path(const std::string& path);
 
 // The state in `path`, or nothing when there is no heartbeat file (yet).
 std::optional<HeartbeatState> read_heartbeat(const std::string& path);
+// The state in heartbeat_copy_path(path), or nothing when there is no (readable) copy.
+std::optional<HeartbeatState> read_heartbeat_copy(const std::string& path);
 
 }  // namespace hlm

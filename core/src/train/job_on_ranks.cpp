@@ -1,5 +1,6 @@
 // Starting a job's rank processes with the chosen launcher, restarting them after a failure
 // and telling a stop on a signal from a failure (see rank_job.h).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -9,6 +10,7 @@
 #include "multiproc/launcher.h"
 #include "slurm/slurm_commands.h"
 #include "slurm/srun_step.h"
+#include "train/heartbeat.h"
 #include "train/rank_job.h"
 #include "train/stall_watcher.h"
 
@@ -83,17 +85,31 @@ Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launche
   step.env["MASTER_PORT"] = std::to_string(free_tcp_port());
   step.log_dir = command.out_dir;
   step.stop_requested = stop_signal_received;
+  // Ranks on other nodes are watched through the heartbeat copies they keep on the shared
+  // filesystem, a tenth of stall_seconds apart (at least 0.25 s, at most 30 s).
+  StallWatcher watcher(command.out_dir, command.world_size, command.stage, command.stall_seconds,
+                       StallWatcher::Source::kCopies);
+  if (command.stall_seconds > 0) {
+    for (int r = 0; r < command.world_size; ++r) {  // an earlier start's copies
+      std::error_code ec;
+      std::filesystem::remove(
+          heartbeat_copy_path(command.out_dir + "/heartbeat.rank" + std::to_string(r)), ec);
+    }
+    step.env["HLM_HEARTBEAT_COPY_SECONDS"] =
+        std::to_string(std::clamp(command.stall_seconds / 10, 0.25, 30.0));
+    step.on_poll = [&] { watcher.check(); };
+  }
   step.on_line = [&](int rank, const std::string& line) {
     if (rank <= 0 && command.progress) command.progress(line);  // rank 0's, and srun's own
   };
   const SrunOutcome outcome = run_srun_step(step);
-  if (outcome.ok()) return {true, false, "", {}};  // no stall watch under srun yet
+  if (outcome.ok()) return {true, false, "", watcher.stalled_ranks()};
   std::string failure = "srun exited with " + std::to_string(outcome.exit_code);
   for (const auto& task : outcome.task_failures) failure += "; " + task;
   failure += "; see " + command.out_dir + "/rank<r>.log and srun.log";
   const bool stopped = any_rank_stopped_by_signal(command.out_dir) ||
                        outcome.exit_code == kExitRequeue || stop_signal_received();
-  return {false, stopped, failure, {}};
+  return {false, stopped, failure, watcher.stalled_ranks()};
 }
 
 // torchrun 1.13 under Python 3.11 (Debian 12) cannot parse its own defaults for --redirects

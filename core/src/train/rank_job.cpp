@@ -133,8 +133,11 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   std::unique_ptr<HeartbeatWriter> heartbeat;
   if (env.distributed()) {
     std::filesystem::create_directories(job_dir);
+    // Started by srun, the launching process may be on another node: it reads copies.
+    const char* copy_every = std::getenv("HLM_HEARTBEAT_COPY_SECONDS");
     heartbeat =
-        std::make_unique<HeartbeatWriter>(job_dir + "/heartbeat.rank" + std::to_string(env.rank));
+        std::make_unique<HeartbeatWriter>(job_dir + "/heartbeat.rank" + std::to_string(env.rank),
+                                          copy_every != nullptr ? std::atof(copy_every) : 0.0);
     train.on_activity = [&](RankActivity activity) { heartbeat->enter(activity); };
     const auto log_step = train.on_step;
     train.on_step = [&, log_step](const TrainStep& s) {

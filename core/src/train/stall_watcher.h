@@ -12,7 +12,11 @@ namespace hlm {
 
 class StallWatcher {
  public:
-  StallWatcher(std::string out_dir, int world_size, std::string stage, double stall_seconds);
+  // Where the heartbeats are read: the mapped files of ranks on this host, or the copies that
+  // ranks on other nodes keep on the shared filesystem (HeartbeatWriter's copy_every_seconds).
+  enum class Source { kMapped, kCopies };
+  StallWatcher(std::string out_dir, int world_size, std::string stage, double stall_seconds,
+               Source source = Source::kMapped);
   // Reads the heartbeats (at most twice a second; call it as often as convenient).
   void check();
   // Every rank that stalled at some point, for the job's summary.
@@ -21,7 +25,15 @@ class StallWatcher {
  private:
   std::string out_dir_, stage_;
   double stall_seconds_, created_, next_check_ = 0;
-  std::vector<int> stalled_now_;  // per rank: -1 not seen yet, else 0 or 1 as last exported
+  Source source_;
+  // Per rank. Progress is timed on this process's clock, from when its step count last
+  // changed, so ranks on nodes whose clocks differ are judged alike.
+  struct Seen {
+    int stalled = -1;  // -1 not seen yet, else 0 or 1 as last exported
+    uint64_t steps = 0;
+    double steps_changed_at = 0;
+  };
+  std::vector<Seen> seen_;
   std::set<int> ever_;
 };
 

@@ -1,0 +1,78 @@
+// Heartbeats read the two ways the stall watcher reads them: the mapped file of a rank on this
+// host, and the copy a rank on another node keeps on the shared filesystem; and a watcher
+// reading copies names a rank whose steps stop.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "train/heartbeat.h"
+#include "train/stall_watcher.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Calls `poll` until it returns true or `seconds` pass.
+template <typename F>
+bool within(double seconds, F poll) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (poll()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return poll();
+}
+
+}  // namespace
+
+TEST(Heartbeat, TheCopyFollowsTheMappedStateAndStopsWithTheWriter) {
+  const fs::path dir = temp_dir("hlm_heartbeat_copy");
+  const std::string path = (dir / "heartbeat.rank0").string();
+  {
+    hlm::HeartbeatWriter writer(path, 0.05);
+    writer.enter(hlm::RankActivity::kForward);
+    EXPECT_TRUE(within(2, [&] {
+      const auto copy = hlm::read_heartbeat_copy(path);
+      return copy && copy->activity == hlm::RankActivity::kForward;
+    }));
+    writer.step_finished(3);
+    EXPECT_TRUE(within(2, [&] {
+      const auto copy = hlm::read_heartbeat_copy(path);
+      return copy && copy->steps == 3 && copy->activity == hlm::RankActivity::kBetweenSteps;
+    }));
+    const auto mapped = hlm::read_heartbeat(path);
+    ASSERT_TRUE(mapped);
+    EXPECT_EQ(mapped->steps, 3u);
+  }
+  EXPECT_EQ(hlm::read_heartbeat_copy(path)->steps, 3u);  // the last state stays readable
+  EXPECT_FALSE(hlm::read_heartbeat_copy((dir / "heartbeat.rank9").string()));
+  fs::remove_all(dir);
+}
+
+TEST(Heartbeat, AWatcherReadingCopiesNamesTheRankWhoseStepsStop) {
+  const fs::path dir = temp_dir("hlm_heartbeat_watch");
+  hlm::StallWatcher watcher(dir.string(), 2, "pretrain", 0.4, hlm::StallWatcher::Source::kCopies);
+  hlm::HeartbeatWriter rank0((dir / "heartbeat.rank0").string(), 0.05);
+  hlm::HeartbeatWriter rank1((dir / "heartbeat.rank1").string(), 0.05);
+  uint64_t steps = 0;
+  // Rank 0 keeps stepping; rank 1 made one step and then none.
+  rank1.step_finished(1);
+  rank1.enter(hlm::RankActivity::kAllreduce);
+  EXPECT_TRUE(within(4, [&] {
+    rank0.step_finished(++steps);
+    watcher.check();
+    return watcher.stalled_ranks().count(1) == 1;
+  }));
+  EXPECT_EQ(watcher.stalled_ranks().count(0), 0u);
+  fs::remove_all(dir);
+}
