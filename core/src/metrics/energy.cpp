@@ -162,7 +162,7 @@ std::vector<NvmlReader::Gpu> NvmlReader::read() const {
   return out;
 }
 
-EnergySources::EnergySources() = default;
+EnergySources::EnergySources(std::string powercap_root) : rapl_(std::move(powercap_root)) {}
 
 std::string EnergySources::describe() const {
   std::string rapl = rapl_.available() ? "CPU packages from RAPL"

@@ -66,7 +66,7 @@ class NvmlReader {
 // The sources this process reads, found once. describe() is the line for the log and reports.
 class EnergySources {
  public:
-  EnergySources();
+  explicit EnergySources(std::string powercap_root = "/sys/class/powercap");
   RaplReader& rapl() { return rapl_; }
   const NvmlReader& nvml() const { return nvml_; }
   bool any() const { return rapl_.available() || nvml_.available(); }

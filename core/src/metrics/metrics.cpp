@@ -59,7 +59,7 @@ struct Metrics::Impl {
       for (const auto& [stage, at] : impl_.checkpoint_times())
         add(out, "hlm_checkpoint_age_seconds", "Seconds since the stage's last complete checkpoint",
             prometheus::MetricType::Gauge, impl_.labels(stage), now - at);
-      collect_energy(out, process);
+      collect_energy(*impl_.energy_sources(), out, process);
       return out;
     }
 
@@ -82,8 +82,8 @@ struct Metrics::Impl {
       f->metric.push_back(std::move(m));
     }
 
-    static void collect_energy(std::vector<prometheus::MetricFamily>& out, const Labels& process) {
-      EnergySources& sources = energy_sources();
+    static void collect_energy(EnergySources& sources, std::vector<prometheus::MetricFamily>& out,
+                               const Labels& process) {
       for (const auto& package : sources.rapl().read()) {
         Labels l = process;
         l["package"] = package.name;
@@ -159,6 +159,7 @@ struct Metrics::Impl {
   std::FILE* jsonl = nullptr;
   std::map<std::string, double> checkpoint_at;  // stage -> unix time of its last checkpoint
   int ranks_on_node = 1, gpu_index = -1;        // set_energy_share
+  EnergySources* energy = nullptr;              // set_energy_sources; null: the process's
   struct EnergyStart {
     double joules = 0;
     int64_t samples = 0;
@@ -185,6 +186,11 @@ struct Metrics::Impl {
     return l;
   }
 
+  EnergySources* energy_sources() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return energy != nullptr ? energy : &hlm::energy_sources();
+  }
+
   std::map<std::string, double> checkpoint_times() const {
     std::lock_guard<std::mutex> lock(mutex);
     return checkpoint_at;
@@ -192,7 +198,7 @@ struct Metrics::Impl {
 
   // Energy charged to this rank so far (see set_energy_share); nullopt with no source.
   std::optional<double> rank_energy_joules() const {
-    EnergySources& sources = energy_sources();
+    EnergySources& sources = *energy_sources();
     if (!sources.any()) return std::nullopt;
     int share = 1, gpu = -1;
     {
@@ -421,6 +427,11 @@ void Metrics::stage_status(const std::string& stage, const std::string& status) 
     impl_->stage_status.Add(with_status).Set(status == s ? 1 : 0);
   }
   impl_->write_jsonl(l, {{"hlm_stage_status", 1.0}}, {{"status", status}});
+}
+
+void Metrics::set_energy_sources(EnergySources* sources) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->energy = sources;
 }
 
 void Metrics::set_energy_share(int ranks_on_node, int gpu_index) {

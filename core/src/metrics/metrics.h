@@ -11,6 +11,8 @@
 
 namespace hlm {
 
+class EnergySources;
+
 // Series (all names hlm_*, labels run, rank and, where it applies, stage):
 //   hlm_build_info{version,torch,cuda} 1           hlm_stage_duration_seconds       gauge
 //   hlm_tokenize_beats_total                        hlm_train_steps_total
@@ -76,6 +78,8 @@ class Metrics {
   // The energy this process's training is charged with: the CPU packages' energy divided among
   // the ranks sharing the node, plus its own GPU's (gpu_index < 0: none). Default: 1 rank, no GPU.
   void set_energy_share(int ranks_on_node, int gpu_index);
+  // The sources read for the energy series (default: energy_sources(), this host's). Not owned.
+  void set_energy_sources(EnergySources* sources);
 
  private:
   struct Impl;
