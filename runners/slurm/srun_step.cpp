@@ -17,6 +17,9 @@ std::vector<std::string> srun_command(const SrunStep& step) {
                                    "--label",
                                    "--unbuffered",
                                    "--export=ALL"};
+  if (step.nodes > 0)
+    argv.insert(argv.end(), {"--nodes=" + std::to_string(step.nodes),
+                             "--ntasks-per-node=" + std::to_string(step.ntasks / step.nodes)});
   if (step.cpus_per_task > 0)
     argv.push_back("--cpus-per-task=" + std::to_string(step.cpus_per_task));
   if (!step.container.empty()) {

@@ -11,6 +11,7 @@ namespace hlm {
 
 struct SrunStep {
   int ntasks = 1;
+  int nodes = 0;  // > 0: srun --nodes, ntasks / nodes tasks on each (else srun's placement)
   int cpus_per_task =
       0;  // srun --cpus-per-task (SLURM 22.05's srun no longer reads it from sbatch)
   std::vector<std::string> rank_argv;      // what each task runs: hlm rank JOB

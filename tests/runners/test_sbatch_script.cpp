@@ -94,6 +94,15 @@ TEST(SrunStep, RunsOneLabelledTaskPerRankAndStopsAllWhenOneFails) {
   EXPECT_NE(std::find(plain.begin(), plain.end(), "--label"), plain.end());
   EXPECT_EQ(plain.back(), "/runs/x/pretrain/job.json");
 
+  EXPECT_EQ(std::find_if(plain.begin(), plain.end(),
+                         [](const std::string& a) { return a.rfind("--nodes", 0) == 0; }),
+            plain.end());  // srun's own placement over the allocation
+  step.nodes = 2;
+  const auto spread = hlm::srun_command(step);
+  EXPECT_NE(std::find(spread.begin(), spread.end(), "--nodes=2"), spread.end());
+  EXPECT_NE(std::find(spread.begin(), spread.end(), "--ntasks-per-node=4"), spread.end());
+  step.nodes = 0;
+
   step.cpus_per_task = 8;
   const auto with_cpus = hlm::srun_command(step);
   EXPECT_NE(std::find(with_cpus.begin(), with_cpus.end(), "--cpus-per-task=8"), with_cpus.end());

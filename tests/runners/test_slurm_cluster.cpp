@@ -180,6 +180,39 @@ TEST_F(SlurmCluster, ARankStoppedOnTheOtherNodeIsNamedAsStalled) {
             manifest["stalled_ranks"].end());
 }
 
+// The scaling study's nodes axis: in a 2-node allocation, the 2-rank point runs once on one
+// node and once spread over both, each measured against the same 1-rank run.
+TEST_F(SlurmCluster, AScalingStudySpreadsAPointOverTheNodesItNames) {
+  ScratchDir runs("hlm_cluster_scale_nodes");
+  const auto r = on('A', hlm() +
+                             " submit tests/fixtures/scale_small.yaml runner.nodes=2 "
+                             "runner.ntasks_per_node=2 "
+                             "'scale.grid={nodes: [1, 2]}' scale.repeats=1 "
+                             "'scale.backend={plugin: gloo, interface: hlm0}' --runs-dir " +
+                             runs.path.string());
+  const auto [id, run_dir] = submitted(r.output);
+  ASSERT_FALSE(id.empty()) << r.output;
+  ASSERT_EQ(wait_for_end(id), "COMPLETED")
+      << read_text(run_dir / ("slurm-" + id + ".out"))
+      << read_text(run_dir / "scale/points/w2-nodes1/rep0/srun.log")
+      << read_text(run_dir / "scale/points/w2-nodes2/rep0/srun.log");
+  const auto results = nlohmann::json::parse(read_text(run_dir / "scale/manifest.json"))["results"];
+  const auto& rows = results["rows"];
+  ASSERT_EQ(rows.size(), 3u) << results.dump(2).substr(0, 2000);
+  EXPECT_EQ(rows[0]["label"], "1 rank, nodes=1");
+  EXPECT_EQ(rows[1]["label"], "2 ranks, nodes=1");
+  EXPECT_EQ(rows[2]["label"], "2 ranks, nodes=2");
+  EXPECT_EQ(rows[2]["baseline"], "1 rank, nodes=1");
+  EXPECT_GT(rows[2]["speedup"].get<double>(), 0);
+  const fs::path points = run_dir / "scale/points";
+  EXPECT_NE(read_text(points / "w2-nodes1/rep0/rank1.log").find("rank 1 of 2 on nodeA"),
+            std::string::npos);
+  EXPECT_NE(read_text(points / "w2-nodes2/rep0/rank1.log").find("rank 1 of 2 on nodeB"),
+            std::string::npos);
+  // Each point's fabric was measured where its ranks ran: loopback on one node, hlm0 across.
+  EXPECT_GT(rows[2]["fabric"]["bandwidth_bytes_per_s"].get<double>(), 0);
+}
+
 // torchrun's own static rendezvous across the two hosts (no SLURM involved): each node runs
 // `torchrun --no_python --nnodes=2 ... hlm rank JOB` on the job file hlm wrote.
 TEST_F(SlurmCluster, TorchrunAcrossTwoHostsTrainsWithTheLossOfTheMultiprocRunner) {

@@ -35,6 +35,31 @@ TEST(ScalingGrid, PointsNeedingMoreCoresThanTheHostAreSkippedWithWhy) {
   EXPECT_EQ(all.points.size(), 6u);  // oversubscribe: run them anyway
 }
 
+TEST(ScalingGrid, NodesSpreadRanksEvenlyAndAreSkippedBeyondTheAllocation) {
+  const std::vector<std::string> axes = {"threads", "nodes"};
+  const auto two = hlm::expand_grid({1, 2, 3, 4}, {{"nodes", {1, 2}}}, axes, 1, 2, false, "w", 2);
+  std::vector<std::string> labels;
+  for (const auto& p : two.points) labels.push_back(p.label);
+  // One rank is on one node: no "1 rank, nodes=2"; 4 ranks fit 2 cores only on 2 nodes.
+  EXPECT_EQ(labels, (std::vector<std::string>{"1 rank, nodes=1", "2 ranks, nodes=1",
+                                              "2 ranks, nodes=2", "4 ranks, nodes=2"}));
+  ASSERT_EQ(two.skipped.size(), 3u);
+  EXPECT_EQ(two.skipped[0].reason, "needs 3 cores (ranks x threads), this host has 2");
+  EXPECT_EQ(two.skipped[2].label, "3 ranks, nodes=2");
+  EXPECT_EQ(two.skipped[2].reason, "3 ranks do not split evenly over 2 nodes");
+  // Every point is measured against the 1-rank point of its config less nodes.
+  EXPECT_EQ(two.points[2].nodes, 2);
+  EXPECT_EQ(two.points[2].baseline_config, two.points[0].baseline_config);
+  EXPECT_EQ(two.points[2].baseline_config, "");
+
+  const auto one = hlm::expand_grid({1, 2}, {{"nodes", {1, 2}}}, axes, 1, 2, false, "w", 1);
+  ASSERT_EQ(one.skipped.size(), 1u);
+  EXPECT_EQ(one.skipped[0].label, "2 ranks, nodes=2");
+  EXPECT_NE(one.skipped[0].reason.find("needs 2 nodes, this run has one host"), std::string::npos);
+  EXPECT_THROW(hlm::expand_grid({1}, {{"nodes", {0}}}, axes, 1, 2, false, "w", 2),
+               hlm::ConfigError);
+}
+
 TEST(ScalingGrid, NoMatrixIsTheWorldSizesAlone) {
   const auto m = hlm::expand_grid({1, 2}, nlohmann::json::object(), kAxes, 3, 8, false, "w");
   ASSERT_EQ(m.points.size(), 2u);

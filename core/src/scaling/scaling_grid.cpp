@@ -31,7 +31,8 @@ std::string axes_text(const nlohmann::json& axes, const std::string& leave_out) 
 
 ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
                         const std::vector<std::string>& allowed_axes, int default_threads,
-                        int cores, bool oversubscribe, const std::string& where) {
+                        int cores, bool oversubscribe, const std::string& where,
+                        int nodes_available) {
   ScalingGrid m;
   std::vector<std::vector<nlohmann::json>> values;
   for (const auto& [axis, list] : grid.items()) {
@@ -43,6 +44,11 @@ ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::jso
     }
     if (!list.is_array() || list.empty())
       throw ConfigError("{}: grid axis '{}' needs a non-empty list of values", where, axis);
+    if (axis == "nodes")
+      for (const auto& v : list)
+        if (!v.is_number_integer() || v.get<int>() < 1)
+          throw ConfigError("{}: grid axis 'nodes' takes whole numbers of at least 1 (got {})",
+                            where, v.dump());
     m.axes.push_back(axis);
     values.emplace_back(list.begin(), list.end());
   }
@@ -56,19 +62,34 @@ ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::jso
       const auto& v = values[a][index[a]];
       base.axes[m.axes[a]] = v;
       if (m.axes[a] == "threads") base.threads = v.get<int>();
+      if (m.axes[a] == "nodes") base.nodes = v.get<int>();
       dir += "-" + m.axes[a] + folder_safe(value_text(v));
     }
     base.config = axes_text(base.axes);
+    base.baseline_config = axes_text(base.axes, "nodes");
     for (int world : world_sizes) {
+      if (world == 1 && base.nodes > 1) continue;  // one rank is on one node
       ScalingPoint p = base;
       p.world_size = world;
       p.label = std::to_string(world) + (world == 1 ? " rank" : " ranks") +
                 (p.config.empty() ? "" : ", " + p.config);
       p.dir = "w" + std::to_string(world) + dir;
-      const int needed = world * std::max(1, p.threads);
-      if (needed > cores && !oversubscribe)
+      const int per_node = world / p.nodes;
+      const int needed = per_node * std::max(1, p.threads);
+      if (p.nodes > nodes_available)
+        m.skipped.push_back(
+            {p.label,
+             "needs " + std::to_string(p.nodes) + " nodes, " +
+                 (nodes_available == 1 ? std::string("this run has one host (run it in "
+                                                     "a SLURM allocation of more)")
+                                       : "the allocation has " + std::to_string(nodes_available))});
+      else if (world % p.nodes != 0)
+        m.skipped.push_back({p.label, std::to_string(world) + " ranks do not split evenly over " +
+                                          std::to_string(p.nodes) + " nodes"});
+      else if (needed > cores && !oversubscribe)
         m.skipped.push_back({p.label, "needs " + std::to_string(needed) +
-                                          " cores (ranks x threads), this host has " +
+                                          " cores (ranks x threads" +
+                                          (p.nodes > 1 ? " per node" : "") + "), this host has " +
                                           std::to_string(cores)});
       else
         m.points.push_back(p);

@@ -107,6 +107,8 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
     using P = nlohmann::json::json_pointer;
     nlohmann::json point = {{"label", pt.label},
                             {"config", pt.config},
+                            {"baseline_config", pt.baseline_config},
+                            {"nodes", pt.nodes},
                             {"world_size", pt.world_size},
                             {"threads", pt.threads},
                             {"axes", pt.axes},
@@ -125,12 +127,12 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
                             {"flops_per_token", rs.front().at("flops_per_token")},
                             {"tokens_per_rank_step", rs.front().at("tokens_per_rank_step")},
                             {"fabric", fabric_of(rs, pt.world_size)}};
-    if (pt.world_size == 1) baseline_of_config[pt.config] = i;
+    if (pt.world_size == 1) baseline_of_config[pt.baseline_config] = i;
     points.push_back(point);
   }
   for (size_t i = 0; i < points.size(); ++i) {
     auto& point = points[i];
-    const auto it = baseline_of_config.find(point.at("config"));
+    const auto it = baseline_of_config.find(point.at("baseline_config"));
     if (it == baseline_of_config.end()) continue;  // its 1-rank point was skipped
     const auto& base = points[it->second];
     const int n = point.at("world_size");
@@ -193,14 +195,14 @@ void predict_measured_points(nlohmann::json& study, double overlap) {
   auto& points = study.at("points");
   std::map<std::string, const nlohmann::json*> baselines;
   for (const auto& p : points)
-    if (p.at("world_size") == 1) baselines[p.at("config")] = &p;
+    if (p.at("world_size") == 1) baselines[p.at("baseline_config")] = &p;
   // How much of backward hides the all-reduce is the training loop's, not the fabric's: one
   // value for the study, fitted on its first multi-rank point unless given.
   std::optional<double> fitted;
   if (overlap >= 0) fitted = std::min(1.0, overlap);
   for (auto& point : points) {
     const int n = point.at("world_size");
-    const auto base = baselines.find(point.at("config"));
+    const auto base = baselines.find(point.at("baseline_config"));
     if (n <= 1 || base == baselines.end() || point.at("fabric").is_null()) continue;
     ModelInputs in = model_inputs(point, *base->second);
     const bool calibration = !fitted;

@@ -10,6 +10,7 @@
 // across --resume.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -31,7 +32,7 @@ namespace hlm {
 namespace {
 
 // Axes that are not training params: the model's window and the backend plugin.
-const char* const kResourceAxes[] = {"context", "backend"};
+const char* const kResourceAxes[] = {"context", "backend", "nodes"};
 
 std::vector<std::string> allowed_axes() {
   std::vector<std::string> axes(std::begin(kResourceAxes), std::end(kResourceAxes));
@@ -50,7 +51,7 @@ nlohmann::json point_job(const StageContext& ctx, const ScalingPoint& point, Sca
       model["context"] = value;
     else if (axis == "backend" && value != backend.at("plugin"))
       backend = {{"plugin", value}};  // the stage's backend block belongs to another plugin
-    else if (axis != "backend")
+    else if (axis != "backend" && axis != "nodes")  // nodes: where the ranks run (run_or_reuse)
       options[axis] = value;
   }
   const int64_t steps = options.at("steps");
@@ -69,7 +70,7 @@ nlohmann::json point_job(const StageContext& ctx, const ScalingPoint& point, Sca
 // Runs a job unless an earlier (interrupted) run of this stage finished it. Independent ranks
 // are a measurement of ranks side by side: kept only when every rank finished, else run
 // again from the start, all together.
-nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int world,
+nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int world, int nodes,
                             const std::string& what) {
   const std::string out_dir = job.at("out_dir");
   const bool independent = job.value("independent", false);
@@ -89,7 +90,17 @@ nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int wo
         what);
   ctx.progress(what + ": " + std::to_string(job.at("options").at("steps").get<int64_t>()) +
                " steps per rank");
-  return run_job_on_ranks(job, world, ctx.plugins, nullptr, ctx.launcher);
+  RankLauncher launcher = ctx.launcher;
+  // srun would spread the ranks over the whole allocation; a point says over how many nodes.
+  if (launcher.kind == RankLauncher::Kind::srun) launcher.nodes = nodes;
+  return run_job_on_ranks(job, world, ctx.plugins, nullptr, launcher);
+}
+
+// The hosts a point may spread over: the SLURM allocation's when its ranks start with srun.
+int nodes_available(const RankLauncher& launcher) {
+  if (launcher.kind != RankLauncher::Kind::srun) return 1;
+  const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
+  return nodes != nullptr ? std::max(1, std::atoi(nodes)) : 1;
 }
 
 StageOutput run_scale_analysis(StageContext& ctx) {
@@ -111,7 +122,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   const Scaling scaling = scaling_from_name(scaling_name.c_str());
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   const ScalingGrid grid = expand_grid(worlds, p.at("grid"), allowed_axes(), p.at("threads"), cores,
-                                       p.at("oversubscribe"), where);
+                                       p.at("oversubscribe"), where, nodes_available(ctx.launcher));
   for (const auto& s : grid.skipped) ctx.progress("skipped " + s.label + ": " + s.reason);
   if (grid.points.empty())
     throw ConfigError(
@@ -130,7 +141,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
                                std::to_string(repeats) + ")";
       const nlohmann::json job = point_job(ctx, point, scaling, dir);
-      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, what);
+      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, point.nodes, what);
       result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
       result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
       result["samples_per_rank_step"] = job.at("options").at("batch").get<int64_t>() *
@@ -140,7 +151,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       auto alone = point_job(ctx, point, scaling, dir + "/independent");
       alone["independent"] = true;
       alone["probe_fabric"] = false;
-      run_or_reuse(ctx, alone, point.world_size, what + ", ranks independent");
+      run_or_reuse(ctx, alone, point.world_size, point.nodes, what + ", ranks independent");
       ceilings[i].push_back(
           slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
     }
@@ -189,9 +200,9 @@ StageKind scale_analysis_stage() {
       {"backend", "plugin:backend", R"({"plugin": "gloo"})", "process-group backend", false});
   params.push_back({"world_sizes", "list", "[1, 2]", "ranks to measure, starting with 1", false});
   params.push_back({"grid", "map", "{}",
-                    "axis -> values: any training param, `context` (the model's window) or "
-                    "`backend` (a backend plugin); every combination is measured at every "
-                    "world size",
+                    "axis -> values: any training param, `context` (the model's window), "
+                    "`backend` (a backend plugin) or `nodes` (SLURM nodes the ranks spread over); "
+                    "every combination is measured at every world size",
                     false});
   params.push_back({"repeats", "int", "3", "runs of every point (median and range kept)", false});
   params.push_back({"scaling", "string", "\"strong\"",

@@ -71,6 +71,7 @@ Attempt launch_on_this_host(const RankCommand& command) {
 Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launcher) {
   SrunStep step;
   step.ntasks = command.world_size;
+  step.nodes = launcher.nodes;
   if (const char* cpus = std::getenv("SLURM_CPUS_PER_TASK")) step.cpus_per_task = std::atoi(cpus);
   step.rank_argv = command.argv;
   step.container = launcher.container;

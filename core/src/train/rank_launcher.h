@@ -15,6 +15,7 @@ struct RankLauncher {
   Kind kind = Kind::local;
   std::string container;  // srun: the ranks run in this Apptainer image
   bool gpus = false;      // srun: with the host's GPUs (apptainer --nv)
+  int nodes = 0;          // srun: spread the ranks evenly over this many nodes (0: as srun does)
   // local: a rank that finished no step for this long is reported as stalled (0 = never);
   // the workflow's settings.stall_seconds.
   double stall_seconds = 0;
