@@ -101,6 +101,53 @@ TEST(PluginHost, RefusesTwoPluginsWithTheSameName) {
   fs::remove_all(dir);
 }
 
+// Plugins are code: a library, or its folder, that its group or every user may write is refused
+// with the path and the chmod that fixes it; owner-only again, it loads.
+TEST(PluginHost, RefusesALibraryOrFolderOthersCanWrite) {
+  const fs::path dir = fs::temp_directory_path() / ("hlm_writable_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "lib");
+  fs::permissions(dir / "lib", fs::perms::owner_all | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read |
+                                   fs::perms::others_exec);
+  const fs::path library = dir / "lib/libhlm_plugin_tiny.so";
+  fs::copy_file(test_plugin("tiny_good"), library, fs::copy_options::overwrite_existing);
+  const auto refusal = [&]() -> std::string {
+    try {
+      hlm::PluginHost host;
+      host.load_library(library.string());
+      return "";
+    } catch (const hlm::PluginError& e) {
+      return e.what();
+    }
+  };
+  fs::permissions(library, fs::perms::group_write, fs::perm_options::add);
+  std::string why = refusal();
+  EXPECT_NE(why.find("the library " + library.string() + " is writable by its group"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("chmod go-w " + library.string()), std::string::npos) << why;
+  fs::permissions(library, fs::perms::group_write, fs::perm_options::remove);
+  fs::permissions(dir / "lib", fs::perms::others_write, fs::perm_options::add);
+  why = refusal();
+  EXPECT_NE(why.find("its folder " + (dir / "lib").string() + " is writable by every user"),
+            std::string::npos)
+      << why;
+  // Through a symlink, the file it points at is checked.
+  fs::permissions(dir / "lib", fs::perms::others_write, fs::perm_options::remove);
+  fs::create_symlink(library, dir / "link.so");
+  fs::permissions(library, fs::perms::others_write, fs::perm_options::add);
+  try {
+    hlm::PluginHost host;
+    host.load_library((dir / "link.so").string());
+    ADD_FAILURE() << "a world-writable library behind a symlink was loaded";
+  } catch (const hlm::PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find(library.string()), std::string::npos) << e.what();
+  }
+  fs::permissions(library, fs::perms::others_write, fs::perm_options::remove);
+  EXPECT_EQ(refusal(), "");
+  fs::remove_all(dir);
+}
+
 // A stale or broken library on the plugin path is listed with its reason; everything else
 // still loads, and only a workflow that names a missing plugin fails, mentioning it.
 TEST(PluginHost, ABrokenLibraryIsListedAndTheOthersStillWork) {

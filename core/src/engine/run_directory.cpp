@@ -1,11 +1,16 @@
 // Run directory files and the stage cache index (see run_directory.h).
 #include "engine/run_directory.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "hlm/errors.h"
 #include "hlm/util.h"
 #include "util/atomic_file.h"
 
@@ -31,9 +36,16 @@ std::string new_run_directory(const std::string& runs_dir, const std::string& wo
   std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
   const std::string base =
       runs_dir + "/" + workflow_name + "/" + stamp + "-" + hex64(fnv1a64(content)).substr(0, 8);
+  fs::create_directories(fs::path(base).parent_path());
+  // mkdir claims the name atomically: two runs started in the same second get two folders.
+  // Owner-only: a run holds its records' tokens, weights and logs.
   std::string dir = base;
-  for (int n = 2; fs::exists(dir); ++n) dir = base + "." + std::to_string(n);
-  fs::create_directories(dir);
+  for (int n = 2; ::mkdir(dir.c_str(), 0700) != 0; ++n) {
+    if (errno != EEXIST)
+      throw Error("cannot create run directory {}: {}; check that {} is writable", dir,
+                  std::strerror(errno), runs_dir);
+    dir = base + "." + std::to_string(n);
+  }
   return fs::absolute(dir).lexically_normal().string();
 }
 

@@ -55,6 +55,27 @@ std::shared_ptr<const hlm_plugin_descriptor> read_descriptor(const std::string& 
   return d;
 }
 
+// A plugin is code hlm runs as the user: refused when anyone besides its owner may replace it,
+// i.e. the library file (followed through symlinks) or the folder holding it is writable by
+// its group or by others.
+void refuse_if_others_can_replace(const std::string& path) {
+  std::error_code ec;
+  const fs::path file = fs::canonical(path, ec);
+  if (ec) return;  // dlopen reports a missing file with its own message
+  for (const fs::path& checked : {file, file.parent_path()}) {
+    const auto perms = fs::status(checked, ec).permissions();
+    if (ec) continue;
+    if ((perms & (fs::perms::group_write | fs::perms::others_write)) == fs::perms::none) continue;
+    const bool folder = checked != file;
+    throw PluginError(
+        "{}: refused: {} {} is writable by {} (mode {:03o}), so another user could replace the "
+        "code hlm would run; make it writable by its owner only: chmod go-w {}",
+        path, folder ? "its folder" : "the library", checked.string(),
+        (perms & fs::perms::others_write) != fs::perms::none ? "every user" : "its group",
+        int(perms & fs::perms::mask), checked.string());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> PluginHost::default_search_path() {
@@ -108,6 +129,7 @@ void PluginHost::load_all(const std::vector<std::string>& directories) {
 }
 
 const PluginInfo& PluginHost::load_library(const std::string& path) {
+  refuse_if_others_can_replace(path);
   auto library = std::make_shared<LoadedLibrary>();
   library->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library->handle)
