@@ -92,6 +92,9 @@ TEST(ProcessMetrics, CheckpointAgeAppearsWithTheFirstCheckpointAndGrows) {
   EXPECT_GE(older - young, 0.25);
   m.checkpoint_written("pre", 0.1);
   EXPECT_LT(sample(hlm::test::http_get(port, "/metrics"), series), older);
+  m.training_finished("pre");
+  EXPECT_EQ(hlm::test::http_get(port, "/metrics").find("hlm_checkpoint_age_seconds"),
+            std::string::npos);
 }
 
 TEST(ProcessMetrics, StageStatusHasOneForThePresentStatusOnly) {
@@ -144,9 +147,11 @@ TEST(Energy, RaplPackagesAreSummedAcrossCounterWraps) {
   make_package(root, "intel-rapl:0", "package-0", 900'000'000, 1'000'000'000);
   make_package(root, "intel-rapl:1", "package-1", 5'000'000, 1'000'000'000);
   make_package(root, "intel-rapl:0:0", "core", 1, 1'000'000'000);  // a part, not a package
+  make_package(root, "intel-rapl:2", "psys", 7, 1'000'000'000);    // includes the packages
   hlm::RaplReader rapl(root.string());
   ASSERT_TRUE(rapl.available()) << rapl.unavailable_reason();
   EXPECT_EQ(rapl.total_joules(), 0);                        // counted from the first read
+  write(root / "intel-rapl:2" / "energy_uj", "99000007");   // +99 J, not counted
   write(root / "intel-rapl:0" / "energy_uj", "950000000");  // +50 J
   write(root / "intel-rapl:1" / "energy_uj", "6000000");    // +1 J
   const auto packages = rapl.read();

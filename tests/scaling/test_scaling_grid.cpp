@@ -56,8 +56,10 @@ TEST(ScalingGrid, NodesSpreadRanksEvenlyAndAreSkippedBeyondTheAllocation) {
   ASSERT_EQ(one.skipped.size(), 1u);
   EXPECT_EQ(one.skipped[0].label, "2 ranks, nodes=2");
   EXPECT_NE(one.skipped[0].reason.find("needs 2 nodes, this run has one host"), std::string::npos);
-  EXPECT_THROW(hlm::expand_grid({1}, {{"nodes", {0}}}, axes, 1, 2, false, "w", 2),
+  EXPECT_THROW(hlm::expand_grid({1}, {{"nodes", {0, 1}}}, axes, 1, 2, false, "w", 2),
                hlm::ConfigError);
+  EXPECT_THROW(hlm::expand_grid({1, 2}, {{"nodes", {2}}}, axes, 1, 2, false, "w", 2),
+               hlm::ConfigError);  // no 1-rank baseline
 }
 
 TEST(ScalingGrid, NoMatrixIsTheWorldSizesAlone) {

@@ -45,12 +45,13 @@ mkdir -p "$data"
 
 # The shipped config with the targets glob made absolute (and the intervals, if asked).
 config="$data/prometheus.yml"
-sed -e "s|'[^']*runs/targets/\*\.json'|'$runs/targets/*.json'|" "$here/prometheus.yml" > "$config"
+escaped="$(printf '%s' "$runs" | sed -e 's/[\\&|]/\\&/g')"  # safe as sed's replacement
+sed -e "s|'[^']*runs/targets/\*\.json'|'$escaped/targets/*.json'|" "$here/prometheus.yml" > "$config"
 if [[ -n "$interval" ]]; then
   sed -i -e "s/\(scrape_interval\|evaluation_interval\|refresh_interval\): [0-9]*s/\1: ${interval}s/" \
     "$config"
 fi
-grep -q "'$runs/targets/\*\.json'" "$config" || {
+grep -qF "'$runs/targets/*.json'" "$config" || {
   echo "serve.sh: $here/prometheus.yml has no runs/targets/*.json glob to point at $runs" >&2
   exit 1
 }

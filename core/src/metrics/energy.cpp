@@ -53,9 +53,14 @@ RaplReader::RaplReader(std::string root) {
       reason_ = dir + "/energy_uj is not readable by this user";
       continue;
     }
-    domains_.push_back({dir, read_word(dir + "/name"), *range, *energy, 0});
+    const std::string name = read_word(dir + "/name");
+    if (name.rfind("package-", 0) != 0) continue;
+    domains_.push_back({dir, name, *range, *energy, 0});
   }
-  if (!domains_.empty()) reason_.clear();
+  if (!domains_.empty())
+    reason_.clear();
+  else if (reason_.empty())
+    reason_ = root + " has no readable package-<N> domain";
 }
 
 std::vector<RaplReader::Package> RaplReader::read() {
@@ -160,6 +165,16 @@ std::vector<NvmlReader::Gpu> NvmlReader::read() const {
     out.push_back(g);
   }
   return out;
+}
+
+std::optional<double> NvmlReader::energy_joules(int index) const {
+  const Api& a = *api_;
+  Api::Device device = nullptr;
+  unsigned long long mj = 0;
+  if (index < 0 || index >= gpus_ || a.energy == nullptr ||
+      a.handle(unsigned(index), &device) != 0 || a.energy(device, &mj) != 0)
+    return std::nullopt;
+  return double(mj) * 1e-3;
 }
 
 EnergySources::EnergySources(std::string powercap_root) : rapl_(std::move(powercap_root)) {}

@@ -12,7 +12,8 @@
 
 namespace hlm {
 
-// Package energy counters under <root>/intel-rapl:<N>/ (energy_uj, max_energy_range_uj, name).
+// Package energy counters under <root>/intel-rapl:<N>/ (energy_uj, max_energy_range_uj, name),
+// the domains named package-<N> only (psys, on some Intel machines, already includes them).
 // The counters wrap at max_energy_range_uj; totals are accumulated across wraps from the first
 // read, so read more often than one wrap (minutes at full load; every scrape and step reads).
 class RaplReader {
@@ -55,6 +56,8 @@ class NvmlReader {
     std::optional<double> power_watts, memory_used_bytes, utilization_ratio;
   };
   std::vector<Gpu> read() const;
+  // GPU `index`'s energy alone (the per-step read); nullopt where NVML does not give it.
+  std::optional<double> energy_joules(int index) const;
 
  private:
   struct Api;

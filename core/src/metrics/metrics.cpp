@@ -162,7 +162,7 @@ struct Metrics::Impl {
   EnergySources* energy = nullptr;              // set_energy_sources; null: the process's
   struct EnergyStart {
     double joules = 0;
-    int64_t samples = 0;
+    int64_t samples = 0, last_step = 0;
   };
   std::map<std::string, EnergyStart> energy_start;  // stage -> at its first step
   mutable std::mutex exposer_mutex;                 // exposer, port
@@ -199,16 +199,18 @@ struct Metrics::Impl {
   // Energy charged to this rank so far (see set_energy_share); nullopt with no source.
   std::optional<double> rank_energy_joules() const {
     EnergySources& sources = *energy_sources();
-    if (!sources.any()) return std::nullopt;
     int share = 1, gpu = -1;
     {
       std::lock_guard<std::mutex> lock(mutex);
       share = std::max(1, ranks_on_node);
       gpu = gpu_index;
     }
-    double joules = sources.rapl().total_joules() / share;
-    for (const auto& g : sources.nvml().read())
-      if (g.index == gpu && g.energy_joules) joules += *g.energy_joules;
+    // Known only where this rank's part was read: none of a GPU host's energy is this rank's
+    // unless it trains on one of its GPUs.
+    std::optional<double> joules;
+    if (sources.rapl().available()) joules = sources.rapl().total_joules() / share;
+    if (gpu >= 0)
+      if (const auto g = sources.nvml().energy_joules(gpu)) joules = joules.value_or(0) + *g;
     return joules;
   }
 
@@ -358,14 +360,20 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
   }
   if (const auto joules = m.rank_energy_joules()) {
     std::lock_guard<std::mutex> lock(m.mutex);
-    const auto [start, first] = m.energy_start.try_emplace(stage, Impl::EnergyStart{*joules, 0});
-    if (!first) {  // from the first step's end on: startup and compilation are not training
-      start->second.samples += s.rank_samples;
-      const double per_sample = (*joules - start->second.joules) / double(start->second.samples);
+    Impl::EnergyStart& start = m.energy_start[stage];
+    // From a job's first step's end on (startup and compilation are not training); a step
+    // number not above the last one seen is a new job under the same stage label (a repeat).
+    if (start.last_step <= 0 || s.step <= start.last_step) {
+      start = {*joules, 0, s.step};
+    } else {
+      start.samples += s.rank_samples;
+      start.last_step = s.step;
+      const double per_sample = (*joules - start.joules) / double(start.samples);
       m.energy_per_sample.Add(l).Set(per_sample);
       values.emplace_back("hlm_train_energy_joules_per_sample", per_sample);
     }
   }
+
   m.write_jsonl(l, values, {{"step", s.step}});
   for (const auto& [name, seconds] :
        {std::pair{"forward", s.forward_seconds}, std::pair{"backward", s.backward_seconds},
@@ -427,6 +435,11 @@ void Metrics::stage_status(const std::string& stage, const std::string& status) 
     impl_->stage_status.Add(with_status).Set(status == s ? 1 : 0);
   }
   impl_->write_jsonl(l, {{"hlm_stage_status", 1.0}}, {{"status", status}});
+}
+
+void Metrics::training_finished(const std::string& stage) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->checkpoint_at.erase(stage);  // no training left to lose: its age would only mislead
 }
 
 void Metrics::set_energy_sources(EnergySources* sources) {

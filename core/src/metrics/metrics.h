@@ -24,7 +24,7 @@ class EnergySources;
 //   hlm_train_phase_seconds_total{phase="forward"|"backward"|"optimizer"}
 //   hlm_train_stalled (served by the process that launched the ranks, label rank = the rank)
 //   hlm_train_samples_total                         hlm_process_cpu_seconds_total
-//   hlm_checkpoint_age_seconds (since the last complete checkpoint of the stage)
+//   hlm_checkpoint_age_seconds (since the stage's last complete checkpoint, while it trains)
 //   hlm_stage_status{status="running"|"done"|"failed"|"cached"|"interrupted"} 1 for the
 //     stage's present status, 0 for the others
 // Energy, only where a source is readable (energy.h): hlm_cpu_energy_joules_total{package},
@@ -73,10 +73,13 @@ class Metrics {
   void tokenize_beats(const std::string& stage, uint64_t beats);
   void stage_finished(const std::string& stage, double seconds);
   void checkpoint_written(const std::string& stage, double seconds);
+  // The stage's training ended (however): its checkpoint age is withdrawn.
+  void training_finished(const std::string& stage);
   // status: running, done, failed, cached or interrupted.
   void stage_status(const std::string& stage, const std::string& status);
   // The energy this process's training is charged with: the CPU packages' energy divided among
-  // the ranks sharing the node, plus its own GPU's (gpu_index < 0: none). Default: 1 rank, no GPU.
+  // the ranks sharing the node, plus its own GPU's (gpu_index: NVML's index of the GPU it
+  // trains on; < 0: none). Default: 1 rank, no GPU.
   void set_energy_share(int ranks_on_node, int gpu_index);
   // The sources read for the energy series (default: energy_sources(), this host's). Not owned.
   void set_energy_sources(EnergySources* sources);

@@ -44,11 +44,17 @@ ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::jso
     }
     if (!list.is_array() || list.empty())
       throw ConfigError("{}: grid axis '{}' needs a non-empty list of values", where, axis);
-    if (axis == "nodes")
+    if (axis == "nodes") {
       for (const auto& v : list)
         if (!v.is_number_integer() || v.get<int>() < 1)
           throw ConfigError("{}: grid axis 'nodes' takes whole numbers of at least 1 (got {})",
                             where, v.dump());
+      if (std::find(list.begin(), list.end(), 1) == list.end())
+        throw ConfigError(
+            "{}: grid axis 'nodes' must include 1: the 1-rank baseline of every point runs on "
+            "one node (got {})",
+            where, list.dump());
+    }
     m.axes.push_back(axis);
     values.emplace_back(list.begin(), list.end());
   }

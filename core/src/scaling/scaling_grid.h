@@ -40,7 +40,8 @@ std::string axes_text(const nlohmann::json& axes, const std::string& leave_out =
 // The axis `nodes` spreads each point's ranks evenly over that many hosts: points needing
 // more than `nodes_available` (1 outside a SLURM allocation), or whose ranks do not split
 // evenly, are skipped with why; 1-rank points exist for nodes=1 only.
-// ConfigError naming `where` for an unknown axis, an empty list or a nodes value below 1.
+// ConfigError naming `where` for an unknown axis, an empty list, a nodes value below 1 or
+// nodes without 1.
 ScalingGrid expand_grid(const std::vector<int>& world_sizes, const nlohmann::json& grid,
                         const std::vector<std::string>& allowed_axes, int default_threads,
                         int cores, bool oversubscribe, const std::string& where,

@@ -91,8 +91,9 @@ nlohmann::json run_or_reuse(StageContext& ctx, const nlohmann::json& job, int wo
   ctx.progress(what + ": " + std::to_string(job.at("options").at("steps").get<int64_t>()) +
                " steps per rank");
   RankLauncher launcher = ctx.launcher;
-  // srun would spread the ranks over the whole allocation; a point says over how many nodes.
-  if (launcher.kind == RankLauncher::Kind::srun) launcher.nodes = nodes;
+  // With a nodes axis a point says over how many nodes its ranks spread (srun would spread
+  // them over the whole allocation); without one, srun places them as for any stage.
+  if (nodes > 0) launcher.nodes = nodes;
   return run_job_on_ranks(job, world, ctx.plugins, nullptr, launcher);
 }
 
@@ -141,7 +142,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
                                std::to_string(repeats) + ")";
       const nlohmann::json job = point_job(ctx, point, scaling, dir);
-      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, point.nodes, what);
+      const int nodes = point.axes.contains("nodes") ? point.nodes : 0;
+      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, nodes, what);
       result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
       result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
       result["samples_per_rank_step"] = job.at("options").at("batch").get<int64_t>() *
@@ -151,7 +153,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
       auto alone = point_job(ctx, point, scaling, dir + "/independent");
       alone["independent"] = true;
       alone["probe_fabric"] = false;
-      run_or_reuse(ctx, alone, point.world_size, point.nodes, what + ", ranks independent");
+      run_or_reuse(ctx, alone, point.world_size, nodes, what + ", ranks independent");
       ceilings[i].push_back(
           slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
     }

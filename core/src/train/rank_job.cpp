@@ -150,6 +150,11 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
                  local_address_towards(env.master_addr, env.master_port), env.master_addr,
                  env.master_port);
   TrainResult r;
+  // However training ends, the age of its last checkpoint stops meaning work at risk.
+  struct CheckpointAgeEnds {
+    const std::string& stage;
+    ~CheckpointAgeEnds() { metrics().training_finished(stage); }
+  } checkpoint_age_ends{stage};
   try {
     r = train_language_model(*model, store, train);
   } catch (const Preempted&) {

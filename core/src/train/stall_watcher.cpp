@@ -29,9 +29,10 @@ void StallWatcher::check() {
     if (!beat || (source_ == Source::kMapped && beat->started_unix_seconds < created_ - 1))
       continue;
     Seen& rank = seen_[r];
+    // Timed from when it was first seen: a rank whose start waits (srun queueing for the step,
+    // a container starting) has not stalled.
     if (rank.stalled < 0 || beat->steps != rank.steps) {
-      // Before its first step a rank is timed from the launch.
-      rank.steps_changed_at = rank.stalled < 0 && beat->steps == 0 ? created_ : now;
+      rank.steps_changed_at = now;
       rank.steps = beat->steps;
     }
     const double since = now - rank.steps_changed_at;
