@@ -166,6 +166,8 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     metrics().stage_status(instance.id, "running");
     StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr, options.launcher};
     ctx.launcher.stall_seconds = wf.settings.value("stall_seconds", 300.0);
+    ctx.launcher.rendezvous_timeout_seconds =
+        wf.settings.value("rendezvous_timeout_seconds", 300.0);
     for (const auto& need : instance.needs) ctx.inputs[need] = manifests.at(need);
     ctx.progress = [&](const std::string& line) { spdlog::info("{}: {}", tag, line); };
     const double start = now_seconds();

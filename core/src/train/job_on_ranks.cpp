@@ -149,7 +149,9 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
     return run_rank_job(job, plugins, DistEnv{});
   std::filesystem::create_directories(out_dir);
   const std::string job_path = out_dir + "/job.json";
-  write_text_atomic(job_path, job.dump(2));
+  nlohmann::json ranks_job = job;
+  ranks_job["rendezvous_timeout_seconds"] = launcher.rendezvous_timeout_seconds;
+  write_text_atomic(job_path, ranks_job.dump(2));
   const std::string hlm = std::filesystem::read_symlink("/proc/self/exe").string();
   if (launcher.kind == RankLauncher::Kind::job_file)
     throw JobFileWritten("{}", job_file_note(job_path, world_size, hlm));

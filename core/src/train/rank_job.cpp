@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -27,15 +29,40 @@ namespace hlm {
 
 namespace {
 
+// Rank 0 waits for every rank to check in at the store (hlm/arrived/<rank>), so that a rank
+// that never starts is named instead of surfacing as a collective's timeout.
+void wait_for_every_rank(c10d::Store& store, const DistEnv& env, double timeout_seconds) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  for (;;) {
+    std::vector<int> missing;
+    for (int r = 0; r < env.world_size; ++r)
+      if (!store.check({"hlm/arrived/" + std::to_string(r)})) missing.push_back(r);
+    if (missing.empty()) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string list;
+      for (int r : missing) list += (list.empty() ? "" : ", ") + std::to_string(r);
+      throw Error(
+          "rendezvous at {}:{}: rank{} {} of {} never arrived within {:g} s "
+          "(rendezvous_timeout_seconds); see {} log, and check that every rank was started "
+          "and reaches this address",
+          env.master_addr, env.master_port, missing.size() > 1 ? "s" : "", list, env.world_size,
+          timeout_seconds, missing.size() > 1 ? "their" : "its");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
                                                   const PluginHost& plugins, const DistEnv& env,
                                                   std::shared_ptr<Backend>& backend) {
+  const double timeout_seconds = job.value("rendezvous_timeout_seconds", 300.0);
   c10d::TCPStoreOptions store_options;
   store_options.port = uint16_t(env.master_port);
   store_options.isServer = env.rank == 0 && !env.agent_store;
   store_options.numWorkers = env.world_size;
-  store_options.waitWorkers = true;
-  store_options.timeout = std::chrono::seconds(300);
+  store_options.waitWorkers = false;  // wait_for_every_rank below, naming the missing ones
+  store_options.timeout = std::chrono::milliseconds(int64_t(std::max(0.1, timeout_seconds) * 1000));
   c10::intrusive_ptr<c10d::TCPStore> store;
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
@@ -43,15 +70,22 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
     // c10d reports a taken port as "failed to bind ... (errno: 98 - Address already in use)".
     if (env.rank == 0 && std::string(e.what()).find("errno: 98") != std::string::npos)
       throw AddressInUse("{}:{} is taken", env.master_addr, env.master_port);
+    if (env.rank != 0 || env.agent_store)
+      throw Error(
+          "rank {} could not reach the rendezvous endpoint {}:{} within {:g} s "
+          "(rendezvous_timeout_seconds): rank 0, which serves it, did not start, or this "
+          "host cannot reach that address ({})",
+          env.rank, env.master_addr, env.master_port, timeout_seconds, e.what());
     throw;
   }
+  c10::intrusive_ptr<c10d::Store> group_store = store;
+  if (env.agent_store)  // torchrun's store outlives a restart: each attempt keys its own
+    group_store = c10::make_intrusive<c10d::PrefixStore>(
+        "/worker/attempt_" + std::to_string(env.agent_restart_count), store);
+  group_store->set("hlm/arrived/" + std::to_string(env.rank), std::vector<uint8_t>{1});
+  if (env.rank == 0) wait_for_every_rank(*group_store, env, timeout_seconds);
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
-  if (env.agent_store)
-    return backend->create_group(
-        c10::make_intrusive<c10d::PrefixStore>(
-            "/worker/attempt_" + std::to_string(env.agent_restart_count), store),
-        env.rank, env.world_size);
-  return backend->create_group(store, env.rank, env.world_size);
+  return backend->create_group(group_store, env.rank, env.world_size);
 }
 
 uint64_t peak_rss_bytes() {

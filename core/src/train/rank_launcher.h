@@ -19,6 +19,8 @@ struct RankLauncher {
   // local: a rank that finished no step for this long is reported as stalled (0 = never);
   // the workflow's settings.stall_seconds.
   double stall_seconds = 0;
+  // How long ranks wait for each other at the rendezvous (settings.rendezvous_timeout_seconds).
+  double rendezvous_timeout_seconds = 300;
 
   // "local", "srun" or "job-file"; throws ConfigError naming the others.
   static Kind parse(const std::string& name);

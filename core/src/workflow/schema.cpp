@@ -62,6 +62,10 @@ Schema::Schema() {
        "(hlm_train_stalled, a log line naming it and its phase, the stage's stalled_ranks); "
        "0 = never",
        false},
+      {"rendezvous_timeout_seconds", "float", "300",
+       "how long the ranks of a job wait for each other to start and connect (rank 0 names "
+       "the ranks that never arrived; the others the endpoint they could not reach)",
+       false},
   };
   runner_ = runner_param_specs();
 }

@@ -1,0 +1,57 @@
+// A rank that never arrives is named, never waited on forever: rank 0 started alone gives up
+// after settings.rendezvous_timeout_seconds naming the missing rank and the endpoint, and a
+// rank whose rank 0 never starts names the endpoint it could not reach.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <regex>
+
+#include "support/hlm_cli.h"
+#include "support/http_get.h"
+
+namespace {
+
+struct Timed {
+  hlm::test::CommandResult result;
+  double seconds;
+};
+
+// `hlm rank JOB` as one rank of 2, started alone, with the job's 3 s rendezvous timeout.
+Timed start_rank_alone(const std::string& job, int rank, int port) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = hlm::test::run_command(
+      "cd '" HLM_SOURCE_DIR "' && RANK=" + std::to_string(rank) +
+      " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+      " '" HLM_BINARY_DIR "/bin/hlm' rank " + job + " 2>&1");
+  return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
+  hlm::test::ScratchDir runs("hlm_rendezvous");
+  const auto written = hlm::test::run_hlm(
+      "run tests/fixtures/train_small.yaml vars.world_size=2 settings.rendezvous_timeout_seconds=3 "
+      "--launcher job-file --runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  std::smatch job;
+  ASSERT_TRUE(std::regex_search(written.output, job, std::regex(R"(wrote (\S+/job\.json))")))
+      << written.output;
+
+  const int port = hlm::test::free_port();
+  const Timed alone0 = start_rank_alone(job[1].str(), 0, port);
+  EXPECT_NE(alone0.result.exit_code, 0);
+  EXPECT_NE(alone0.result.output.find("rendezvous at 127.0.0.1:" + std::to_string(port) +
+                                      ": rank 1 of 2 never arrived within 3 s"),
+            std::string::npos)
+      << alone0.result.output;
+  EXPECT_LT(alone0.seconds, 30);
+
+  const Timed alone1 = start_rank_alone(job[1].str(), 1, hlm::test::free_port());
+  EXPECT_NE(alone1.result.exit_code, 0);
+  EXPECT_NE(alone1.result.output.find("rank 1 could not reach the rendezvous endpoint 127.0.0.1:"),
+            std::string::npos)
+      << alone1.result.output;
+  EXPECT_LT(alone1.seconds, 30);
+}
+
+}  // namespace
