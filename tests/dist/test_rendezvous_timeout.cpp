@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <regex>
+#include <thread>
 
 #include "support/hlm_cli.h"
 #include "support/http_get.h"
@@ -17,10 +18,10 @@ struct Timed {
 };
 
 // `hlm rank JOB` as one rank of 2, started alone, with the job's 3 s rendezvous timeout.
-Timed start_rank_alone(const std::string& job, int rank, int port) {
+Timed start_rank_alone(const std::string& job, int rank, int port, const std::string& env = "") {
   const auto start = std::chrono::steady_clock::now();
   const auto r = hlm::test::run_command(
-      "cd '" HLM_SOURCE_DIR "' && RANK=" + std::to_string(rank) +
+      "cd '" HLM_SOURCE_DIR "' && " + env + " RANK=" + std::to_string(rank) +
       " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
       " '" HLM_BINARY_DIR "/bin/hlm' rank " + job + " 2>&1");
   return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
@@ -52,6 +53,40 @@ TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
             std::string::npos)
       << alone1.result.output;
   EXPECT_LT(alone1.seconds, 30);
+}
+
+// A shared token (HLM_RENDEZVOUS_TOKEN) keeps a process without it out of the group: rank 0
+// with one token and a rank 1 with another meet at the same store, and rank 0 still reports
+// rank 1 as never arrived. Ranks with the same token train.
+TEST(RendezvousTimeout, ARankWithoutTheSharedTokenCannotJoin) {
+  hlm::test::ScratchDir runs("hlm_rendezvous_token");
+  const auto written = hlm::test::run_hlm(
+      "run tests/fixtures/train_small.yaml vars.world_size=2 settings.rendezvous_timeout_seconds=3 "
+      "--launcher job-file --runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  std::smatch job;
+  ASSERT_TRUE(std::regex_search(written.output, job, std::regex(R"(wrote (\S+/job\.json))")))
+      << written.output;
+  const int port = hlm::test::free_port();
+  Timed stray;
+  std::thread stranger([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after rank 0 serves
+    stray = start_rank_alone(job[1].str(), 1, port, "HLM_RENDEZVOUS_TOKEN=guessed");
+  });
+  const Timed owner = start_rank_alone(job[1].str(), 0, port, "HLM_RENDEZVOUS_TOKEN=s3cret");
+  stranger.join();
+  EXPECT_NE(owner.result.exit_code, 0);
+  EXPECT_NE(owner.result.output.find("rank 1 of 2 never arrived"), std::string::npos)
+      << owner.result.output;
+  EXPECT_NE(stray.result.exit_code, 0) << stray.result.output;
+
+  const auto together = hlm::test::run_command(
+      "cd '" HLM_SOURCE_DIR "' && HLM_RENDEZVOUS_TOKEN=s3cret '" HLM_BINARY_DIR
+      "/bin/hlm' run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=20 "
+      "--runs-dir " +
+      (runs.path / "together").string() + " 2>&1");
+  EXPECT_EQ(together.exit_code, 0) << together.output;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "hlm/errors.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "hlm/util.h"
 #include "metrics/metrics.h"
 #include "ops/compute.h"
 #include "train/heartbeat.h"
@@ -82,6 +84,13 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
   if (env.agent_store)  // torchrun's store outlives a restart: each attempt keys its own
     group_store = c10::make_intrusive<c10d::PrefixStore>(
         "/worker/attempt_" + std::to_string(env.agent_restart_count), store);
+  // With a shared token every key of the group lives under a name derived from it: a process
+  // that does not know the token reaches the store but can neither join nor disturb the group
+  // (the store cannot list keys). The store's protocol is plain TCP: this keeps out stray
+  // processes, not an eavesdropper on the network.
+  if (const char* token = std::getenv("HLM_RENDEZVOUS_TOKEN"); token != nullptr && *token != 0)
+    group_store = c10::make_intrusive<c10d::PrefixStore>(
+        "hlm-token-" + hex64(fnv1a64(std::string("hlm rendezvous ") + token)), group_store);
   group_store->set("hlm/arrived/" + std::to_string(env.rank), std::vector<uint8_t>{1});
   if (env.rank == 0) wait_for_every_rank(*group_store, env, timeout_seconds);
   backend = plugins.create<Backend>("backend", job.at("backend").at("plugin"), job.at("backend"));
