@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -27,19 +28,32 @@ Timed start_rank_alone(const std::string& job, int rank, int port, const std::st
   return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
-TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
-  hlm::test::ScratchDir runs("hlm_rendezvous");
+struct JobFile {
+  std::string path;    // "" when hlm failed or named no job file
+  std::string output;  // hlm's
+};
+
+// The job file of a 2-rank pretraining with a 3 s rendezvous timeout, written for another
+// launcher (--launcher job-file).
+JobFile write_two_rank_job(const std::filesystem::path& runs) {
   const auto written = hlm::test::run_hlm(
       "run tests/fixtures/train_small.yaml vars.world_size=2 settings.rendezvous_timeout_seconds=3 "
       "--launcher job-file --runs-dir " +
-      runs.path.string());
-  ASSERT_EQ(written.exit_code, 0) << written.output;
+      runs.string());
   std::smatch job;
-  ASSERT_TRUE(std::regex_search(written.output, job, std::regex(R"(wrote (\S+/job\.json))")))
-      << written.output;
+  if (written.exit_code != 0 ||
+      !std::regex_search(written.output, job, std::regex(R"(wrote (\S+/job\.json))")))
+    return {"", written.output};
+  return {job[1].str(), written.output};
+}
+
+TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
+  hlm::test::ScratchDir runs("hlm_rendezvous");
+  const JobFile job = write_two_rank_job(runs.path);
+  ASSERT_FALSE(job.path.empty()) << job.output;
 
   const int port = hlm::test::free_port();
-  const Timed alone0 = start_rank_alone(job[1].str(), 0, port);
+  const Timed alone0 = start_rank_alone(job.path, 0, port);
   EXPECT_NE(alone0.result.exit_code, 0);
   EXPECT_NE(alone0.result.output.find("rendezvous at 127.0.0.1:" + std::to_string(port) +
                                       ": rank 1 of 2 never arrived within 3 s"),
@@ -47,7 +61,7 @@ TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
       << alone0.result.output;
   EXPECT_LT(alone0.seconds, 30);
 
-  const Timed alone1 = start_rank_alone(job[1].str(), 1, hlm::test::free_port());
+  const Timed alone1 = start_rank_alone(job.path, 1, hlm::test::free_port());
   EXPECT_NE(alone1.result.exit_code, 0);
   EXPECT_NE(alone1.result.output.find("rank 1 could not reach the rendezvous endpoint 127.0.0.1:"),
             std::string::npos)
@@ -60,21 +74,15 @@ TEST(RendezvousTimeout, ARankThatNeverArrivesIsNamedAfterTheTimeout) {
 // rank 1 as never arrived. Ranks with the same token train.
 TEST(RendezvousTimeout, ARankWithoutTheSharedTokenCannotJoin) {
   hlm::test::ScratchDir runs("hlm_rendezvous_token");
-  const auto written = hlm::test::run_hlm(
-      "run tests/fixtures/train_small.yaml vars.world_size=2 settings.rendezvous_timeout_seconds=3 "
-      "--launcher job-file --runs-dir " +
-      runs.path.string());
-  ASSERT_EQ(written.exit_code, 0) << written.output;
-  std::smatch job;
-  ASSERT_TRUE(std::regex_search(written.output, job, std::regex(R"(wrote (\S+/job\.json))")))
-      << written.output;
+  const JobFile job = write_two_rank_job(runs.path);
+  ASSERT_FALSE(job.path.empty()) << job.output;
   const int port = hlm::test::free_port();
   Timed stray;
   std::thread stranger([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after rank 0 serves
-    stray = start_rank_alone(job[1].str(), 1, port, "HLM_RENDEZVOUS_TOKEN=guessed");
+    stray = start_rank_alone(job.path, 1, port, "HLM_RENDEZVOUS_TOKEN=guessed");
   });
-  const Timed owner = start_rank_alone(job[1].str(), 0, port, "HLM_RENDEZVOUS_TOKEN=s3cret");
+  const Timed owner = start_rank_alone(job.path, 0, port, "HLM_RENDEZVOUS_TOKEN=s3cret");
   stranger.join();
   EXPECT_NE(owner.result.exit_code, 0);
   EXPECT_NE(owner.result.output.find("rank 1 of 2 never arrived"), std::string::npos)

@@ -13,18 +13,12 @@
 #include "hlm/errors.h"
 #include "metrics/energy.h"
 #include "metrics/metrics.h"
+#include "support/hlm_cli.h"
 #include "support/http_get.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // The value of the first sample line of `series` (name and labels as printed), or -1.
 double sample(const std::string& body, const std::string& series) {
@@ -143,7 +137,8 @@ TEST(Energy, NothingIsExportedWhereNoSourceIsReadable) {
 }
 
 TEST(Energy, RaplPackagesAreSummedAcrossCounterWraps) {
-  const fs::path root = temp_dir("hlm_powercap");
+  const hlm::test::ScratchDir root_scratch("hlm_powercap");
+  const fs::path& root = root_scratch.path;
   make_package(root, "intel-rapl:0", "package-0", 900'000'000, 1'000'000'000);
   make_package(root, "intel-rapl:1", "package-1", 5'000'000, 1'000'000'000);
   make_package(root, "intel-rapl:0:0", "core", 1, 1'000'000'000);  // a part, not a package
@@ -161,11 +156,11 @@ TEST(Energy, RaplPackagesAreSummedAcrossCounterWraps) {
   EXPECT_DOUBLE_EQ(packages[1].joules, 1);
   write(root / "intel-rapl:0" / "energy_uj", "20000000");  // wrapped: +50 J to the end, +20 J
   EXPECT_DOUBLE_EQ(rapl.total_joules(), 50 + 70 + 1);
-  fs::remove_all(root);
 }
 
 TEST(Energy, RaplSaysWhyItHasNoReading) {
-  const fs::path root = temp_dir("hlm_powercap_none");
+  const hlm::test::ScratchDir root_scratch("hlm_powercap_none");
+  const fs::path& root = root_scratch.path;
   EXPECT_FALSE(hlm::RaplReader((root / "absent").string()).available());
   EXPECT_NE(hlm::RaplReader((root / "absent").string()).unavailable_reason().find("absent"),
             std::string::npos);
@@ -176,13 +171,13 @@ TEST(Energy, RaplSaysWhyItHasNoReading) {
   hlm::RaplReader unreadable(root.string());
   EXPECT_FALSE(unreadable.available());
   EXPECT_NE(unreadable.unavailable_reason().find("energy_uj is not readable"), std::string::npos);
-  fs::remove_all(root);
 }
 
 // With a readable package counter, each step charges the rank its share of the energy used
 // since its stage's first step, per sample; the package counter is exported as it stands.
 TEST(Energy, EnergyPerSampleIsTheRanksShareOverTheSamplesSinceTheFirstStep) {
-  const fs::path root = temp_dir("hlm_powercap_train");
+  const hlm::test::ScratchDir root_scratch("hlm_powercap_train");
+  const fs::path& root = root_scratch.path;
   make_package(root, "intel-rapl:0", "package-0", 1'000'000, 1'000'000'000);
   hlm::EnergySources sources(root.string());
   ASSERT_TRUE(sources.any()) << sources.describe();
@@ -208,5 +203,4 @@ TEST(Energy, EnergyPerSampleIsTheRanksShareOverTheSamplesSinceTheFirstStep) {
                           "run=\"run-e\"}"),
                    64.0)
       << body;
-  fs::remove_all(root);
 }

@@ -8,19 +8,13 @@
 #include <filesystem>
 #include <thread>
 
+#include "support/hlm_cli.h"
 #include "train/heartbeat.h"
 #include "train/stall_watcher.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Calls `poll` until it returns true or `seconds` pass.
 template <typename F>
@@ -36,7 +30,8 @@ bool within(double seconds, F poll) {
 }  // namespace
 
 TEST(Heartbeat, TheCopyFollowsTheMappedStateAndStopsWithTheWriter) {
-  const fs::path dir = temp_dir("hlm_heartbeat_copy");
+  const hlm::test::ScratchDir dir_scratch("hlm_heartbeat_copy");
+  const fs::path& dir = dir_scratch.path;
   const std::string path = (dir / "heartbeat.rank0").string();
   {
     hlm::HeartbeatWriter writer(path, 0.05);
@@ -56,11 +51,11 @@ TEST(Heartbeat, TheCopyFollowsTheMappedStateAndStopsWithTheWriter) {
   }
   EXPECT_EQ(hlm::read_heartbeat_copy(path)->steps, 3u);  // the last state stays readable
   EXPECT_FALSE(hlm::read_heartbeat_copy((dir / "heartbeat.rank9").string()));
-  fs::remove_all(dir);
 }
 
 TEST(Heartbeat, AWatcherReadingCopiesNamesTheRankWhoseStepsStop) {
-  const fs::path dir = temp_dir("hlm_heartbeat_watch");
+  const hlm::test::ScratchDir dir_scratch("hlm_heartbeat_watch");
+  const fs::path& dir = dir_scratch.path;
   hlm::StallWatcher watcher(dir.string(), 2, "pretrain", 1.5, hlm::StallWatcher::Source::kCopies);
   hlm::HeartbeatWriter rank0((dir / "heartbeat.rank0").string(), 0.05);
   hlm::HeartbeatWriter rank1((dir / "heartbeat.rank1").string(), 0.05);
@@ -74,5 +69,4 @@ TEST(Heartbeat, AWatcherReadingCopiesNamesTheRankWhoseStepsStop) {
     return watcher.stalled_ranks().count(1) == 1;
   }));
   EXPECT_EQ(watcher.stalled_ranks().count(0), 0u);
-  fs::remove_all(dir);
 }
