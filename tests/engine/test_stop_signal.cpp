@@ -30,15 +30,16 @@ struct Stopped {
   fs::path run_dir;
 };
 
-// Runs the workflow and sends SIGTERM when a line containing `trigger` appears.
-Stopped run_and_stop_at(const fs::path& runs, const std::string& trigger) {
+// Runs the workflow and sends `signal` (SIGTERM, or SIGUSR1 as SLURM sends before a time limit)
+// when a line containing `trigger` appears.
+Stopped run_and_stop_at(const fs::path& runs, const std::string& trigger, int signal = SIGTERM) {
   bool signalled = false;
   Stopped s;
   s.run = run_hlm_watching("run " + kWorkflow + " --runs-dir " + runs.string(),
                            [&](pid_t pid, const std::string& line) {
                              if (signalled || line.find(trigger) == std::string::npos) return;
                              kill(pid, SIGSTOP);
-                             kill(pid, SIGTERM);
+                             kill(pid, signal);
                              kill(pid, SIGCONT);
                              signalled = true;
                            });
@@ -80,7 +81,7 @@ TEST(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const auto expected = manifest(run_dir_of(whole.output), "finetune")["results"];
 
-  const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/");
+  const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/", SIGUSR1);
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(manifest(s.run_dir, "finetune")["status"], "interrupted");
   EXPECT_FALSE(fs::is_empty(s.run_dir / "finetune" / "checkpoints"));
@@ -115,7 +116,7 @@ TEST(StopSignal, EvaluateStopsTheRunAndResumes) {
 // of its steps (the part before the stop is in the checkpoint), and world size 2 runs after.
 TEST(StopSignal, ScaleAnalysisResumesAWorldSizeAndTimesEverySegment) {
   ScratchDir runs("hlm_stop_scale");
-  const Stopped s = run_and_stop_at(runs.path, "[scale-w1] step 250/");
+  const Stopped s = run_and_stop_at(runs.path, "[scale-w1] step 250/", SIGUSR1);
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(manifest(s.run_dir, "scale")["status"], "interrupted");
   const auto resumed = resume(s, runs.path);

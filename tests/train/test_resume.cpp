@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
+#include <thread>
 
 #include "support/hlm_cli.h"
 
@@ -154,6 +159,50 @@ TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
     EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
     expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));
   }
+}
+
+// Twenty SIGKILLs of the rank at random moments, with a checkpoint every 5 steps, so many land
+// while one is being written (between a file's temp copy and its rename, before DONE, while
+// old ones are removed). Each restart must resume from a complete checkpoint, never a half one
+// (a torn file would fail its checksum and use up the restarts), and the run must end with
+// the uninterrupted run's weights.
+TEST(Resume, TwentyKillsAtRandomMomentsNeverResumeFromAHalfWrittenCheckpoint) {
+  constexpr int kKills = 20;
+  ScratchDir runs("hlm_kill_loop");
+  // Two ranks: a run of one rank trains inside the hlm process, with no rank to kill.
+  const std::string args = kWorkflow + " vars.world_size=2 pretrain.checkpoint_every=5" +
+                           " pretrain.max_restarts=" + std::to_string(kKills);
+  const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+
+  std::atomic<pid_t> hlm_pid{-1};
+  std::atomic<bool> finished{false};
+  std::atomic<int> kills{0};
+  std::thread killer([&] {
+    std::mt19937 random(20261125);
+    pid_t last_killed = -1;
+    while (!finished && kills < kKills) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const pid_t rank = hlm_pid > 0 ? newest_rank_process(hlm_pid) : -1;
+      if (rank <= 0 || rank == last_killed) continue;
+      // Somewhere in the rank's first 2 s: loading and resuming, or a few hundred steps in.
+      std::this_thread::sleep_for(std::chrono::milliseconds(random() % 2000));
+      if (!finished && kill(rank, SIGKILL) == 0) {
+        last_killed = rank;
+        ++kills;
+      }
+    }
+  });
+  const auto r = run_hlm_watching("run " + args + " --runs-dir " + (runs.path / "b").string(),
+                                  [&](pid_t hlm, const std::string&) { hlm_pid = hlm; });
+  finished = true;
+  killer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::printf("%d kills landed\n", kills.load());
+  EXPECT_GE(kills, kKills / 2) << "the run finished before most kills landed";
+  EXPECT_EQ(r.output.find("checksum mismatch"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("incomplete checkpoint"), std::string::npos) << r.output;
+  expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));
 }
 
 }  // namespace

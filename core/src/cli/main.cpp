@@ -24,6 +24,7 @@
 #include "multiproc/launcher.h"
 #include "plugin/plugin_host.h"
 #include "slurm/submit.h"
+#include "train/nonfinite_steps.h"
 #include "train/rank_job.h"
 #include "util/crash_report.h"
 
@@ -269,6 +270,9 @@ int main(int argc, char** argv) {
   } catch (const hlm::Preempted& e) {
     std::fprintf(stderr, "stopped: %s\n", e.what());
     return hlm::kExitRequeue;
+  } catch (const hlm::Diverged& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return hlm::kExitDiverged;
   } catch (const hlm::AddressInUse& e) {
     std::fprintf(stderr, "error: %s; the launcher retries on another port\n", e.what());
     return hlm::kExitAddressInUse;

@@ -5,6 +5,14 @@
 #include "hlm/util.h"
 
 namespace hlm {
+namespace {
+
+// The votes after the first bucket's gradients, counted from its end.
+constexpr int64_t kVotes = 2;
+constexpr int64_t kStopVote = -1;
+constexpr int64_t kNonFiniteLossVote = -2;
+
+}  // namespace
 
 std::vector<size_t> assign_buckets(const std::vector<at::Tensor>& parameters,
                                    double bucket_cap_mb) {
@@ -39,14 +47,15 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters,
         b.members.empty() ? 0 : b.offsets.back() + parameters_[b.members.back()].numel());
     b.members.push_back(k);
   }
-  // The first bucket has one element more, after its gradients: the ranks' stop votes.
+  // The first bucket has two elements more, after its gradients: the ranks' votes to stop and
+  // on a non-finite loss (kVotes).
   auto* shared = dynamic_cast<SharedTensorMemory*>(group_.get());
   average_in_group_ = shared != nullptr;
   buckets_shared_ = shared != nullptr;
   for (auto& b : buckets_) {
     const at::Tensor& first = parameters_[b.members.front()];
-    const int64_t n =
-        b.offsets.back() + parameters_[b.members.back()].numel() + (&b == &buckets_[0]);
+    const int64_t n = b.offsets.back() + parameters_[b.members.back()].numel() +
+                      (&b == &buckets_[0] ? kVotes : 0);
     if (shared) b.flat = shared->allocate_shared(n, first.scalar_type());
     if (!b.flat.defined()) {  // no group memory, or it is full
       b.flat = torch::zeros({n}, first.options());
@@ -75,9 +84,10 @@ void GradientSync::broadcast_parameters() {
   }
 }
 
-void GradientSync::prepare_for_backward(bool vote_stop) {
+void GradientSync::prepare_for_backward(bool vote_stop, bool vote_nonfinite_loss) {
   armed_ = true;
-  buckets_[0].flat[-1].fill_(vote_stop ? 1 : 0);
+  buckets_[0].flat[kStopVote].fill_(vote_stop ? 1 : 0);
+  buckets_[0].flat[kNonFiniteLossVote].fill_(vote_nonfinite_loss ? 1 : 0);
   launch_seconds_ = 0;
   std::fill(ready_.begin(), ready_.end(), 0);
   for (auto& b : buckets_) {
@@ -139,7 +149,8 @@ double GradientSync::finish() {
       p.mutable_grad() = b.flat.narrow(0, b.offsets[s], p.numel()).view_as(p);
     }
   }
-  stop_voted_ = buckets_[0].flat[-1].item<double>() > 0;
+  stop_voted_ = buckets_[0].flat[kStopVote].item<double>() > 0;
+  nonfinite_loss_voted_ = buckets_[0].flat[kNonFiniteLossVote].item<double>() > 0;
   armed_ = false;
   // Buckets launched here are counted by the clock above, not twice.
   return now_seconds() - start + in_backward;

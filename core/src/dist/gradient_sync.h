@@ -25,8 +25,9 @@ class GradientSync {
   void broadcast_parameters();
   // Call before the backward of the last micro-step of an optimizer step: that backward's
   // gradient hooks launch the bucket all-reduces. `vote_stop` is this rank's say on stopping
-  // after the step; it rides in the first bucket, so agreeing on it costs no collective.
-  void prepare_for_backward(bool vote_stop = false);
+  // after the step, `vote_nonfinite_loss` whether its loss in this step was NaN or infinite;
+  // they ride in the first bucket, so agreeing on them costs no collective.
+  void prepare_for_backward(bool vote_stop = false, bool vote_nonfinite_loss = false);
   // Call after that backward: waits for every bucket and makes each parameter's .grad a
   // view of its bucket, holding the average over ranks (no copy). Drop the gradients before
   // the next step (drop_gradients) so its backward does not add to them. Returns the
@@ -38,6 +39,8 @@ class GradientSync {
   double launch_seconds() const { return launch_seconds_; }
   // After finish(): whether any rank voted to stop (the same answer on every rank).
   bool stop_voted() const { return stop_voted_; }
+  // After finish(): whether any rank's loss was not finite (the same answer on every rank).
+  bool nonfinite_loss_voted() const { return nonfinite_loss_voted_; }
   size_t bucket_count() const { return buckets_.size(); }
   // Whether every bucket lives in memory the ranks share (see SharedTensorMemory).
   bool buckets_shared() const { return buckets_shared_; }
@@ -62,6 +65,7 @@ class GradientSync {
   bool average_in_group_ = false;  // ReduceOp::AVG instead of SUM, then a division
   bool buckets_shared_ = false;
   bool stop_voted_ = false;
+  bool nonfinite_loss_voted_ = false;
   double launch_seconds_ = 0;
 };
 

@@ -83,8 +83,9 @@ void adamw_step(torch::optim::AdamW& optimizer, double grad_scale) {
 }
 
 double clipped_adamw_step(torch::optim::AdamW& optimizer, const std::vector<at::Tensor>& params,
-                          double max_norm) {
+                          double max_norm, const std::function<bool(double norm)>& admit) {
   const double norm = gradient_norm(params);
+  if (admit && !admit(norm)) return norm;
   adamw_step(optimizer, max_norm > 0 && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0);
   return norm;
 }

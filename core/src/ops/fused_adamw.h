@@ -7,6 +7,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <vector>
 
 namespace hlm {
@@ -22,9 +23,10 @@ void adamw_step(torch::optim::AdamW& optimizer, double grad_scale = 1.0);
 
 // Clips the gradients of params to a global L2 norm of at most max_norm (0 = no clipping,
 // torch::nn::utils::clip_grad_norm_'s factor max_norm / (norm + 1e-6)) inside the update,
-// then takes adamw_step. Returns the norm before clipping.
+// then takes adamw_step, unless `admit` (given the norm) says no. Returns the norm before
+// clipping.
 double clipped_adamw_step(torch::optim::AdamW& optimizer, const std::vector<at::Tensor>& params,
-                          double max_norm);
+                          double max_norm, const std::function<bool(double norm)>& admit = {});
 
 // Drops every gradient (PyTorch's zero_grad(set_to_none=True)): the next backward stores
 // its gradient instead of adding it to a zero-filled one, two passes fewer per parameter.

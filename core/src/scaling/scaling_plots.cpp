@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "scaling/scaling_grid.h"
+#include "util/atomic_file.h"
 #include "util/subprocess.h"
 
 namespace hlm {
@@ -54,7 +55,7 @@ void add_plot(Script& s, std::vector<Plot>& plots, const std::string& dir, const
 std::vector<Plot> draw(Script& s, std::vector<Plot> plots, const std::string& dir,
                        const std::string& stem, std::string* note) {
   const std::string script = dir + "/" + stem + ".gp";
-  std::ofstream(script) << s.data.str() << s.plots.str();
+  write_file_atomic(script, s.data.str() + s.plots.str());
   const CommandOutput run = run_program({"gnuplot", script});
   if (run.status == 0) return plots;
   if (note)

@@ -11,6 +11,7 @@
 #include "hlm/token_store.h"
 #include "ops/compute.h"
 #include "tasks/beat_classifier.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 namespace {
@@ -118,7 +119,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       "saw every record";
   out.report_md = scope + ".\n\n" + table(confusion, out.results);
   const std::string path = ctx.stage_dir + "/evaluation.md";
-  std::ofstream(path) << out.report_md;
+  write_file_atomic(path, out.report_md);
   out.artifacts["table"] = path;
   char line[160];
   std::snprintf(line, sizeof(line), "accuracy %.3f on %lld beats (always %s: %.3f)",

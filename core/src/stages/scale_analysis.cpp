@@ -27,6 +27,7 @@
 #include "scaling/scaling_study.h"
 #include "stages/train_params.h"
 #include "train/rank_job.h"
+#include "util/atomic_file.h"
 
 namespace hlm {
 namespace {
@@ -171,11 +172,11 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   // report.md sits in the run directory, scaling.md beside plots/ in the stage's.
   out.report_md = scaling_report_md(study, plots, plots_note, ctx.instance.id + "/plots/");
   const std::string table = ctx.stage_dir + "/scaling.md";
-  std::ofstream(table) << scaling_report_md(study, plots, plots_note, "plots/");
+  write_file_atomic(table, scaling_report_md(study, plots, plots_note, "plots/"));
   const std::string csv = ctx.stage_dir + "/scaling.csv";
-  std::ofstream(csv) << scaling_csv(study);
+  write_file_atomic(csv, scaling_csv(study));
   const std::string json = ctx.stage_dir + "/scaling.json";
-  std::ofstream(json) << study.dump(2) << "\n";
+  write_file_atomic(json, study.dump(2) + "\n");
   out.artifacts["table"] = table;
   out.artifacts["csv"] = csv;
   out.artifacts["json"] = json;

@@ -37,6 +37,11 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"resume", "bool", "true", "continue from the stage's newest complete checkpoint", false},
       {"keep_checkpoints", "int", "3",
        "newest complete checkpoints kept, older ones removed (0 = all)", false},
+      {"max_skipped_steps", "int", "0",
+       "steps with a NaN or infinite loss or gradient norm that are skipped (not applied) "
+       "before the run stops; 0 stops at the first, naming it and keeping the last good "
+       "checkpoint",
+       false},
   };
   if (stage == TrainingStage::kFineTune) {
     const std::vector<std::string> language_model_only = {

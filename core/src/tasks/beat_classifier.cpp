@@ -2,6 +2,7 @@
 #include "tasks/beat_classifier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "dist/preemption.h"
@@ -10,6 +11,7 @@
 #include "ops/fused_adamw.h"
 #include "train/autocast_guard.h"
 #include "train/checkpoint.h"
+#include "train/nonfinite_steps.h"
 
 namespace hlm {
 
@@ -112,21 +114,24 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store,
   auto tokens = torch::empty({o.batch, context}, torch::kLong);
   auto labels = torch::empty({o.batch, context}, torch::kLong);
   std::vector<double> losses;
-  int64_t start_step = 0;
+  int64_t start_step = 0, skipped_before = 0;
   if (o.resume && !hooks.checkpoint_dir.empty())
     if (const std::string path = latest_checkpoint(hooks.checkpoint_dir); !path.empty()) {
       const CheckpointState state = load_checkpoint(path, bundle, optimizer, 0, 1);
       start_step = state.step;
       losses = state.losses;
+      skipped_before = state.skipped_steps;
       if (hooks.on_log)
         hooks.on_log("resumed from " + path + " (step " + std::to_string(start_step) + ")");
     }
+  NonFiniteSteps nonfinite(o.max_skipped_steps, hooks.checkpoint_dir, skipped_before);
   model_->module().train();
   for (int64_t step = start_step; step < o.steps; ++step) {
     for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate_at(o, step));
     drop_gradients(optimizer);
     double loss_sum = 0;
+    bool loss_finite = true;
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       fill_batch(store, windows, order, size_t((step * o.accumulation + micro) * o.batch), context,
                  tokens, labels);
@@ -142,9 +147,13 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store,
                   double(o.accumulation);
       loss.backward();
       loss_sum += loss.item<double>();
+      loss_finite = loss_finite && std::isfinite(loss.item<double>());
     }
-    clipped_adamw_step(optimizer, params, o.grad_clip);
-    losses.push_back(loss_sum);
+    bool applied = true;
+    clipped_adamw_step(optimizer, params, o.grad_clip, [&](double norm) {
+      return applied = nonfinite.admit(step + 1, loss_finite, norm);
+    });
+    if (applied) losses.push_back(loss_sum);
     if (hooks.on_log &&
         ((step + 1) % std::max<int64_t>(1, o.log_every) == 0 || step + 1 == o.steps))
       hooks.on_log("step " + std::to_string(step + 1) + "/" + std::to_string(o.steps) + " loss " +
@@ -152,8 +161,8 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store,
     const bool stop = stop_signal_received();
     const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if ((stop || periodic) && !hooks.checkpoint_dir.empty())
-      save_checkpoint(hooks.checkpoint_dir, {step + 1, 1, losses}, bundle, optimizer, 0, {},
-                      o.keep_checkpoints);
+      save_checkpoint(hooks.checkpoint_dir, {step + 1, 1, losses, 0, nonfinite.skipped()}, bundle,
+                      optimizer, 0, {}, o.keep_checkpoints);
     if (stop)
       throw Preempted(
           "fine-tuning stopped by a signal after step {}{}; continue with hlm run --resume RUN_DIR",

@@ -11,6 +11,7 @@
 #include "slurm/slurm_commands.h"
 #include "slurm/srun_step.h"
 #include "train/heartbeat.h"
+#include "train/nonfinite_steps.h"
 #include "train/rank_job.h"
 #include "train/stall_watcher.h"
 
@@ -29,6 +30,7 @@ namespace {
 struct Attempt {
   bool ok = false;
   bool stopped = false;
+  bool diverged = false;  // NaN or infinite steps: a restart would repeat them (kExitDiverged)
   std::string failure;
   std::set<int> stalled;  // ranks that made no step for stall_seconds at some point
 };
@@ -43,6 +45,15 @@ struct RankCommand {
   double stall_seconds = 0;
 };
 
+// The last line of a rank's log that reports its error ("error: ..."), without the prefix.
+std::string last_error_line(const std::string& log_path) {
+  std::ifstream log(log_path);
+  std::string line, last = "(no error line in the log)";
+  while (std::getline(log, line))
+    if (line.rfind("error: ", 0) == 0) last = line.substr(7);
+  return last;
+}
+
 Attempt launch_on_this_host(const RankCommand& command) {
   LaunchOptions launch;
   launch.nproc = command.world_size;
@@ -56,16 +67,17 @@ Attempt launch_on_this_host(const RankCommand& command) {
   StallWatcher watcher(command.out_dir, command.world_size, command.stage, command.stall_seconds);
   launch.on_poll = [&] { watcher.check(); };
   const LaunchResult launched = launch_ranks(launch);
-  if (launched.ok()) return {true, false, "", watcher.stalled_ranks()};
+  if (launched.ok()) return {true, false, false, "", watcher.stalled_ranks()};
   const int code = launched.exit_codes[launched.failed_rank];
   // Ranks we forwarded a stop to may have died of it before their handler was installed:
   // still a stop, not a failure to restart.
   const bool stopped = code == kExitRequeue || stop_signal_received();
-  return {false, stopped,
-          "rank " + std::to_string(launched.failed_rank) + " of " +
-              std::to_string(command.world_size) + " exited with " + std::to_string(code) +
-              "; see " + command.out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log",
-          watcher.stalled_ranks()};
+  const std::string log = command.out_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
+  std::string failure = "rank " + std::to_string(launched.failed_rank) + " of " +
+                        std::to_string(command.world_size) + " exited with " +
+                        std::to_string(code) + "; see " + log;
+  if (code == kExitDiverged) failure += ": " + last_error_line(log);
+  return {false, stopped, code == kExitDiverged, failure, watcher.stalled_ranks()};
 }
 
 Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launcher) {
@@ -104,13 +116,13 @@ Attempt launch_srun_step(const RankCommand& command, const RankLauncher& launche
     if (rank <= 0 && command.progress) command.progress(line);  // rank 0's, and srun's own
   };
   const SrunOutcome outcome = run_srun_step(step);
-  if (outcome.ok()) return {true, false, "", watcher.stalled_ranks()};
+  if (outcome.ok()) return {true, false, false, "", watcher.stalled_ranks()};
   std::string failure = "srun exited with " + std::to_string(outcome.exit_code);
   for (const auto& task : outcome.task_failures) failure += "; " + task;
   failure += "; see " + command.out_dir + "/rank<r>.log and srun.log";
   const bool stopped = any_rank_stopped_by_signal(command.out_dir) ||
                        outcome.exit_code == kExitRequeue || stop_signal_received();
-  return {false, stopped, failure, watcher.stalled_ranks()};
+  return {false, stopped, outcome.exit_code == kExitDiverged, failure, watcher.stalled_ranks()};
 }
 
 // torchrun 1.13 under Python 3.11 (Debian 12) cannot parse its own defaults for --redirects
@@ -187,6 +199,7 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
     if (outcome.stopped)
       throw Preempted("stopped by a signal: {}; continue with hlm run --resume RUN_DIR",
                       outcome.failure);
+    if (outcome.diverged) throw Diverged("{}", outcome.failure);
     if (attempt >= max_restarts) throw Error("{}", outcome.failure);
     if (progress)
       progress(outcome.failure + "; restarting the ranks from the newest checkpoint (restart " +

@@ -213,6 +213,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       {"losses", r.losses},
       {"loss_first", r.losses.empty() ? 0.0 : r.losses.front()},
       {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
+      {"skipped_steps", r.skipped_steps},
       {"eval_loss", r.eval_loss},
       {"train_seconds", r.train_seconds},
       {"step_seconds_median", r.step_seconds_median},

@@ -32,6 +32,7 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "checkpoint_every", o.checkpoint_every);
   read(p, "resume", o.resume);
   read(p, "keep_checkpoints", o.keep_checkpoints);
+  read(p, "max_skipped_steps", o.max_skipped_steps);
   read(p, "timing_skip_steps", o.timing_skip_steps);
   read(p, "save_weights", o.save_weights);
   read(p, "profile_step", o.profile_step);
@@ -61,6 +62,7 @@ nlohmann::json TrainOptions::to_json() const {
           {"checkpoint_every", checkpoint_every},
           {"resume", resume},
           {"keep_checkpoints", keep_checkpoints},
+          {"max_skipped_steps", max_skipped_steps},
           {"timing_skip_steps", timing_skip_steps},
           {"save_weights", save_weights},
           {"profile_step", profile_step},

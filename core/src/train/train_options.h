@@ -27,6 +27,7 @@ struct TrainOptions {
   int64_t checkpoint_every = 0;    // steps between checkpoints; 0 = only on a stop signal
   bool resume = true;              // continue from the newest complete checkpoint
   int keep_checkpoints = 3;        // newest complete checkpoints kept (0 = all)
+  int64_t max_skipped_steps = 0;   // non-finite steps skipped before the run stops
   int64_t timing_skip_steps = -1;  // steps left out of the median step time; -1 = automatic
   bool save_weights = true;        // write model.pt at the end
   int64_t profile_step = 0;        // step recorded by LibTorch's profiler (0 = none)

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "train/checkpoint.h"
 #include "train/heartbeat.h"
 #include "train/masking.h"
+#include "train/nonfinite_steps.h"
 #include "train/phase_timer.h"
 #include "train/window_sampler.h"
 
@@ -144,6 +146,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     result.gradient_buckets = int(assign_buckets(params, o.bucket_cap_mb).front()) + 1;
   const std::string checkpoints = job.out_dir + "/checkpoints";
   int64_t start_step = 0;
+  int64_t skipped_before = 0;
   double earlier_train_seconds = 0;  // loop time of the segments before a resume
   if (o.resume && !job.out_dir.empty()) {
     if (const std::string path = latest_checkpoint(checkpoints); !path.empty()) {
@@ -152,6 +155,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       start_step = state.step;
       result.losses = state.losses;
       earlier_train_seconds = state.train_seconds;
+      skipped_before = state.skipped_steps;
       if (env.rank == 0) spdlog::info("resumed from {} (step {})", path, start_step);
     }
   }
@@ -165,6 +169,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       double(rank_tokens_per_step * env.world_size) * model.flops_per_token();
   result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank);
 
+  NonFiniteSteps nonfinite(o.max_skipped_steps, job.out_dir.empty() ? "" : checkpoints,
+                           skipped_before);
   PhaseTimer timer;
   const auto report = [&](RankActivity activity) {
     if (job.on_activity) job.on_activity(activity);
@@ -178,6 +184,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     stats.step = step + 1;
     stats.learning_rate = set_learning_rate(optimizer, learning_rate_at(o, step));
     drop_gradients(optimizer);
+    bool loss_finite = true;
     for (int64_t micro = 0; micro < o.accumulation; ++micro) {
       const bool last_micro = micro + 1 == o.accumulation;
       report(RankActivity::kData);
@@ -187,13 +194,15 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability,
                           mask_seed_of(o, env, step, micro)) /
                   double(o.accumulation);
-      // The last micro-step's backward all-reduces the gradients, carrying this rank's stop vote.
-      if (sync && last_micro) sync->prepare_for_backward(stop_signal_received());
+      const double micro_loss = loss.item<double>();
+      loss_finite = loss_finite && std::isfinite(micro_loss);
+      // The last micro-step's backward all-reduces the gradients, carrying this rank's votes.
+      if (sync && last_micro) sync->prepare_for_backward(stop_signal_received(), !loss_finite);
       timer.start(Phase::kBackward);
       report(RankActivity::kBackward);
       loss.backward();
       timer.stop();
-      stats.loss += loss.item<double>();
+      stats.loss += micro_loss;
     }
     if (sync) {  // all-reduce launched from backward's gradient hooks is not backward's time
       report(RankActivity::kAllreduce);
@@ -202,7 +211,11 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     }
     timer.start(Phase::kOptimizer);
     report(RankActivity::kOptimizer);
-    stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip);
+    if (sync) loss_finite = !sync->nonfinite_loss_voted();  // every rank decides alike
+    bool applied = true;
+    stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip, [&](double norm) {
+      return applied = nonfinite.admit(step + 1, loss_finite, norm);
+    });
     timer.end_step();
 
     stats.rank_tokens = rank_tokens_per_step;
@@ -213,10 +226,13 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     stats.allreduce_seconds = timer.seconds(Phase::kAllreduce);
     stats.optimizer_seconds = timer.seconds(Phase::kOptimizer);
     stats.mfu_ratio = flops_per_step / (stats.step_seconds * result.peak_flops * env.world_size);
-    result.losses.push_back(stats.loss);
     result.data_wait_seconds += stats.data_wait_seconds;
     result.allreduce_seconds += stats.allreduce_seconds;
-    if (job.on_step) job.on_step(stats);
+    // A skipped step leaves no loss (JSON has no NaN) and no metrics sample.
+    if (applied) {
+      result.losses.push_back(stats.loss);
+      if (job.on_step) job.on_step(stats);
+    }
 
     // With a gradient all-reduce the ranks' stop votes travel in it (see GradientSync).
     const bool stop = sync ? sync->stop_voted() : stop_requested(group);
@@ -224,7 +240,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     if ((stop || periodic) && !job.out_dir.empty()) {
       const double checkpoint_start = now_seconds();
       const double trained = earlier_train_seconds + now_seconds() - loop_start;
-      save_checkpoint(checkpoints, {step + 1, env.world_size, result.losses, trained},
+      save_checkpoint(checkpoints,
+                      {step + 1, env.world_size, result.losses, trained, nonfinite.skipped()},
                       model.module(), optimizer, env.rank, group, o.keep_checkpoints);
       if (job.on_checkpoint) job.on_checkpoint(now_seconds() - checkpoint_start);
     }
@@ -237,6 +254,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
 
   result.train_seconds = earlier_train_seconds + now_seconds() - loop_start;
   result.steps = o.steps;
+  result.skipped_steps = nonfinite.skipped();
   result.step_seconds_median = timer.median(Phase::kStep, o.timing_skip_steps);
   result.forward_seconds_median = timer.median(Phase::kForward, o.timing_skip_steps);
   result.backward_seconds_median = timer.median(Phase::kBackward, o.timing_skip_steps);

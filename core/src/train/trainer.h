@@ -18,7 +18,8 @@ namespace hlm {
 struct TrainResult {
   int64_t steps = 0;
   int world_size = 1;
-  std::vector<double> losses;  // per optimizer step (rank 0's view: the local loss)
+  std::vector<double> losses;  // per applied optimizer step (rank 0's view: the local loss)
+  int64_t skipped_steps = 0;   // steps not applied: NaN or infinite loss or gradient norm
   double eval_loss = 0;
   double train_seconds = 0;        // wall time of the loop, all steps
   double step_seconds_median = 0;  // steps after the first few (warm-up excluded)

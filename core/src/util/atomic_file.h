@@ -10,7 +10,7 @@
 namespace hlm {
 
 void write_file_atomic(const std::string& path, std::string_view bytes);
-// For writers that open the file themselves (a LibTorch archive): `write` fills the .tmp path.
+// For writers that open the file themselves: `write` fills the .tmp path.
 void write_file_atomic(const std::string& path,
                        const std::function<void(const std::string& tmp)>& write);
 

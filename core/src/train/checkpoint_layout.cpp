@@ -1,0 +1,112 @@
+// Checkpoint folders and the checks on what they hold (see checkpoint_layout.h).
+#include "train/checkpoint_layout.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "hlm/errors.h"
+#include "hlm/util.h"
+
+namespace fs = std::filesystem;
+
+namespace hlm {
+namespace {
+
+// fnv1a64 of a whole file, read in 1 MB pieces.
+std::string file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError("{}: cannot be read", path);
+  std::vector<char> buffer(1 << 20);
+  uint64_t hash = fnv1a64(nullptr, 0);  // the offset basis, then chained chunk by chunk
+  while (in) {
+    in.read(buffer.data(), std::streamsize(buffer.size()));
+    hash = fnv1a64(buffer.data(), size_t(in.gcount()), hash);
+  }
+  return hex64(hash);
+}
+
+}  // namespace
+
+std::string checkpoint_step_dir(const std::string& dir, int64_t step) {
+  return dir + "/step_" + std::to_string(step);
+}
+
+std::vector<int64_t> complete_checkpoint_steps(const std::string& dir) {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0 || !std::filesystem::exists(entry.path() / "DONE")) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (*end == '\0') steps.push_back(step);
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  const std::vector<int64_t> steps = complete_checkpoint_steps(dir);
+  return steps.empty() ? "" : checkpoint_step_dir(dir, steps.back());
+}
+
+nlohmann::json checkpoint_checksums(const std::string& step_folder) {
+  nlohmann::json sums = nlohmann::json::object();
+  for (const auto& entry : fs::directory_iterator(step_folder)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && name != "DONE" && name.find(".tmp") == std::string::npos)
+      sums[name] = file_checksum(entry.path().string());
+  }
+  return sums;
+}
+
+void verify_checkpoint_checksums(const std::string& path, const std::vector<std::string>& files) {
+  std::ifstream done(path + "/DONE");
+  const auto marker = nlohmann::json::parse(done, nullptr, /*allow_exceptions=*/false);
+  if (!marker.is_object() || !marker.contains("fnv1a64")) return;
+  const auto& sums = marker.at("fnv1a64");
+  for (const auto& name : files) {
+    const std::string file = path + "/" + name;
+    if (!sums.contains(name))
+      throw CheckpointError(
+          "{}: not among the files the checkpoint was saved with; the checkpoint is damaged: "
+          "delete {} to resume from the one before",
+          file, path);
+    if (!fs::exists(file))
+      throw CheckpointError(
+          "{}: missing; the checkpoint is damaged: delete {} to resume from the one before", file,
+          path);
+    if (const std::string found = file_checksum(file); found != sums.at(name).get<std::string>())
+      throw CheckpointError(
+          "{}: checksum mismatch (saved {}, found {}): the file changed after it was written; "
+          "the checkpoint is damaged: delete {} to resume from the one before",
+          file, sums.at(name).get<std::string>(), found, path);
+  }
+}
+
+CheckpointState read_checkpoint_meta(const std::string& path) {
+  const std::string meta_path = path + "/meta.json";
+  std::ifstream meta_file(meta_path);
+  if (!meta_file)
+    throw CheckpointError(
+        "{}: missing; the checkpoint is damaged: delete {} to resume from the one before",
+        meta_path, path);
+  try {
+    const auto meta = nlohmann::json::parse(meta_file);
+    CheckpointState state;
+    state.step = meta.at("step").get<int64_t>();
+    state.world_size = meta.at("world_size").get<int>();
+    state.losses = meta.at("losses").get<std::vector<double>>();
+    state.train_seconds = meta.value("train_seconds", 0.0);
+    state.skipped_steps = meta.value("skipped_steps", int64_t(0));
+    return state;
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(
+        "{}: not valid checkpoint metadata ({}); the checkpoint is damaged: "
+        "delete {} to resume from the one before",
+        meta_path, e.what(), path);
+  }
+}
+
+}  // namespace hlm
