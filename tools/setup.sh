@@ -15,8 +15,9 @@ action="${1:-build}"
 build_dir="${HLM_BUILD_DIR:-build}"
 
 # What building hlm needs (all an image needs), then what its tests and benchmarks add: the
-# Prometheus server, a SLURM controller and nodes, the Python peers, the format check, and
-# debootstrap for the container recipe check. HLM_PACKAGES=build installs the first group only.
+# Prometheus server, a SLURM controller and nodes, the Python peers, the format check, Clang
+# with libFuzzer for the fuzz targets, and debootstrap for the container recipe check.
+# HLM_PACKAGES=build installs the first group only.
 build_packages=(
   build-essential cmake ninja-build git pkg-config ca-certificates curl
   libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
@@ -24,7 +25,7 @@ build_packages=(
   libcli11-dev zlib1g-dev gnuplot-nox libcpp-httplib-dev
 )
 test_packages=(
-  libgtest-dev libgmock-dev clang-format
+  libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
   prometheus slurm-client slurmctld slurmd iproute2 debootstrap
   python3-torch python3-numpy python3-scipy python3-sklearn
 )

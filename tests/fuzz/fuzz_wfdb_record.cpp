@@ -25,8 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t at = 0;
   const auto header = next_part(data, size, at);
   const auto signals = next_part(data, size, at);
-  const auto annotations = at < size ? std::make_pair(data + at, size - at)
-                                     : std::make_pair(data, size_t(0));
+  const auto annotations =
+      at < size ? std::make_pair(data + at, size - at) : std::make_pair(data, size_t(0));
   hlm::fuzz::write_input("rec.hea", header.first, header.second);
   hlm::fuzz::write_input("rec.dat", signals.first, signals.second);
   hlm::fuzz::write_input("rec.atr", annotations.first, annotations.second);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "util/target_clones.h"
+
 namespace hlm::dsp {
 
 namespace {
@@ -88,9 +90,9 @@ void run_pass(const std::vector<Biquad>& sections, const double* in, double* out
 // are independent, so they fill the vector lanes and the pipeline that a single recursion,
 // bound by its latency, leaves idle. Results do not depend on
 // which clone runs: the file is built without floating-point contraction.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void run_pass_lanes(
-    const std::vector<Biquad>& sections, const double* in, double* out, size_t m, bool backward,
-    size_t warmup) {
+HLM_TARGET_CLONES("avx512f", "avx2", "default")
+void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, double* out, size_t m,
+                    bool backward, size_t warmup) {
   using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
   const size_t k = sections.size();
   const size_t len = m / kLanes;  // lane j writes [j len, (j + 1) len); the last lane the rest

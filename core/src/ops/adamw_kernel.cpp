@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/target_clones.h"
+
 namespace hlm {
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void adamw_update(
-    float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
-    int64_t n, AdamWScalars s) {
+HLM_TARGET_CLONES("avx512f", "avx2", "default")
+void adamw_update(float* __restrict p, const float* __restrict g, float* __restrict m,
+                  float* __restrict v, int64_t n, AdamWScalars s) {
   for (int64_t i = 0; i < n; ++i) {
     const float grad = g[i] * s.grad_scale;
     const float mi = m[i] * s.beta1 + grad * s.one_minus_beta1;
@@ -20,8 +22,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void adamw_update(
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) double sum_of_squares(const float* x,
-                                                                                   int64_t n) {
+HLM_TARGET_CLONES("avx512f", "avx2", "default") double sum_of_squares(const float* x, int64_t n) {
   // 16 float partial sums (one vector) per block of 4096, folded into double: float alone
   // loses digits over millions of terms.
   double total = 0;

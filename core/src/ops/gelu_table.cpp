@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/target_clones.h"
+
 namespace hlm {
 namespace {
 
@@ -49,7 +51,7 @@ const GeluTables& tables() {
   return t;
 }
 
-#define HLM_TABLE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define HLM_TABLE_CLONES HLM_TARGET_CLONES("avx512f", "avx2", "default")
 
 HLM_TABLE_CLONES void lookup(const uint16_t* table, const uint16_t* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];

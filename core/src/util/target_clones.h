@@ -1,0 +1,16 @@
+// HLM_TARGET_CLONES("avx512f", "avx2", "default"): the function is compiled once per
+// instruction set and an IFUNC resolver picks the best one when the library is loaded.
+// Under ThreadSanitizer that resolver runs during relocation, before the sanitizer's runtime
+// is set up, and crashes the process before main; those builds get the default version only.
+#pragma once
+
+#if defined(__SANITIZE_THREAD__)
+#define HLM_TARGET_CLONES(...)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HLM_TARGET_CLONES(...)
+#endif
+#endif
+#ifndef HLM_TARGET_CLONES
+#define HLM_TARGET_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#endif
