@@ -4,6 +4,8 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "hlm/errors.h"
 #include "hlm/wfdb.h"
 #include "support/wfdb_test_util.h"
@@ -142,6 +144,71 @@ TEST(WfdbReader, NamesTheLineOfAMalformedHeaderField) {
       << m;
   const std::string missing = data_error([&] { hlm::wfdb::read_record(dir.path(), "nope"); });
   EXPECT_NE(missing.find(dir.file("nope.hea") + ": cannot open"), std::string::npos) << missing;
+}
+
+// Files a record names are confined to the dataset's folder, symlinks resolved: a record name
+// with '..', a header symlinked from outside, a signal file a header places outside, and a
+// RECORDS entry pointing out are all refused by name.
+TEST(WfdbReader, RefusesRecordsAndSignalFilesOutsideTheDatasetFolder) {
+  TempDir outside;
+  write_file(outside.file("o.hea"), "o 1 360 1\no.dat 16\n");
+  write_file(outside.file("o.dat"), std::string(2, '\0'));
+  TempDir dir;
+  const std::string up = "../" + std::filesystem::path(outside.path()).filename().string() + "/o";
+  std::string m = data_error([&] { hlm::wfdb::read_record(dir.path(), up); });
+  EXPECT_NE(m.find("outside the dataset's folder " + dir.path()), std::string::npos) << m;
+
+  std::filesystem::create_symlink(outside.file("o.hea"), dir.file("link.hea"));
+  m = data_error([&] { hlm::wfdb::read_record(dir.path(), "link"); });
+  EXPECT_NE(m.find(dir.file("link") + ".hea: outside the dataset's folder"), std::string::npos)
+      << m;
+
+  write_file(dir.file("s.hea"), "s 1 360 1\n" + up + ".dat 16\n");
+  m = data_error([&] { hlm::wfdb::read_record(dir.path(), "s"); });
+  EXPECT_NE(m.find(dir.file("s.hea") + ": signal 0 is in '" + up +
+                   ".dat', outside the record's folder"),
+            std::string::npos)
+      << m;
+
+  write_file(dir.file("RECORDS"), "s\n" + up + "\n");
+  m = data_error([&] { hlm::wfdb::list_records(dir.path()); });
+  EXPECT_NE(m.find(dir.file("RECORDS") + ": the entry '" + up + "' names a header outside"),
+            std::string::npos)
+      << m;
+}
+
+// Headers with too few fields, and sampling rates and gains no record can have, are refused at
+// their line (a gain of 0 stays WFDB's "uncalibrated"; negative gains are allowed).
+TEST(WfdbReader, RefusesHeadersWithTooFewFieldsOrImpossibleRatesAndGains) {
+  TempDir dir;
+  const auto header_error = [&](const std::string& text) {
+    write_file(dir.file("h.hea"), text);
+    return data_error([&] { hlm::wfdb::read_header(dir.file("h.hea")); });
+  };
+  const std::string at1 = dir.file("h.hea") + ":1: ";
+  const std::string at2 = dir.file("h.hea") + ":2: ";
+  std::string m = header_error("h\n");
+  EXPECT_NE(m.find(at1 + "the record line has no signal count"), std::string::npos) << m;
+  m = header_error("h 1 360 10\nh.dat\n");
+  EXPECT_NE(m.find(at2 + "signal line has no format"), std::string::npos) << m;
+  m = header_error("# only a comment\n");
+  EXPECT_NE(m.find("no record line"), std::string::npos) << m;
+  for (const std::string rate : {"0", "-360", "nan"}) {
+    m = header_error("h 1 " + rate + " 10\nh.dat 16\n");
+    EXPECT_NE(m.find(at1 + "sampling frequency must be positive"), std::string::npos) << m;
+  }
+  for (const std::string rate : {"1e300", "inf", "2e6"}) {
+    m = header_error("h 1 " + rate + " 10\nh.dat 16\n");
+    EXPECT_NE(m.find(at1 + "sampling frequency '" + rate + "' is not plausible"), std::string::npos)
+        << m;
+  }
+  for (const std::string gain : {"inf", "nan", "1e999"}) {
+    m = header_error("h 1 360 10\nh.dat 16 " + gain + "\n");
+    EXPECT_NE(m.find(at2 + "gain '" + gain + "' is not a finite number"), std::string::npos) << m;
+  }
+  write_file(dir.file("h.hea"), "h 1 0.9765625 10\nh.dat 16 -200/mV\n");
+  const hlm::wfdb::Header h = hlm::wfdb::read_header(dir.file("h.hea"));  // both plausible
+  EXPECT_EQ(h.signals.at(0).gain, -200.0);
 }
 
 }  // namespace

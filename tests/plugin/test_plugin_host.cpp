@@ -66,6 +66,14 @@ TEST(PluginHost, RefusesADescriptorWithoutARequiredFieldNamingIt) {
   EXPECT_NE(message.find("plugin descriptor has no 'create'"), std::string::npos) << message;
 }
 
+TEST(PluginHost, RefusesALibraryWithoutTheEntryPointNamingIt) {
+  hlm::PluginHost host;
+  const std::string message = error_of([&] { host.load_library(test_plugin("tiny_no_entry")); });
+  EXPECT_NE(message.find("tiny_no_entry"), std::string::npos) << message;
+  EXPECT_NE(message.find("not an hlm plugin: no 'hlm_plugin_entry' symbol"), std::string::npos)
+      << message;
+}
+
 TEST(PluginHost, RefusesAPluginBuiltForAnotherAbiNamingBothVersions) {
   hlm::PluginHost host;
   const std::string message = error_of([&] { host.load_library(test_plugin("tiny_bad_abi")); });

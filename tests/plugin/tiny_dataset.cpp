@@ -1,8 +1,9 @@
 // A minimal dataset plugin for plugin-host tests. Compile definitions make variants:
 // TINY_BAD_FINGERPRINT pretends another LibTorch and C++ ABI; HLM_PLUGIN_ABI_MAJOR_BUILT=99
 // pretends a future plugin ABI; TINY_ABI_1_0 hands out the shorter descriptor of ABI 1.0
-// (before sdk_version was appended), as a plugin built with that SDK does; TINY_NULL_CREATE
-// does the same with no create function.
+// (before sdk_version was appended), as a plugin built with that SDK does; TINY_NO_ENTRY
+// leaves out the entry point; TINY_NULL_CREATE hands out the ABI 1.0 descriptor with no create
+// function.
 #include "hlm/dataset.h"
 
 #ifdef TINY_BAD_FINGERPRINT
@@ -77,6 +78,12 @@ extern "C" HLM_PLUGIN_EXPORT const hlm_plugin_descriptor* hlm_plugin_entry(void)
                                              [](void* o) { delete static_cast<hlm::Dataset*>(o); }};
   return reinterpret_cast<const hlm_plugin_descriptor*>(&descriptor);
 }
+#elif defined(TINY_NO_ENTRY)
+// The same code without the HLM_PLUGIN line: a shared library, but not an hlm plugin.
+extern "C" HLM_PLUGIN_EXPORT hlm::Dataset* tiny_without_entry(const nlohmann::json& p) {
+  return p.is_null() ? nullptr : make_tiny(p);
+}
+extern "C" HLM_PLUGIN_EXPORT const hlm_param_decl* tiny_without_entry_params() { return kParams; }
 #else
 HLM_PLUGIN(hlm::Dataset, "tiny", "0.1.0", "empty records for tests", kParams, make_tiny)
 #endif

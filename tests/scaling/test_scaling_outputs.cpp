@@ -135,4 +135,21 @@ TEST(ScalingOutputs, ALossCurveIsAPlotToo) {
   EXPECT_TRUE(fs::exists(plots[0].png));
 }
 
+// Workflow text reaches the gnuplot script (the run folder, stage ids and matrix values in
+// titles): a backquoted command in it must stay text, and a newline must not end a command.
+TEST(ScalingOutputs, WorkflowTextInAPlotNeverRunsACommand) {
+  hlm::test::ScratchDir dir("hlm_plot_injection");
+  const fs::path marker = dir.path / "ran";
+  const std::string command = "`touch " + marker.string() + "`";
+  const fs::path out = dir.path / ("runs" + command + "'x");
+  fs::create_directories(out);
+  std::string note;
+  const auto plots =
+      hlm::render_line_plot("loss", "Training loss (pretrain[lr=" + command + "\nshow version])",
+                            "step", "loss", {3.0, 2.5}, out.string(), &note);
+  ASSERT_EQ(plots.size(), 1u) << note;
+  EXPECT_TRUE(fs::exists(plots[0].png));
+  EXPECT_FALSE(fs::exists(marker)) << "gnuplot ran a command from the plot's text";
+}
+
 }  // namespace

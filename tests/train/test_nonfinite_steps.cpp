@@ -43,9 +43,12 @@ std::string write_store(const std::filesystem::path& dir) {
 struct SmallRun {
   ScratchDir dir;
   hlm::test::ModelPlugins plugins;
-  std::shared_ptr<hlm::Model> model =
-      plugins.make("gpt", {{"vocab_size", kVocab}, {"context", 16}, {"d_model", 16},
-                           {"n_layer", 1}, {"n_head", 2}, {"d_ff", 32}});
+  std::shared_ptr<hlm::Model> model = plugins.make("gpt", {{"vocab_size", kVocab},
+                                                           {"context", 16},
+                                                           {"d_model", 16},
+                                                           {"n_layer", 1},
+                                                           {"n_head", 2},
+                                                           {"d_ff", 32}});
   hlm::TokenStore store = hlm::TokenStore::open(write_store(dir.path));
 
   hlm::TrainJob job;
@@ -144,10 +147,10 @@ TEST(NonFiniteSteps, AnInfiniteGradientIsSkippedUpToMaxSkippedStepsAndTheRunGoes
   SmallRun fresh("fresh");
   torch::optim::AdamW optimizer(fresh.model->module().parameters(),
                                 torch::optim::AdamWOptions(1e-3));
-  EXPECT_EQ(hlm::load_checkpoint(run.checkpoints() + "/step_10", fresh.model->module(), optimizer,
-                                 0, 1)
-                .skipped_steps,
-            2);
+  EXPECT_EQ(
+      hlm::load_checkpoint(run.checkpoints() + "/step_10", fresh.model->module(), optimizer, 0, 1)
+          .skipped_steps,
+      2);
 }
 
 TEST(NonFiniteSteps, OneSkipMoreThanAllowedStopsTheRunNamingTheCount) {

@@ -61,6 +61,21 @@ stages:
   EXPECT_EQ(last.params["window"], 256);
 }
 
+// An instance id names the stage's folder in the run directory: a swept string value with a
+// '/' cannot place it elsewhere (the value itself reaches the params unchanged).
+TEST(WorkflowDag, ASweptStringCannotPutTheStageFolderOutsideTheRun) {
+  const Workflow wf = load(R"(name: sweep
+stages:
+  - id: pretrain
+    kind: pretrain
+    matrix:
+      resume_from: ["../../../tmp/x", "/etc"]
+)");
+  EXPECT_EQ(ids_of(wf), (std::vector<std::string>{"pretrain[resume_from=.._.._.._tmp_x]",
+                                                  "pretrain[resume_from=_etc]"}));
+  EXPECT_EQ(wf.stages.front().params["resume_from"], "../../../tmp/x");
+}
+
 TEST(WorkflowDag, AStageNeedingAMatrixStageNeedsAllItsInstances) {
   const Workflow wf = load(R"(name: sweep
 stages:

@@ -43,5 +43,13 @@ TEST(WorkflowRunner, RefusesAnUnknownKindKeyOrCount) {
             std::string::npos);
 }
 
+// No workflow field runs a program of the workflow's choosing: runner.hlm may only name hlm.
+TEST(WorkflowRunner, RunnerHlmNamesOnlyAnHlmBinary) {
+  EXPECT_NE(error_of(kBasic, {"runner.hlm=/bin/rm"}).find("must name an executable called hlm"),
+            std::string::npos)
+      << error_of(kBasic, {"runner.hlm=/bin/rm"});
+  EXPECT_EQ(error_of(kBasic, {"runner.hlm=/opt/hlm/bin/hlm"}), "no error");
+}
+
 }  // namespace
 }  // namespace hlm::workflow::test_support

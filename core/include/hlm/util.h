@@ -18,6 +18,11 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 // " (did you mean 'x'?)" or "".
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
+// Whether `path` lies inside `folder` once both are resolved (symlinks followed, `.` and `..`
+// removed; a part that does not exist yet is taken as written). Confines the files an input
+// names (a RECORDS entry, a header's signal file) to the folder it was given in.
+bool is_inside_folder(const std::string& folder, const std::string& path);
+
 // Seconds since an arbitrary fixed point (monotonic clock).
 inline double now_seconds() {
   using namespace std::chrono;

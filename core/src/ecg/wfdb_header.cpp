@@ -2,6 +2,7 @@
 // Field grammar and defaults follow the WFDB library's readheader (see hlm/wfdb.h).
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -29,8 +30,10 @@ std::vector<Token> split(const std::string& line) {
   return tokens;
 }
 
+// The same white space split() separates on (isspace): a line of form feeds is empty, not a
+// line without fields (found by fuzzing: it indexed the first of no tokens).
 std::string trim(const std::string& s) {
-  const char* space = " \t\r\n";
+  const char* space = " \t\r\n\f\v";
   const size_t a = s.find_first_not_of(space);
   if (a == std::string::npos) return "";
   return s.substr(a, s.find_last_not_of(space) - a + 1);
@@ -76,6 +79,13 @@ void parse_frequency(const LineParser& p, const std::string& text, Header& h) {
   h.sampling_hz = p.leading_double(text.c_str(), &rest, "the sampling frequency");
   if (!(h.sampling_hz > 0.0))
     p.fail("sampling frequency must be positive, got '" + text + "'", "e.g. 360");
+  // A sanity bound, not a tuned one: physiological records are sampled at well under 1 MHz
+  // (PhysioNet's span from about 1 Hz to tens of kHz); beyond it, or infinite, the header is
+  // corrupt and sample times computed from it would overflow.
+  if (!(h.sampling_hz <= 1e6))
+    p.fail("sampling frequency '" + text + "' is not plausible",
+           "WFDB records are sampled "
+           "below 1 MHz; fix the record line");
   if (*rest == '/') {
     h.counter_hz = p.leading_double(rest + 1, &rest, "the counter frequency");
     if (*rest == '(') h.base_counter = p.leading_double(rest + 1, &rest, "the base counter");
@@ -151,6 +161,8 @@ void parse_gain(const LineParser& p, const std::string& text, SignalInfo& s, boo
   } else if (*rest != '\0') {
     p.fail("unreadable gain '" + text + "'", "gain(baseline)/units, e.g. 200(1024)/mV");
   }
+  if (!std::isfinite(s.gain))
+    p.fail("gain '" + text + "' is not a finite number", "gain(baseline)/units, e.g. 200(1024)/mV");
   s.gain_given = s.gain != 0.0;
   if (!s.gain_given) s.gain = 200.0;  // uncalibrated: WFDB's default gain
 }

@@ -8,6 +8,7 @@
 
 #include "ecg/wfdb_internal.h"
 #include "hlm/errors.h"
+#include "hlm/util.h"
 #include "hlm/wfdb.h"
 
 namespace hlm::wfdb {
@@ -29,8 +30,15 @@ std::vector<Group> signal_groups(const std::string& dir, const Header& h) {
   std::vector<Group> groups;
   for (size_t s = 0; s < h.signals.size(); ++s) {
     const SignalInfo& info = h.signals[s];
-    if (groups.empty() || h.signals[s - 1].file_name != info.file_name)
-      groups.push_back({s, 0, 0, 0, join(dir, info.file_name)});
+    if (groups.empty() || h.signals[s - 1].file_name != info.file_name) {
+      const std::string path = join(dir, info.file_name);
+      if (!is_inside_folder(dir, path))
+        throw DataError(
+            "{}: signal {} is in '{}', outside the record's folder {} (symlinks resolved); hlm "
+            "reads only signal files inside it",
+            h.path, s, info.file_name, dir);
+      groups.push_back({s, 0, 0, 0, path});
+    }
     Group& g = groups.back();
     ++g.count;
     g.samples_per_frame += info.samples_per_frame;
@@ -94,10 +102,17 @@ void finish_signal(const Header& h, size_t s, const std::string& path, int64_t f
 void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Record& r) {
   const SignalInfo& first = h.signals[g.first];
   const int fmt = first.format;
-  for (size_t k = 0; k < g.count; ++k)
-    r.digital[g.first + k].assign(
-        static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
-  if (fmt == 0) return;  // a null signal: every sample invalid
+  // Sized only after the file is known to hold the frames: a header's frame count is not
+  // trusted to size memory.
+  const auto size_signals = [&] {
+    for (size_t k = 0; k < g.count; ++k)
+      r.digital[g.first + k].assign(
+          static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
+  };
+  if (fmt == 0) {  // a null signal: every sample invalid
+    size_signals();
+    return;
+  }
   if (!is_supported_format(fmt))
     throw DataError(
         "{}: signal format {} (FLAC) is not supported (convert the record to format 16 with "
@@ -107,12 +122,17 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
   const uint64_t offset = static_cast<uint64_t>(first.byte_offset);
   const uint64_t avail = file.size() > offset ? file.size() - offset : 0;
   const uint64_t spf = static_cast<uint64_t>(g.samples_per_frame);
+  // No file holds 2^60 bytes: a larger count is a corrupt header, and would overflow below.
+  if (spf > 0 && static_cast<uint64_t>(frames) > (uint64_t(1) << 60) / spf)
+    throw DataError("{}: {} frames of {} samples cannot be right (fix the frame count)", h.path,
+                    frames, spf);
   const uint64_t need = bytes_for_samples(fmt, static_cast<uint64_t>(frames) * spf);
   if (avail < need)
     throw DataError(
         "{}: truncated: {} frames of format {} need {} bytes after byte offset {} but the file "
         "holds {} (fetch the file again, or fix the frame count in {})",
         g.path, frames, fmt, need, offset, avail, h.path);
+  size_signals();
   // Skewed signals need frames past the record's end, when the file has them.
   const int64_t in_file = static_cast<int64_t>(samples_in_bytes(fmt, avail) / spf);
   const int64_t decode_frames = std::min<int64_t>(frames + g.max_skew, in_file);
@@ -122,7 +142,9 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
                                     h.signals[g.first + k].samples_per_frame);
   // Chunks of 6 * 4096 frames start on a packed-group boundary for every format.
   constexpr int64_t kChunkFrames = 6 * 4096;
-  const uint8_t* stream = file.data() + offset;
+  // An empty file maps to no memory at all: no offset may be added to it (found by fuzzing a
+  // header with no frame count and an offset, naming an empty file).
+  const uint8_t* stream = avail > 0 ? file.data() + offset : file.data();
   std::vector<int32_t> flat(static_cast<size_t>(kChunkFrames * spf));
   for (int64_t f0 = 0; f0 < decode_frames; f0 += kChunkFrames) {
     const size_t nf = static_cast<size_t>(std::min(kChunkFrames, decode_frames - f0));
@@ -170,6 +192,11 @@ void read_signals(const std::string& dir, const Header& h, bool verify, Record& 
 
 Record read_record(const std::string& dir, const std::string& name, const ReadOptions& options) {
   const std::string base = join(dir, name);
+  if (!is_inside_folder(dir, base + ".hea"))
+    throw DataError(
+        "{}.hea: outside the dataset's folder {} (symlinks resolved); hlm reads only records "
+        "inside it: name the record relative to the folder, without '..'",
+        base, dir);
   const Header h = read_header(base + ".hea");
   Record r;
   r.name = name;
@@ -200,7 +227,13 @@ std::vector<std::string> list_records(const std::string& dir) {
       const size_t a = line.find_first_not_of(" \t\r");
       if (a == std::string::npos || line[a] == '#') continue;
       const std::string name = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
-      if (file_exists(join(dir, name + ".hea"))) names.push_back(name);
+      if (!file_exists(join(dir, name + ".hea"))) continue;
+      if (!is_inside_folder(dir, join(dir, name + ".hea")))
+        throw DataError(
+            "{}: the entry '{}' names a header outside {} (symlinks resolved); hlm reads only "
+            "records inside the dataset's folder: remove the entry or copy the record in",
+            join(dir, "RECORDS"), name, dir);
+      names.push_back(name);
     }
   } else {
     for (const fs::directory_entry& e : fs::directory_iterator(dir))

@@ -16,11 +16,26 @@
 namespace hlm {
 namespace {
 
+// Text from the workflow (run folder, stage ids, matrix values) reaches the script, so it is
+// never left where gnuplot would act on it. In a command, gnuplot runs `backquoted` text
+// inside double quotes as a shell command (checked with gnuplot 5.4: a title "`touch f`"
+// created f), but not inside single quotes, where only '' needs escaping.
 std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c == '\n' || c == '\r' ? ' ' : c;  // a newline would end the command
+  }
+  return out + "'";
+}
+
+// A string column of a datablock row: data lines are not substituted, but only double quotes
+// group words there; a newline would end the row (or the block, before an "EOD").
+std::string data_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    out += c == '\n' || c == '\r' ? ' ' : c;
   }
   return out + "\"";
 }
@@ -97,7 +112,7 @@ std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::s
   for (const auto& p : points) most_ranks = std::max(most_ranks, p.at("world_size").get<int>());
   for (const auto& p : points)
     bars << index++ << " " << p.at("seconds").at("median") << " " << p.value("speedup", 0.0) << " "
-         << p.at("world_size") << " " << quoted(p.at("label")) << "\n";
+         << p.at("world_size") << " " << data_string(p.at("label")) << "\n";
   const std::string b = s.block(bars.str());
   add_plot(s, plots, dir, "time_speedup", "Time and speedup against ideal",
            "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n"

@@ -6,10 +6,9 @@
 // copy cut short) no longer matches and is never loaded as if it were what was saved.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace hlm {
 

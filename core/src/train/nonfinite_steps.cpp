@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+
 #include "train/checkpoint_layout.h"
 
 namespace hlm {

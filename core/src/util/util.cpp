@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace hlm {
 
@@ -16,6 +17,22 @@ uint64_t fnv1a64(const void* data, size_t size, uint64_t seed) {
     h *= 0x100000001b3ULL;
   }
   return h;
+}
+
+bool is_inside_folder(const std::string& folder, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(fs::absolute(folder), ec);
+  if (ec) return false;
+  if (root.filename().empty()) root = root.parent_path();  // "dir/" of a folder not made yet
+  const fs::path target = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) return false;
+  auto t = target.begin();
+  for (const fs::path& part : root) {
+    if (t == target.end() || part != *t) return false;
+    ++t;
+  }
+  return true;
 }
 
 std::string hex64(uint64_t value) {

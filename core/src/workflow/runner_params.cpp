@@ -37,6 +37,13 @@ std::string runner_problem(const nlohmann::json& runner) {
     if (runner.at(key).get<std::string>().find_first_of(" \t\r\n") != std::string::npos)
       return std::string(key) + " '" + runner.at(key).get<std::string>() +
              "' cannot contain spaces (it becomes one word of the batch script)";
+  // The one program a workflow may name is hlm itself, installed elsewhere on the nodes: any
+  // other file would make the workflow a way to run arbitrary programs.
+  if (const std::string hlm = runner.at("hlm"); !hlm.empty()) {
+    const size_t slash = hlm.rfind('/');
+    if (hlm.substr(slash == std::string::npos ? 0 : slash + 1) != "hlm")
+      return "hlm '" + hlm + "' must name an executable called hlm (the hlm binary on the nodes)";
+  }
   for (const auto& line : runner.at("sbatch"))
     if (line.get<std::string>().find('\n') != std::string::npos)
       return "an sbatch option cannot span lines: '" + line.get<std::string>() + "'";

@@ -105,9 +105,14 @@ StageDef parse_stage(const Node& stage, const Schema& schema) {
   return def;
 }
 
-// Text of a matrix value inside an instance id: strings bare, anything else as JSON.
+// Text of a matrix value inside an instance id: strings bare, anything else as JSON. The id
+// names the stage's folder in the run directory, so a '/' (a value like "../../x" would put
+// the folder outside the run) and control characters become '_'.
 std::string id_text(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  for (char& c : text)
+    if (c == '/' || static_cast<unsigned char>(c) < 0x20) c = '_';
+  return text;
 }
 
 std::vector<StageInstance> expand(const StageDef& def, const Schema& schema) {

@@ -25,6 +25,11 @@ class WfdbDataset final : public hlm::Dataset {
     if (!wanted.is_array()) throw hlm::ConfigError("wfdb: 'records' must be a list of names");
     for (const nlohmann::json& entry : wanted) {
       const std::string name = record_name(entry);
+      if (!hlm::is_inside_folder(dir_, (fs::path(dir_) / (name + ".hea")).string()))
+        throw hlm::ConfigError(
+            "wfdb: record '{}' lies outside {} (symlinks resolved); name records relative to "
+            "'dir', without '..'",
+            name, dir_);
       // A header is enough: RECORDS may not list every record of the folder.
       if (!fs::is_regular_file(fs::path(dir_) / (name + ".hea")))
         throw hlm::ConfigError("wfdb: record '{}' has no header in {}{}", name, dir_,
