@@ -165,9 +165,9 @@ TEST(WfdbReader, RefusesRecordsAndSignalFilesOutsideTheDatasetFolder) {
 
   write_file(dir.file("s.hea"), "s 1 360 1\n" + up + ".dat 16\n");
   m = data_error([&] { hlm::wfdb::read_record(dir.path(), "s"); });
-  EXPECT_NE(m.find(dir.file("s.hea") + ": signal 0 is in '" + up +
-                   ".dat', outside the record's folder"),
-            std::string::npos)
+  EXPECT_NE(
+      m.find(dir.file("s.hea") + ": signal 0 is in '" + up + ".dat', outside the record's folder"),
+      std::string::npos)
       << m;
 
   write_file(dir.file("RECORDS"), "s\n" + up + "\n");
