@@ -205,4 +205,34 @@ TEST(Resume, TwentyKillsAtRandomMomentsNeverResumeFromAHalfWrittenCheckpoint) {
   expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));
 }
 
+// A rank that stops answering inside a collective (SIGSTOP: alive, holding its sockets, silent)
+// must not hang the run: the others give up after the backend's timeout_s, the run fails with a
+// message saying so, and the stopped rank is cleaned up with the rest.
+TEST(Resume, ARankHangingInACollectiveEndsTheRunAfterTheBackendTimeout) {
+  for (const std::string backend : {"gloo", "shm"}) {
+    SCOPED_TRACE(backend);
+    ScratchDir runs("hlm_hang_" + backend);
+    const std::string args = kWorkflow + " vars.world_size=2 pretrain.max_restarts=0" +
+                             " pretrain.backend.plugin=" + backend +
+                             " pretrain.backend.timeout_s=5 --runs-dir " + runs.path.string();
+    pid_t stopped = -1;
+    const auto started = std::chrono::steady_clock::now();
+    const auto r = run_hlm_watching("run " + args, [&](pid_t hlm, const std::string& line) {
+      if (stopped < 0 && line.find("step 200/") != std::string::npos) {
+        stopped = newest_rank_process(hlm);
+        if (stopped > 0) kill(stopped, SIGSTOP);
+      }
+    });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const bool outlived = stopped > 0 && kill(stopped, 0) == 0;
+    if (outlived) kill(stopped, SIGKILL);  // the run left it behind: clean up, then fail
+    ASSERT_GT(stopped, 0) << r.output;
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_LT(seconds, 60) << "the run waited on the stopped rank:\n" << r.output;
+    EXPECT_NE(r.output.find("exited with"), std::string::npos) << r.output;
+    EXPECT_FALSE(outlived) << "the stopped rank outlived the run";
+  }
+}
+
 }  // namespace
