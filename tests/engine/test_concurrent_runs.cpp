@@ -25,8 +25,8 @@ nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
 
 TEST(ConcurrentRuns, TwoRunsAtOnceAndALaterOneShareTheCacheWithoutCorruptingIt) {
   ScratchDir runs("hlm_concurrent_runs");
-  const std::string args = "run tests/fixtures/train_small.yaml pretrain.steps=40 --runs-dir " +
-                           runs.path.string();
+  const std::string args =
+      "run tests/fixtures/train_small.yaml pretrain.steps=40 --runs-dir " + runs.path.string();
   auto first = std::async(std::launch::async, [&] { return run_hlm(args); });
   auto second = std::async(std::launch::async, [&] { return run_hlm(args); });
   const CommandResult a = first.get(), b = second.get();
@@ -47,8 +47,7 @@ TEST(ConcurrentRuns, TwoRunsAtOnceAndALaterOneShareTheCacheWithoutCorruptingIt) 
     const auto m = manifest(dir_c, stage);
     EXPECT_EQ(m["status"], "done") << later.output;
     EXPECT_TRUE(m.contains("reused_from")) << m.dump(2);
-    EXPECT_NE(later.output.find(stage + ": reused from cache"), std::string::npos)
-        << later.output;
+    EXPECT_NE(later.output.find(stage + ": reused from cache"), std::string::npos) << later.output;
   }
   std::set<std::string> pointed;
   for (const auto& entry : fs::directory_iterator(runs.path / ".cache")) {
