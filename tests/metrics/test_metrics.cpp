@@ -8,6 +8,7 @@
 
 #include "hlm/errors.h"
 #include "metrics/metrics.h"
+#include "support/hlm_cli.h"
 #include "support/http_get.h"
 
 namespace fs = std::filesystem;
@@ -143,7 +144,7 @@ TEST(Metrics, FileSdTargetFileListsTargetsAndLabels) {
   ASSERT_EQ(doc.size(), 1u);
   EXPECT_EQ(doc[0]["targets"][1], "127.0.0.1:9102");
   EXPECT_EQ(doc[0]["labels"]["workflow"], "mitdb");
-  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_FALSE(hlm::test::temp_file_left(path));
   fs::remove_all(dir);
 }
 

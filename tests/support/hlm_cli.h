@@ -108,6 +108,15 @@ inline CommandResult run_hlm_watching(
   return result;
 }
 
+// Whether a temp file of an atomic write of `path` (path.tmp.<pid>.<n>) was left behind.
+inline bool temp_file_left(const std::string& path) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(p.parent_path(), ec))
+    if (entry.path().filename().string().rfind(p.filename().string() + ".tmp", 0) == 0) return true;
+  return false;
+}
+
 // A whole file as text; "" when it cannot be read.
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);

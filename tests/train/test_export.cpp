@@ -45,7 +45,7 @@ TEST(Export, WritesEveryParameterAndBufferUnderItsDottedNameAndReadsThemBack) {
   SmallNet net;
   const std::string path = (dir.path / "weights.pt").string();
   hlm::export_state_dict(*net, path);
-  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_FALSE(hlm::test::temp_file_left(path));
   const auto tensors = hlm::import_state_dict(path);
   std::vector<std::string> names;
   for (const auto& [name, tensor] : tensors) names.push_back(name);

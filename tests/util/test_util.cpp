@@ -9,6 +9,7 @@
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "support/hlm_cli.h"
 #include "util/atomic_file.h"
 #include "util/build_id.h"
 
@@ -70,7 +71,7 @@ TEST(AtomicFile, ReplacesWholeOrLeavesTheOldFile) {
         << e.what();
   }
   EXPECT_EQ(read_all(path), "second");
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_FALSE(hlm::test::temp_file_left(path));
   EXPECT_THROW(hlm::write_file_atomic((dir / "no/such/folder/f").string(), std::string("x")),
                hlm::Error);
   std::filesystem::remove_all(dir);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -43,10 +44,18 @@ void publish(const std::string& path, const std::string& tmp) {
   sync_path(folder.empty() ? "." : folder.string(), O_RDONLY | O_DIRECTORY);  // best effort
 }
 
+// `path.tmp.<pid>.<n>`: a name no other writer of the same path uses. With one shared
+// `path.tmp`, two runs recording the same stage-cache entry at once wrote into one temp file,
+// and the second rename failed with ENOENT (found by ConcurrentRuns).
+std::string temp_name(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = temp_name(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, tmp, std::strerror(errno));
   for (size_t done = 0; done < bytes.size();) {
@@ -65,7 +74,7 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 
 void write_file_atomic(const std::string& path,
                        const std::function<void(const std::string& tmp)>& write) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = temp_name(path);
   try {
     write(tmp);
   } catch (const std::exception& e) {
