@@ -16,12 +16,9 @@ using hlm::test::CommandResult;
 using hlm::test::run_dir_of;
 using hlm::test::run_hlm;
 using hlm::test::ScratchDir;
+using hlm::test::stage_manifest;
 
 namespace {
-
-nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
-  return nlohmann::json::parse(hlm::test::read_text(run_dir / stage / "manifest.json"));
-}
 
 TEST(ConcurrentRuns, TwoRunsAtOnceAndALaterOneShareTheCacheWithoutCorruptingIt) {
   ScratchDir runs("hlm_concurrent_runs");
@@ -36,7 +33,7 @@ TEST(ConcurrentRuns, TwoRunsAtOnceAndALaterOneShareTheCacheWithoutCorruptingIt) 
   ASSERT_NE(dir_a, dir_b);
   for (const fs::path& dir : {dir_a, dir_b})
     for (const std::string stage : {"tokenize", "pretrain"}) {
-      EXPECT_EQ(manifest(dir, stage)["status"], "done") << dir << " " << stage;
+      EXPECT_EQ(stage_manifest(dir, stage)["status"], "done") << dir << " " << stage;
     }
 
   // Whichever run wrote a cache pointer last, it names a finished stage a new run reuses.
@@ -44,7 +41,7 @@ TEST(ConcurrentRuns, TwoRunsAtOnceAndALaterOneShareTheCacheWithoutCorruptingIt) 
   ASSERT_EQ(later.exit_code, 0) << later.output;
   const fs::path dir_c = run_dir_of(later.output);
   for (const std::string stage : {"tokenize", "pretrain"}) {
-    const auto m = manifest(dir_c, stage);
+    const auto m = stage_manifest(dir_c, stage);
     EXPECT_EQ(m["status"], "done") << later.output;
     EXPECT_TRUE(m.contains("reused_from")) << m.dump(2);
     EXPECT_NE(later.output.find(stage + ": reused from cache"), std::string::npos) << later.output;

@@ -30,10 +30,6 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
-  return nlohmann::json::parse(read_file(run_dir / stage / "manifest.json"));
-}
-
 TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun) {
   ScratchDir runs("hlm_quickstart");
   const std::string args = kSmall + " --runs-dir " + runs.path.string();
@@ -50,10 +46,10 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   for (const char* file : {"workflow.resolved.yaml", "overrides.txt", "hlm.log", "metrics.jsonl"})
     EXPECT_TRUE(fs::exists(run_dir / file)) << file;
   for (const char* stage : {"tokenize", "pretrain", "finetune", "evaluate", "scale"})
-    EXPECT_EQ(manifest(run_dir, stage)["status"], "done") << stage;
-  const auto pretrain = manifest(run_dir, "pretrain")["results"];
+    EXPECT_EQ(hlm::test::stage_manifest(run_dir, stage)["status"], "done") << stage;
+  const auto pretrain = hlm::test::stage_manifest(run_dir, "pretrain")["results"];
   EXPECT_LT(pretrain["loss_last"].get<double>(), pretrain["loss_first"].get<double>());
-  const auto scale_rows = manifest(run_dir, "scale")["results"]["rows"];
+  const auto scale_rows = hlm::test::stage_manifest(run_dir, "scale")["results"]["rows"];
   ASSERT_EQ(scale_rows.size(), 2u);
   EXPECT_EQ(scale_rows[1]["world_size"], 2);
   // 9 steps do not split over 2 ranks: 2 x 5 steps, a little more work, compared per sample.
@@ -75,7 +71,7 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
         << second.output;
 
   // An interrupted run (evaluate never finished) resumes from the first unfinished stage.
-  auto m = manifest(run_dir, "evaluate");
+  auto m = hlm::test::stage_manifest(run_dir, "evaluate");
   m["status"] = "running";
   std::ofstream(run_dir / "evaluate" / "manifest.json") << m.dump(2);
   fs::remove(run_dir / "report.md");
@@ -85,7 +81,7 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   EXPECT_NE(resumed.output.find("[1/5] tokenize: reused"), std::string::npos) << resumed.output;
   EXPECT_NE(resumed.output.find("[4/5] evaluate (evaluate) ..."), std::string::npos)
       << resumed.output;
-  EXPECT_EQ(manifest(run_dir, "evaluate")["status"], "done");
+  EXPECT_EQ(hlm::test::stage_manifest(run_dir, "evaluate")["status"], "done");
   EXPECT_TRUE(fs::exists(run_dir / "report.md"));
 }
 

@@ -15,15 +15,11 @@ using hlm::test::run_dir_of;
 using hlm::test::run_hlm;
 using hlm::test::run_hlm_watching;
 using hlm::test::ScratchDir;
+using hlm::test::stage_manifest;
 
 namespace {
 
 const std::string kWorkflow = "tests/fixtures/every_stage.yaml";
-
-nlohmann::json manifest(const fs::path& run_dir, const std::string& stage) {
-  std::ifstream in(run_dir / stage / "manifest.json");
-  return nlohmann::json::parse(in);
-}
 
 struct Stopped {
   hlm::test::CommandResult run;
@@ -57,11 +53,11 @@ TEST(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
   const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string() +
                              " finetune.steps=1 scale.world_sizes=[1] scale.steps=1");
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
-  const auto expected = manifest(run_dir_of(whole.output), "tokenize")["results"];
+  const auto expected = stage_manifest(run_dir_of(whole.output), "tokenize")["results"];
 
   const Stopped s = run_and_stop_at(runs.path / "b", "tokenize: codebook fitted");
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
-  EXPECT_EQ(manifest(s.run_dir, "tokenize")["status"], "interrupted");
+  EXPECT_EQ(stage_manifest(s.run_dir, "tokenize")["status"], "interrupted");
   EXPECT_NE(s.run.output.find("records written"), std::string::npos) << s.run.output;
   EXPECT_TRUE(fs::exists(s.run_dir / "tokenize" / "tokens.hlmt.tmp"));  // the finished records
 
@@ -69,7 +65,7 @@ TEST(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("codebook of the interrupted run reused"), std::string::npos)
       << resumed.output;
-  const auto got = manifest(s.run_dir, "tokenize")["results"];
+  const auto got = stage_manifest(s.run_dir, "tokenize")["results"];
   EXPECT_EQ(got["records"], expected["records"]);
   EXPECT_EQ(got["beats"], expected["beats"]);
   EXPECT_EQ(got["tokenizer"], expected["tokenizer"]);
@@ -79,22 +75,23 @@ TEST(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
   ScratchDir runs("hlm_stop_finetune");
   const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
-  const auto expected = manifest(run_dir_of(whole.output), "finetune")["results"];
+  const auto expected = stage_manifest(run_dir_of(whole.output), "finetune")["results"];
 
   const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/", SIGUSR1);
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
-  EXPECT_EQ(manifest(s.run_dir, "finetune")["status"], "interrupted");
+  EXPECT_EQ(stage_manifest(s.run_dir, "finetune")["status"], "interrupted");
   EXPECT_FALSE(fs::is_empty(s.run_dir / "finetune" / "checkpoints"));
 
   const auto resumed = resume(s, runs.path / "b");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("finetune: resumed from"), std::string::npos) << resumed.output;
   const auto want = expected["losses"].get<std::vector<double>>();
-  const auto got = manifest(s.run_dir, "finetune")["results"]["losses"].get<std::vector<double>>();
+  const auto got =
+      stage_manifest(s.run_dir, "finetune")["results"]["losses"].get<std::vector<double>>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "step " << i + 1;
-  EXPECT_EQ(manifest(s.run_dir, "evaluate")["results"]["accuracy"],
-            manifest(run_dir_of(whole.output), "evaluate")["results"]["accuracy"]);
+  EXPECT_EQ(stage_manifest(s.run_dir, "evaluate")["results"]["accuracy"],
+            stage_manifest(run_dir_of(whole.output), "evaluate")["results"]["accuracy"]);
 }
 
 // Evaluation is short: the signal lands in it or just after it, and either way the run stops
@@ -103,13 +100,13 @@ TEST(StopSignal, EvaluateStopsTheRunAndResumes) {
   ScratchDir runs("hlm_stop_evaluate");
   const Stopped s = run_and_stop_at(runs.path, "evaluate (evaluate) ...");
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
-  const std::string status = manifest(s.run_dir, "evaluate")["status"];
+  const std::string status = stage_manifest(s.run_dir, "evaluate")["status"];
   EXPECT_TRUE(status == "interrupted" || status == "done") << status;
   EXPECT_FALSE(fs::exists(s.run_dir / "scale" / "manifest.json")) << s.run.output;
   const auto resumed = resume(s, runs.path);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(manifest(s.run_dir, "evaluate")["status"], "done");
-  EXPECT_EQ(manifest(s.run_dir, "scale")["status"], "done");
+  EXPECT_EQ(stage_manifest(s.run_dir, "evaluate")["status"], "done");
+  EXPECT_EQ(stage_manifest(s.run_dir, "scale")["status"], "done");
 }
 
 // Stopped late in world size 1: resumed from its checkpoint, the row's time still covers all
@@ -118,10 +115,10 @@ TEST(StopSignal, ScaleAnalysisResumesAWorldSizeAndTimesEverySegment) {
   ScratchDir runs("hlm_stop_scale");
   const Stopped s = run_and_stop_at(runs.path, "[scale-w1] step 250/", SIGUSR1);
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
-  EXPECT_EQ(manifest(s.run_dir, "scale")["status"], "interrupted");
+  EXPECT_EQ(stage_manifest(s.run_dir, "scale")["status"], "interrupted");
   const auto resumed = resume(s, runs.path);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  const auto rows = manifest(s.run_dir, "scale")["results"]["rows"];
+  const auto rows = stage_manifest(s.run_dir, "scale")["results"]["rows"];
   ASSERT_EQ(rows.size(), 2u);
   double before_stop = 0;
   for (const auto& entry :

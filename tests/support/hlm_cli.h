@@ -125,6 +125,12 @@ inline std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
+// A stage's manifest.json in a run directory (status, params, results, artifacts).
+inline nlohmann::json stage_manifest(const std::filesystem::path& run_dir,
+                                     const std::string& stage) {
+  return nlohmann::json::parse(read_text(run_dir / stage / "manifest.json"));
+}
+
 // What rank 0 of a training stage's ranks wrote when they finished.
 inline nlohmann::json rank0_result(const std::filesystem::path& stage_dir) {
   return nlohmann::json::parse(read_text(stage_dir / "result_rank0.json"));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hlm/errors.h"
+#include "support/hlm_cli.h"
 #include "train/checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -67,11 +68,6 @@ void overwrite(const std::string& path, const std::string& text) {
 // A DONE marker without checksums, as written before checkpoints carried them: the meta.json
 // checks below are then reached without a checksum mismatch coming first.
 void mark_done_without_checksums(const std::string& path) { overwrite(path + "/DONE", "done\n"); }
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // The CheckpointError load_checkpoint throws for the checkpoint at path ("" when none).
 std::string load_error(const std::string& path, Training& t) {
@@ -147,7 +143,7 @@ TEST(Checkpoint, AFlippedByteInAnyFileFailsItsChecksumAndIsNamed) {
   for (const std::string name : {"model.pt", "optimizer.pt", "rank0.pt", "meta.json"}) {
     SCOPED_TRACE(name);
     const std::string file = path + "/" + name;
-    const std::string original = file_bytes(file);
+    const std::string original = hlm::test::read_text(file);
     ASSERT_GT(original.size(), 8u);
     std::string flipped = original;
     flipped[flipped.size() / 2] ^= 0x01;
@@ -181,7 +177,8 @@ TEST(Checkpoint, AStepFolderLeftByACrashMidWriteIsNeverTheOneResumedFrom) {
   const fs::path torn = dir.path / "step_4";
   fs::create_directories(torn);
   fs::copy_file(good + "/meta.json", torn / "meta.json");
-  overwrite((torn / "model.pt.tmp").string(), file_bytes(good + "/model.pt").substr(0, 100));
+  overwrite((torn / "model.pt.tmp").string(),
+            hlm::test::read_text(good + "/model.pt").substr(0, 100));
   EXPECT_EQ(hlm::latest_checkpoint(dir.path.string()), good);
   const std::string what = load_error(torn.string(), t);
   EXPECT_NE(what.find("incomplete checkpoint"), std::string::npos) << what;

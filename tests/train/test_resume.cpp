@@ -25,11 +25,6 @@ namespace {
 
 const std::string kWorkflow = "tests/fixtures/train_small.yaml";
 
-nlohmann::json pretrain_manifest(const fs::path& run_dir) {
-  std::ifstream in(run_dir / "pretrain" / "manifest.json");
-  return nlohmann::json::parse(in);
-}
-
 // The newest child of `parent` whose command line is `.../hlm rank ...`, or -1. Only children
 // of the run under test count: ctest runs other tests' ranks at the same time.
 pid_t newest_rank_process(pid_t parent) {
@@ -86,7 +81,7 @@ TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
     const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
     const fs::path whole_dir = run_dir_of(whole.output);
-    const auto expected = pretrain_manifest(whole_dir)["results"];
+    const auto expected = hlm::test::stage_manifest(whole_dir, "pretrain")["results"];
 
     bool signalled = false;
     const auto stopped =
@@ -100,13 +95,13 @@ TEST(Resume, ARunStoppedBySigtermResumesToTheUninterruptedLossesExactly) {
     ASSERT_TRUE(signalled) << stopped.output;
     ASSERT_EQ(stopped.exit_code, 75) << stopped.output;  // asks the scheduler for a requeue
     const fs::path run_dir = run_dir_of(stopped.output);
-    EXPECT_EQ(pretrain_manifest(run_dir)["status"], "interrupted");
+    EXPECT_EQ(hlm::test::stage_manifest(run_dir, "pretrain")["status"], "interrupted");
 
     const auto resumed =
         run_hlm("run --resume " + run_dir.string() + " --runs-dir " + (runs.path / "b").string());
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
-    const auto got = pretrain_manifest(run_dir)["results"];
+    const auto got = hlm::test::stage_manifest(run_dir, "pretrain")["results"];
     const auto want_losses = expected["losses"].get<std::vector<double>>();
     const auto got_losses = got["losses"].get<std::vector<double>>();
     ASSERT_EQ(got_losses.size(), want_losses.size());
@@ -156,7 +151,7 @@ TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
     EXPECT_NE(r.output.find("restarting the ranks from the newest checkpoint"), std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
-    EXPECT_EQ(pretrain_manifest(run_dir_of(r.output))["status"], "done");
+    EXPECT_EQ(hlm::test::stage_manifest(run_dir_of(r.output), "pretrain")["status"], "done");
     expect_same_weights(run_dir_of(whole.output), run_dir_of(r.output));
   }
 }

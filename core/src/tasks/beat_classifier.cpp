@@ -146,8 +146,9 @@ std::vector<double> BeatClassifier::fit(const TokenStore& store,
                           kIgnoreLabel)) /
                   double(o.accumulation);
       loss.backward();
-      loss_sum += loss.item<double>();
-      loss_finite = loss_finite && std::isfinite(loss.item<double>());
+      const double micro_loss = loss.item<double>();
+      loss_sum += micro_loss;
+      loss_finite = loss_finite && std::isfinite(micro_loss);
     }
     bool applied = true;
     clipped_adamw_step(optimizer, params, o.grad_clip, [&](double norm) {
