@@ -131,11 +131,14 @@ std::string run_status(const std::string& run_dir) {
     return fs::last_write_time(a / "manifest.json") < fs::last_write_time(b / "manifest.json");
   });
   for (const auto& stage : stages) {
-    const auto m = read_json((stage / "manifest.json").string());
-    if (!m) {
-      s << "stage  " << stage.filename().string() << ": manifest.json unreadable\n";
+    std::optional<nlohmann::json> m;
+    try {
+      m = read_manifest(stage.string());
+    } catch (const Error& e) {
+      s << "stage  " << stage.filename().string() << ": " << e.what() << "\n";
       continue;
     }
+    if (!m) continue;
     s << "stage  " << stage.filename().string() << ": " << m->value("status", "?");
     if (m->value("kind", "") == "pretrain" || m->value("kind", "") == "finetune") {
       const int64_t steps = m->value("params", nlohmann::json::object()).value("steps", int64_t(0));

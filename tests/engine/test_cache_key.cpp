@@ -94,4 +94,41 @@ TEST(CacheKey, ARelativeFolderSeenFromAnotherDirectoryIsOtherData) {
   EXPECT_FALSE(f.reused(r)) << r.output;
 }
 
+// A finished stage's manifest with a flipped byte: a later run does not reuse the stage (it
+// says why and runs it again), and resuming the run it belongs to stops, naming the file and
+// the folder to delete; after that the resume runs the stage again.
+TEST(CacheKey, ACorruptManifestIsNeverReusedAndIsNamedOnResume) {
+  Fixture f;
+  const auto first = f.run();
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  fs::path run_dir;
+  for (const auto& entry : fs::directory_iterator(f.dir.path / "runs" / "cache-key"))
+    run_dir = entry.path();
+  const fs::path manifest = run_dir / "tokenize" / "manifest.json";
+  std::string text = hlm::test::read_text(manifest);
+  const std::string count =
+      "\"records\": " + nlohmann::json::parse(text)["results"]["records"].dump();
+  const size_t at = text.find(count);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, count.size(), "\"records\": 7");  // a wrong result, still valid JSON
+  std::ofstream(manifest, std::ios::trunc) << text;
+
+  const auto later = f.run();
+  ASSERT_EQ(later.exit_code, 0) << later.output;
+  EXPECT_FALSE(f.reused(later)) << later.output;
+  EXPECT_NE(later.output.find(manifest.string() + ": checksum mismatch"), std::string::npos)
+      << later.output;
+
+  const auto resumed = run_hlm_in(f.dir.path, "run --resume " + run_dir.string());
+  EXPECT_NE(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(manifest.string() + ": checksum mismatch"), std::string::npos)
+      << resumed.output;
+  EXPECT_NE(resumed.output.find("delete the folder " + (run_dir / "tokenize").string()),
+            std::string::npos)
+      << resumed.output;
+  fs::remove_all(run_dir / "tokenize");
+  const auto rerun = run_hlm_in(f.dir.path, "run --resume " + run_dir.string());
+  EXPECT_EQ(rerun.exit_code, 0) << rerun.output;
+}
+
 }  // namespace

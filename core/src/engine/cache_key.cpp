@@ -5,6 +5,7 @@
 
 #include "engine/run_directory.h"
 #include "engine/stage.h"
+#include "hlm/errors.h"
 #include "hlm/util.h"
 #include "util/build_id.h"
 
@@ -36,7 +37,12 @@ nlohmann::json newest_finished(const std::string& runs_dir, const std::string& w
   std::string best_time;
   std::error_code ec;
   for (const auto& run : fs::directory_iterator(runs_dir + "/" + workflow_name, ec)) {
-    auto m = read_json((run.path() / instance_id / "manifest.json").string());
+    std::optional<nlohmann::json> m;
+    try {
+      m = read_manifest((run.path() / instance_id).string());
+    } catch (const Error&) {
+      continue;  // a corrupt manifest is no stage to compare with
+    }
     if (!m || m->value("status", "") != "done" || m->contains("reused_from")) continue;
     const std::string finished = m->value("finished_at", "");
     if (best.is_null() || finished > best_time) {

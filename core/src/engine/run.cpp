@@ -122,7 +122,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     const std::string tag =
         "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + instance.id;
     fs::create_directories(stage_dir);
-    auto previous = read_json(stage_dir + "/manifest.json");
+    auto previous = read_manifest(stage_dir);
     std::optional<std::string> cached;
     if (previous && previous->value("status", "") == "done" &&
         previous->value("cache_key", "") == key)
@@ -130,9 +130,9 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     else
       cached = cached_stage_dir(runs_dir, key);
     if (cached) {
-      nlohmann::json m = *read_json(*cached + "/manifest.json");
+      nlohmann::json m = *read_manifest(*cached);
       if (*cached != stage_dir) m["reused_from"] = *cached;
-      write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+      write_manifest(stage_dir, m);
       spdlog::info("{}: reused from cache ({})", tag, *cached);
       metrics().stage_status(instance.id, "cached");
       manifests[instance.id] = m;
@@ -161,7 +161,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
                         {"matrix", instance.matrix_values},
                         {"status", "running"},
                         {"started_at", utc_timestamp()}};
-    write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+    write_manifest(stage_dir, m);
     spdlog::info("{} ({}) ...", tag, instance.kind);
     metrics().stage_status(instance.id, "running");
     StageContext ctx{instance, wf, plugins, run_dir, stage_dir, {}, nullptr, options.launcher};
@@ -181,7 +181,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       m["status"] = "interrupted";
       m["error"] = e.what();
       m["finished_at"] = utc_timestamp();
-      write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+      write_manifest(stage_dir, m);
       metrics().stage_status(instance.id, "interrupted");
       throw;
     } catch (const std::exception& e) {
@@ -191,7 +191,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     const double seconds = now_seconds() - start;
     m["finished_at"] = utc_timestamp();
     m["seconds"] = seconds;
-    write_text_atomic(stage_dir + "/manifest.json", m.dump(2));
+    write_manifest(stage_dir, m);
     metrics().stage_finished(instance.id, seconds);
     metrics().stage_status(instance.id, m["status"].get<std::string>());
     if (m["status"] != "done") {

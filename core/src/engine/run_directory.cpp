@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "util/atomic_file.h"
@@ -63,6 +65,40 @@ std::optional<nlohmann::json> read_json(const std::string& path) {
   }
 }
 
+static std::string manifest_checksum(const nlohmann::json& manifest_without_checksum) {
+  return hex64(fnv1a64(manifest_without_checksum.dump()));
+}
+
+void write_manifest(const std::string& stage_dir, nlohmann::json manifest) {
+  manifest.erase("checksum");
+  manifest["checksum"] = manifest_checksum(manifest);
+  write_text_atomic(stage_dir + "/manifest.json", manifest.dump(2));
+}
+
+std::optional<nlohmann::json> read_manifest(const std::string& stage_dir) {
+  const std::string path = stage_dir + "/manifest.json";
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  const std::string what_to_do = "delete the folder " + stage_dir +
+                                 " to run the stage again (hlm run --resume reruns it)";
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("{}: not a valid manifest, truncated or corrupt ({}); {}", path, e.what(),
+                what_to_do);
+  }
+  if (!manifest.is_object())
+    throw Error("{}: not a valid manifest (not a JSON object); {}", path, what_to_do);
+  if (!manifest.contains("checksum")) return manifest;
+  const nlohmann::json stored = manifest["checksum"];
+  manifest.erase("checksum");
+  if (!stored.is_string() || stored.get<std::string>() != manifest_checksum(manifest))
+    throw Error("{}: checksum mismatch (the file is corrupt, its results cannot be trusted); {}",
+                path, what_to_do);
+  return manifest;
+}
+
 static bool artifacts_exist(const nlohmann::json& artifacts) {
   for (const auto& [name, path] : artifacts.items()) {
     if (!path.is_string()) continue;
@@ -77,7 +113,13 @@ std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const s
   std::ifstream in(runs_dir + "/.cache/" + key);
   std::string dir;
   if (!in || !std::getline(in, dir)) return std::nullopt;
-  auto manifest = read_json(dir + "/manifest.json");
+  std::optional<nlohmann::json> manifest;
+  try {
+    manifest = read_manifest(dir);
+  } catch (const Error& e) {
+    spdlog::warn("stage cache: not reusing {}: {}", dir, e.what());
+    return std::nullopt;
+  }
   if (!manifest || manifest->value("status", "") != "done" ||
       manifest->value("cache_key", "") != key ||
       !artifacts_exist(manifest->value("artifacts", nlohmann::json::object())))

@@ -15,6 +15,14 @@ std::string utc_timestamp();  // ISO 8601, seconds
 void write_text_atomic(const std::string& path, const std::string& text);
 std::optional<nlohmann::json> read_json(const std::string& path);
 
+// A stage's manifest.json carries "checksum": the FNV-1a of the manifest without that key. A
+// flipped byte in a finished stage's results would otherwise flow into every later stage, the
+// cache and the report. write_manifest adds it; read_manifest returns nullopt when the folder
+// has no manifest, throws an Error naming the file when it does not parse or its checksum
+// fails, and returns the manifest without the key. One written before checksums is read as is.
+void write_manifest(const std::string& stage_dir, nlohmann::json manifest);
+std::optional<nlohmann::json> read_manifest(const std::string& stage_dir);
+
 // The stage folder that finished with this key, if its manifest says done and its artifacts
 // still exist.
 std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const std::string& key);
