@@ -158,6 +158,14 @@ TEST(Kmeans, LoadRejectsACorruptOrForeignFileNamingIt) {
     EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+  hlm::dsp::save_codebook(cb, path);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);  // truncated
+  try {
+    hlm::dsp::load_codebook(path);
+    FAIL() << "a truncated codebook loaded";
+  } catch (const hlm::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
   std::ofstream(path, std::ios::binary) << "not a codebook at all, just text";
   EXPECT_THROW(hlm::dsp::load_codebook(path), hlm::CheckpointError);
   std::remove(path.c_str());

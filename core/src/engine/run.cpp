@@ -5,6 +5,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,16 @@ void start_logging(const std::string& run_dir) {
   console->set_pattern("%^%v%$");
   file->set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] %v");
   auto logger = std::make_shared<spdlog::logger>("hlm", spdlog::sinks_init_list{console, file});
+  // A log that cannot be written (disk full) must not end a run that can still save its
+  // work: said once on stderr, with the file; the console keeps every line.
+  logger->set_error_handler([path = run_dir + "/hlm.log"](const std::string& why) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fprintf(stderr,
+                   "warning: cannot write the run log %s (%s); the run goes on, and log lines "
+                   "are missing from that file until space is freed\n",
+                   path.c_str(), why.c_str());
+  });
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
@@ -131,8 +142,10 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       cached = cached_stage_dir(runs_dir, key);
     if (cached) {
       nlohmann::json m = *read_manifest(*cached);
-      if (*cached != stage_dir) m["reused_from"] = *cached;
-      write_manifest(stage_dir, m);
+      if (*cached != stage_dir) {  // resuming, the stage's own manifest already says it all
+        m["reused_from"] = *cached;
+        write_manifest(stage_dir, m);
+      }
       spdlog::info("{}: reused from cache ({})", tag, *cached);
       metrics().stage_status(instance.id, "cached");
       manifests[instance.id] = m;

@@ -1,6 +1,7 @@
 // Run directory files and the stage cache index (see run_directory.h).
 #include "engine/run_directory.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -9,8 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
@@ -79,8 +78,8 @@ std::optional<nlohmann::json> read_manifest(const std::string& stage_dir) {
   const std::string path = stage_dir + "/manifest.json";
   std::ifstream in(path);
   if (!in) return std::nullopt;
-  const std::string what_to_do = "delete the folder " + stage_dir +
-                                 " to run the stage again (hlm run --resume reruns it)";
+  const std::string what_to_do =
+      "delete the folder " + stage_dir + " to run the stage again (hlm run --resume reruns it)";
   nlohmann::json manifest;
   try {
     manifest = nlohmann::json::parse(in);

@@ -8,8 +8,10 @@
 #include <prometheus/registry.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -157,6 +159,8 @@ struct Metrics::Impl {
   std::string run;
   int rank = 0;
   std::FILE* jsonl = nullptr;
+  std::string jsonl_path;
+  bool jsonl_failed = false;                    // said once per file
   std::map<std::string, double> checkpoint_at;  // stage -> unix time of its last checkpoint
   int ranks_on_node = 1, gpu_index = -1;        // set_energy_share
   EnergySources* energy = nullptr;              // set_energy_sources; null: the process's
@@ -228,7 +232,16 @@ struct Metrics::Impl {
       const std::string line = j.dump() + "\n";
       std::fwrite(line.data(), 1, line.size(), jsonl);
     }
-    std::fflush(jsonl);
+    if (std::fflush(jsonl) != 0 || std::ferror(jsonl)) {
+      // Disk full: the run goes on (its checkpoints say whether it can), said once.
+      if (!jsonl_failed)
+        std::fprintf(stderr,
+                     "warning: cannot write the metrics log %s (%s); the run goes on, and "
+                     "metrics lines are missing from that file until space is freed\n",
+                     jsonl_path.c_str(), std::strerror(errno));
+      jsonl_failed = true;
+      std::clearerr(jsonl);
+    }
   }
 };
 
@@ -317,6 +330,8 @@ void Metrics::open_jsonl(const std::string& path) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   if (impl_->jsonl != nullptr) std::fclose(impl_->jsonl);
   impl_->jsonl = f;
+  impl_->jsonl_path = path;
+  impl_->jsonl_failed = false;
 }
 
 void Metrics::close_jsonl() {
