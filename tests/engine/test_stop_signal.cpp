@@ -1,8 +1,8 @@
 // A scheduler's polite stop (SIGTERM, or SIGUSR1 before a time limit) is honoured by every stage
-// kind: the run exits with the requeue status 75, the stage is marked interrupted and keeps
-// what it finished, and `hlm run --resume` completes the run. The signal is delivered while
-// hlm is stopped (SIGSTOP ... SIGCONT) right after the line that starts the targeted work, so
-// it lands inside that work however loaded the machine is.
+// kind, and each stage kind is stopped by both signals: the run exits with the requeue status 75,
+// the stage is marked interrupted and keeps what it finished, and `hlm run --resume` completes the
+// run. The signal is delivered while hlm is stopped (SIGSTOP ... SIGCONT) right after the line that
+// starts the targeted work, so it lands inside that work however loaded the machine is.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -28,10 +28,11 @@ struct Stopped {
 
 // Runs the workflow and sends `signal` (SIGTERM, or SIGUSR1 as SLURM sends before a time limit)
 // when a line containing `trigger` appears.
-Stopped run_and_stop_at(const fs::path& runs, const std::string& trigger, int signal = SIGTERM) {
+Stopped run_and_stop_at(const fs::path& runs, const std::string& trigger, int signal,
+                        const std::string& overrides = "") {
   bool signalled = false;
   Stopped s;
-  s.run = run_hlm_watching("run " + kWorkflow + " --runs-dir " + runs.string(),
+  s.run = run_hlm_watching("run " + kWorkflow + " --runs-dir " + runs.string() + " " + overrides,
                            [&](pid_t pid, const std::string& line) {
                              if (signalled || line.find(trigger) == std::string::npos) return;
                              kill(pid, SIGSTOP);
@@ -48,14 +49,21 @@ hlm::test::CommandResult resume(const Stopped& s, const fs::path& runs) {
   return run_hlm("run --resume " + s.run_dir.string() + " --runs-dir " + runs.string());
 }
 
-TEST(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
+// Each test runs once with SIGTERM and once with SIGUSR1 (GetParam()).
+class StopSignal : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(BothSignals, StopSignal, ::testing::Values(SIGTERM, SIGUSR1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGUSR1");
+                         });
+
+TEST_P(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
   ScratchDir runs("hlm_stop_tokenize");
   const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string() +
                              " finetune.steps=1 scale.world_sizes=[1] scale.steps=1");
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const auto expected = stage_manifest(run_dir_of(whole.output), "tokenize")["results"];
 
-  const Stopped s = run_and_stop_at(runs.path / "b", "tokenize: codebook fitted");
+  const Stopped s = run_and_stop_at(runs.path / "b", "tokenize: codebook fitted", GetParam());
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(stage_manifest(s.run_dir, "tokenize")["status"], "interrupted");
   EXPECT_NE(s.run.output.find("records written"), std::string::npos) << s.run.output;
@@ -71,13 +79,42 @@ TEST(StopSignal, TokenizeKeepsTheRecordsItWroteAndResumesToTheSameStore) {
   EXPECT_EQ(got["tokenizer"], expected["tokenizer"]);
 }
 
-TEST(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
+// 400 steps, so the signal sent at step 10 lands in pretraining on a loaded machine too.
+TEST_P(StopSignal, PretrainCheckpointsAndResumesToTheUninterruptedLossesExactly) {
+  ScratchDir runs("hlm_stop_pretrain");
+  const std::string overrides =
+      "pretrain.steps=400 finetune.steps=1 scale.world_sizes=[1] scale.steps=1";
+  const auto whole =
+      run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string() + " " + overrides);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const auto want = stage_manifest(run_dir_of(whole.output), "pretrain")["results"]["losses"]
+                        .get<std::vector<double>>();
+
+  const Stopped s =
+      run_and_stop_at(runs.path / "b", "[pretrain] step 10/400", GetParam(), overrides);
+  ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
+  EXPECT_EQ(stage_manifest(s.run_dir, "pretrain")["status"], "interrupted");
+  EXPECT_FALSE(fs::is_empty(s.run_dir / "pretrain" / "checkpoints"));
+
+  const auto resumed = resume(s, runs.path / "b");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(
+      resumed.output.find("resumed from " + (s.run_dir / "pretrain" / "checkpoints").string()),
+      std::string::npos)
+      << resumed.output;
+  const auto got =
+      stage_manifest(s.run_dir, "pretrain")["results"]["losses"].get<std::vector<double>>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "step " << i + 1;
+}
+
+TEST_P(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
   ScratchDir runs("hlm_stop_finetune");
   const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const auto expected = stage_manifest(run_dir_of(whole.output), "finetune")["results"];
 
-  const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/", SIGUSR1);
+  const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/", GetParam());
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(stage_manifest(s.run_dir, "finetune")["status"], "interrupted");
   EXPECT_FALSE(fs::is_empty(s.run_dir / "finetune" / "checkpoints"));
@@ -96,9 +133,9 @@ TEST(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
 
 // Evaluation is short: the signal lands in it or just after it, and either way the run stops
 // before the next stage and resumes to the end.
-TEST(StopSignal, EvaluateStopsTheRunAndResumes) {
+TEST_P(StopSignal, EvaluateStopsTheRunAndResumes) {
   ScratchDir runs("hlm_stop_evaluate");
-  const Stopped s = run_and_stop_at(runs.path, "evaluate (evaluate) ...");
+  const Stopped s = run_and_stop_at(runs.path, "evaluate (evaluate) ...", GetParam());
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   const std::string status = stage_manifest(s.run_dir, "evaluate")["status"];
   EXPECT_TRUE(status == "interrupted" || status == "done") << status;
@@ -111,9 +148,9 @@ TEST(StopSignal, EvaluateStopsTheRunAndResumes) {
 
 // Stopped late in world size 1: resumed from its checkpoint, the row's time still covers all
 // of its steps (the part before the stop is in the checkpoint), and world size 2 runs after.
-TEST(StopSignal, ScaleAnalysisResumesAWorldSizeAndTimesEverySegment) {
+TEST_P(StopSignal, ScaleAnalysisResumesAWorldSizeAndTimesEverySegment) {
   ScratchDir runs("hlm_stop_scale");
-  const Stopped s = run_and_stop_at(runs.path, "[scale-w1] step 250/", SIGUSR1);
+  const Stopped s = run_and_stop_at(runs.path, "[scale-w1] step 250/", GetParam());
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(stage_manifest(s.run_dir, "scale")["status"], "interrupted");
   const auto resumed = resume(s, runs.path);
