@@ -10,9 +10,11 @@ cd "$(dirname "$0")/../.."
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then
-  targets=(wfdb_header wfdb_signals wfdb_annotations wfdb_record workflow overrides token_store
-    codebook checkpoint_meta)
+if ((${#targets[@]} == 0)); then  # every tests/fuzz/fuzz_<target>.cpp
+  for source in tests/fuzz/fuzz_*.cpp; do
+    name="${source##*/fuzz_}"
+    targets+=("${name%.cpp}")
+  done
 fi
 
 cmake --preset fuzz >/dev/null || exit 1

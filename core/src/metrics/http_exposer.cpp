@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "hlm/errors.h"
+#include "metrics/http_routes.h"
 
 namespace hlm {
 namespace {
@@ -59,25 +60,12 @@ void text(httplib::Response& res, int status, const std::string& body) {
 
 }  // namespace
 
-MetricsHttpServer::MetricsHttpServer(
-    const std::string& bind_address, int port,
-    std::vector<std::shared_ptr<prometheus::Collectable>> collectables)
-    : collectables_(std::move(collectables)), server_(std::make_unique<httplib::Server>()) {
-  if (port < 0 || port > 65535)
-    throw ConfigError(
-        "cannot serve metrics on {}:{}: the port must be 0 to 65535; set another metrics port, "
-        "or 0 for any free port",
-        bind_address, port);
-  std::string host = bind_address;  // accept "[::1]" as well as "::1"
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-
-  httplib::Server& s = *server_;
-  s.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+void configure_metrics_server(httplib::Server& s, std::function<std::string()> render_metrics) {
+  s.new_task_queue = [] { return new httplib::ThreadPool(MetricsHttpServer::kWorkers); };
   // A client that connects and sends nothing is dropped after kIdleSeconds; one that trickles
   // a request gets a few seconds per read. Prometheus sends its request at once (scrape
   // timeout 10 s).
-  s.set_keep_alive_timeout(kIdleSeconds);
+  s.set_keep_alive_timeout(MetricsHttpServer::kIdleSeconds);
   s.set_read_timeout(2, 0);
   s.set_write_timeout(5, 0);
   s.set_payload_max_length(64 * 1024);  // scrapes carry no body
@@ -85,18 +73,7 @@ MetricsHttpServer::MetricsHttpServer(
   // ACK, headers and body being two writes), nor be closed every 5 requests (the default).
   s.set_tcp_nodelay(true);
   s.set_keep_alive_max_count(1000);
-  // The listening socket is not inherited by rank processes or plugins' children (which
-  // would keep the port open after hlm exits).
-  int listen_fd = -1;
-  s.set_socket_options([&listen_fd](socket_t fd) {
-    listen_fd = fd;
-    const int on = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // accepted sockets inherit it
-    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
-  });
-
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/metrics", [render_metrics](const httplib::Request&, httplib::Response& res) {
     try {
       res.set_content(render_metrics(), "text/plain; version=0.0.4; charset=utf-8");
     } catch (const std::exception& e) {
@@ -121,6 +98,33 @@ MetricsHttpServer::MetricsHttpServer(
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty())
       text(res, res.status, res.status == 404 ? "not found\n" : "bad request\n");
+  });
+}
+
+MetricsHttpServer::MetricsHttpServer(
+    const std::string& bind_address, int port,
+    std::vector<std::shared_ptr<prometheus::Collectable>> collectables)
+    : collectables_(std::move(collectables)), server_(std::make_unique<httplib::Server>()) {
+  if (port < 0 || port > 65535)
+    throw ConfigError(
+        "cannot serve metrics on {}:{}: the port must be 0 to 65535; set another metrics port, "
+        "or 0 for any free port",
+        bind_address, port);
+  std::string host = bind_address;  // accept "[::1]" as well as "::1"
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+
+  httplib::Server& s = *server_;
+  configure_metrics_server(s, [this] { return render_metrics(); });
+  // The listening socket is not inherited by rank processes or plugins' children (which
+  // would keep the port open after hlm exits).
+  int listen_fd = -1;
+  s.set_socket_options([&listen_fd](socket_t fd) {
+    listen_fd = fd;
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // accepted sockets inherit it
+    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
   });
 
   const bool bound =
