@@ -9,10 +9,10 @@
 #include <string>
 
 #include "hlm/token_store.h"
+#include "metrics/heartbeat.h"
 #include "support/hlm_cli.h"
 #include "support/model_plugins.h"
 #include "train/checkpoint.h"
-#include "train/heartbeat.h"
 #include "train/nonfinite_steps.h"
 #include "train/trainer.h"
 

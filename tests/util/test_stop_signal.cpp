@@ -1,5 +1,5 @@
 // Stop signals are taken by a waiting thread, never by a thread running GEMMs (see
-// util/stop_signal.h), and programs started from hlm get the usual signal mask back.
+// util/stop_signal.h). The tests without LibTorch are in test_stop_signal_thread.cpp.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
@@ -59,29 +59,6 @@ TEST(StopSignal, ThousandsOfSignalsDuringGemmsCorruptNothing) {
   ASSERT_TRUE(WIFEXITED(status)) << "the process died of signal " << WTERMSIG(status) << " after "
                                  << sent << " stop signals";
   EXPECT_EQ(WEXITSTATUS(status), kSawTheStop);
-}
-
-// A program forked and executed by hlm must not inherit the blocked stop signals: srun and
-// the ranks act on them.
-TEST(StopSignal, ProgramsStartedAfterwardsGetTheSignalsBack) {
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    hlm::install_stop_handlers();
-    const pid_t program = ::fork();
-    if (program == 0) {
-      hlm::restore_signal_mask_in_child();
-      ::execl("/bin/sh", "sh", "-c", "kill -USR1 $$; exit 0", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    int program_status = 0;
-    ::waitpid(program, &program_status, 0);
-    ::_exit(WIFSIGNALED(program_status) && WTERMSIG(program_status) == SIGUSR1 ? 0 : 1);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the started program ignored SIGUSR1";
 }
 
 }  // namespace

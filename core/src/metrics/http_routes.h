@@ -12,7 +12,6 @@ namespace hlm {
 
 // Timeouts, limits, the worker pool, and the routes: /metrics answered with render_metrics(),
 // /healthz, /, 405 for methods other than GET and HEAD, and plain-text error pages.
-void configure_metrics_server(httplib::Server& server,
-                              std::function<std::string()> render_metrics);
+void configure_metrics_server(httplib::Server& server, std::function<std::string()> render_metrics);
 
 }  // namespace hlm

@@ -6,14 +6,14 @@
 #include <set>
 
 #include "engine/run_directory.h"
+#include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
+#include "metrics/stall_watcher.h"
 #include "multiproc/launcher.h"
 #include "slurm/slurm_commands.h"
 #include "slurm/srun_step.h"
-#include "train/heartbeat.h"
 #include "train/nonfinite_steps.h"
 #include "train/rank_job.h"
-#include "train/stall_watcher.h"
 
 namespace hlm {
 

@@ -21,9 +21,9 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "hlm/util.h"
+#include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
 #include "ops/compute.h"
-#include "train/heartbeat.h"
 #include "train/trainer.h"
 #include "util/core_binding.h"
 

@@ -1,11 +1,11 @@
 // Reading rank heartbeats for stalls (see stall_watcher.h).
-#include "train/stall_watcher.h"
+#include "metrics/stall_watcher.h"
 
 #include <spdlog/spdlog.h>
 
 #include "hlm/util.h"
+#include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
-#include "train/heartbeat.h"
 
 namespace hlm {
 StallWatcher::StallWatcher(std::string out_dir, int world_size, std::string stage,

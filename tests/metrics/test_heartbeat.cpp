@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "metrics/heartbeat.h"
+#include "metrics/stall_watcher.h"
 #include "support/hlm_cli.h"
-#include "train/heartbeat.h"
-#include "train/stall_watcher.h"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
 // The heartbeat file (see heartbeat.h): one small struct of lock-free atomics, written by
 // the rank through a shared mapping and read by the launching process with plain reads.
-#include "train/heartbeat.h"
+#include "metrics/heartbeat.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
