@@ -8,30 +8,58 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "support/hlm_cli.h"
 #include "support/http_get.h"
 
 namespace {
 
+// Addresses listening on a TCP port, from /proc/net/tcp and tcp6 (hex, as the kernel writes
+// them: 0100007F is 127.0.0.1, 00000000 is every address).
+std::vector<std::string> listening_addresses(int port) {
+  std::vector<std::string> found;
+  char port_hex[8];
+  std::snprintf(port_hex, sizeof(port_hex), "%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state == "0A" && local.substr(local.find(':') + 1) == port_hex)
+        found.push_back(local.substr(0, local.find(':')));
+    }
+  }
+  return found;
+}
+
 // 2000 logged steps are far more output than a pipe holds, so hlm cannot finish (and close its
-// metrics port) before this test has read the line it scrapes on.
+// metrics port) before this test has read the line it scrapes on. Without metrics_bind in
+// the workflow the port listens on 127.0.0.1 only.
 TEST(MetricsDuringRun, ThePrintedPortServesTrainingMetricsWhileTheRunIsGoing) {
   hlm::test::ScratchDir runs("hlm_live_metrics");
   int port = 0;
   std::string scraped;
+  std::vector<std::string> listening;
   const auto r = hlm::test::run_hlm_watching(
       "run tests/fixtures/train_small.yaml pretrain.steps=2000 --runs-dir " + runs.path.string(),
       [&](pid_t, const std::string& line) {
         const std::string marker = "metrics: http://127.0.0.1:";
         if (const size_t at = line.find(marker); at != std::string::npos)
           port = std::stoi(line.substr(at + marker.size()));
-        if (scraped.empty() && port > 0 && line.find("step 100/") != std::string::npos)
+        if (scraped.empty() && port > 0 && line.find("step 100/") != std::string::npos) {
           scraped = hlm::test::http_get(port, "/metrics");
+          listening = listening_addresses(port);
+        }
       });
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_GT(port, 0) << r.output;
+  EXPECT_EQ(listening, std::vector<std::string>{"0100007F"});
   for (const char* series :
        {"hlm_build_info{", "hlm_train_loss{", "hlm_train_steps_total{", "hlm_tokenize_beats_total{",
         "hlm_stage_duration_seconds{", "hlm_train_step_duration_seconds_bucket{",

@@ -199,6 +199,20 @@ TEST(PluginHost, ReportsAFactoryErrorWithThePluginName) {
   EXPECT_NE(message.find("records must be >= 0, got -1"), std::string::npos) << message;
 }
 
+// A workflow names plugins, never files: a path given as a plugin's name loads nothing, even
+// when it names a plugin library that exists outside the search path.
+TEST(PluginHost, APathGivenAsAPluginNameLoadsNothing) {
+  hlm::PluginHost host;
+  host.load_library(test_plugin("tiny_good"));
+  const std::string outside = test_plugin("tiny_null_create");
+  ASSERT_TRUE(fs::exists(outside));
+  const size_t loaded = host.plugins().size();
+  const std::string message = error_of([&] { host.get("dataset", outside); });
+  EXPECT_NE(message.find("no dataset plugin named '" + outside + "'"), std::string::npos)
+      << message;
+  EXPECT_EQ(host.plugins().size(), loaded);
+}
+
 TEST(PluginHost, SuggestsTheClosestNameForAnUnknownPlugin) {
   hlm::PluginHost host;
   host.load_library(test_plugin("tiny_good"));

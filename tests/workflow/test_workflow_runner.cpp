@@ -51,5 +51,26 @@ TEST(WorkflowRunner, RunnerHlmNamesOnlyAnHlmBinary) {
   EXPECT_EQ(error_of(kBasic, {"runner.hlm=/opt/hlm/bin/hlm"}), "no error");
 }
 
+// runner.sbatch lines cannot send the job's files outside the run directory or run a command
+// of their own; other options pass.
+TEST(WorkflowRunner, SbatchOptionsCannotMoveTheJobsFilesOrRunACommand) {
+  for (const std::string option :
+       {"--output=/tmp/x.out", "-o /tmp/x.out", "-o/tmp/x.out", "--out=/tmp/x", "--error=/tmp/e",
+        "-e /tmp/e", "--input=/etc/passwd"}) {
+    const std::string error = error_of(kBasic, {"runner.sbatch=[" + option + "]"});
+    EXPECT_NE(error.find("sbatch option '" + option + "' is set by hlm: the job's output goes to"),
+              std::string::npos)
+        << option << ": " << error;
+  }
+  EXPECT_NE(error_of(kBasic, {"runner.sbatch=[--chdir=/tmp]"}).find("the job starts where"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBasic, {"runner.sbatch=[-D /tmp]"}).find("the job starts where"),
+            std::string::npos);
+  EXPECT_NE(error_of(kBasic, {"runner.sbatch=[--wrap=rm -rf x]"}).find("would run a command"),
+            std::string::npos);
+  EXPECT_EQ(error_of(kBasic, {"runner.sbatch=[--qos=short, --exclusive, --export=ALL, -N 2]"}),
+            "no error");
+}
+
 }  // namespace
 }  // namespace hlm::workflow::test_support

@@ -3,6 +3,35 @@
 
 namespace hlm::workflow {
 
+namespace {
+
+// hlm decides where the job's files go and what it runs: its output and error go to
+// <run directory>/slurm-<job>.out, it starts in the directory hlm was submitted from, and its
+// one command is the batch script. Options that would move those files elsewhere (anywhere
+// the user can write), or run another command, are refused; "" for any other option.
+// Whether an sbatch option word names this option: "-o", "-ofile" (the value attached), or
+// any prefix of the long name (getopt takes unambiguous abbreviations such as --out).
+bool names(const std::string& option, const std::string& short_name, const std::string& long_name) {
+  if (option.rfind("--", 0) == 0) return option.size() > 2 && long_name.rfind(option, 0) == 0;
+  return !short_name.empty() && option.rfind(short_name, 0) == 0;
+}
+
+std::string sbatch_option_refused(const std::string& line) {
+  const size_t start = line.find_first_not_of(" \t");
+  if (start == std::string::npos) return "";
+  const std::string option = line.substr(start, line.find_first_of(" \t=", start) - start);
+  if (names(option, "-o", "--output") || names(option, "-e", "--error") ||
+      names(option, "-i", "--input"))
+    return "is set by hlm: the job's output goes to slurm-<job>.out in the run directory; "
+           "remove it";
+  if (names(option, "-D", "--chdir"))
+    return "is set by hlm: the job starts where hlm submit ran; remove it";
+  if (names(option, "", "--wrap")) return "would run a command of its own; remove it";
+  return "";
+}
+
+}  // namespace
+
 std::vector<ParamSpec> runner_param_specs() {
   return {
       {"kind", "string", "\"local\"", "local (this host) or slurm (an sbatch job)", false},
@@ -44,9 +73,13 @@ std::string runner_problem(const nlohmann::json& runner) {
     if (hlm.substr(slash == std::string::npos ? 0 : slash + 1) != "hlm")
       return "hlm '" + hlm + "' must name an executable called hlm (the hlm binary on the nodes)";
   }
-  for (const auto& line : runner.at("sbatch"))
-    if (line.get<std::string>().find('\n') != std::string::npos)
-      return "an sbatch option cannot span lines: '" + line.get<std::string>() + "'";
+  for (const auto& entry : runner.at("sbatch")) {
+    const std::string line = entry.get<std::string>();
+    if (line.find('\n') != std::string::npos)
+      return "an sbatch option cannot span lines: '" + line + "'";
+    if (const std::string why = sbatch_option_refused(line); !why.empty())
+      return "sbatch option '" + line + "' " + why;
+  }
   return "";
 }
 

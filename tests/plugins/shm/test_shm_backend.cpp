@@ -3,8 +3,12 @@
 // boundaries and for tensors kept in the shared memory, and a rank that never arrives or
 // all-reduces another tensor must turn into an error naming the collective.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -41,6 +45,41 @@ void on_two_ranks(hlm::Backend& backend, Fn fn) {
       }
     });
   for (auto& t : ranks) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+}
+
+// The segment under /dev/shm is readable and writable by its owner only (another user's
+// process cannot read the gradients or write into them), and its name is gone once every
+// rank has it mapped. Rank 1 starts only after the test has looked at the segment rank 0 made.
+TEST_F(ShmBackend, TheSegmentIsOwnerOnlyAndItsNameGoesOnceEveryRankHasIt) {
+  auto shm = backend(1.0, 60, 1.0);
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::string> errors(2);
+  auto rank = [&](int r) {
+    try {
+      shm->create_group(store, r, 2);
+    } catch (const std::exception& e) {
+      errors[r] = e.what();
+    }
+  };
+  std::thread rank0(rank, 0);
+  const std::string prefix = "hlm-shm-" + std::to_string(::getpid()) + "-";
+  std::filesystem::path segment;
+  for (int tries = 0; segment.empty() && tries < 10000; ++tries) {
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm"))
+      if (entry.path().filename().string().rfind(prefix, 0) == 0) segment = entry.path();
+    if (segment.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  struct stat st {};
+  const bool found = !segment.empty() && ::stat(segment.c_str(), &st) == 0;
+  std::thread rank1(rank, 1);
+  rank0.join();
+  rank1.join();
+  ASSERT_TRUE(found) << "no /dev/shm/" << prefix << "* while rank 0 waited";
+  EXPECT_EQ(st.st_mode & 0077, 0u) << segment << " mode " << std::oct << (st.st_mode & 0777);
+  EXPECT_EQ(st.st_uid, ::geteuid()) << segment;
+  EXPECT_FALSE(std::filesystem::exists(segment));
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(errors[1], "");
 }
