@@ -25,17 +25,21 @@ TEST(QrsEval, ScoresNamedRecordsAndEndsWithTheGrossLine) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* record : {"101", "208", "209"})
     EXPECT_TRUE(std::regex_search(
-        r.output,
-        std::regex(std::string("\n") + record + R"( +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d\n)")))
+        r.output, std::regex(std::string("\n") + record +
+                             R"( +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d +\d+ +\d+\.\d\d\n)")))
         << record << " has no score line:\n"
         << r.output;
   std::smatch m;
-  const std::regex gross(R"(gross TP=(\d+) FN=(\d+) FP=(\d+) Se=(\d+\.\d\d) \+P=(\d+\.\d\d)\n$)");
+  const std::regex gross(
+      R"(gross TP=(\d+) FN=(\d+) FP=(\d+) Se=(\d+\.\d\d) \+P=(\d+\.\d\d) V=(\d+) V_Se=(\d+\.\d\d)\n$)");
   ASSERT_TRUE(std::regex_search(r.output, m, gross)) << "the last line is not the gross line:\n"
                                                      << r.output;
   const long tp = std::stol(m[1]), fn = std::stol(m[2]), fp = std::stol(m[3]);
   // Reference beats (WFDB isqrs) per mitdb_annotation_counts.tsv: 1865 + 2955 + 3005.
   EXPECT_EQ(tp + fn, 1865 + 2955 + 3005);
+  // Their ventricular (AAMI V: V and E) beats: 0 + 992 + 1.
+  EXPECT_EQ(std::stol(m[6]), 0 + 992 + 1);
+  EXPECT_GE(std::stod(m[7]), 99.0);
   EXPECT_GE(std::stod(m[4]), 99.0);
   EXPECT_GE(std::stod(m[5]), 99.0);
   EXPECT_NEAR(std::stod(m[4]), 100.0 * double(tp) / double(tp + fn), 0.005);

@@ -115,3 +115,53 @@ TEST(SyntheticEcg, RejectsOutOfRangeOptions) {
   o.af_fraction = 1.5;
   EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
 }
+
+// pvc_every: bigeminy alternates sinus and ventricular beats, trigeminy puts a PVC after
+// every two sinus beats; each PVC is premature and followed by a pause.
+TEST(SyntheticEcg, MakesBigeminyAndTrigeminyPatterns) {
+  for (const int every : {2, 3}) {
+    hlm::dsp::SyntheticEcgOptions o;
+    o.seconds = 60;
+    o.pvc_every = every;
+    const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+    ASSERT_GT(rhythm.beats.size(), 40u);
+    int normals = 0;
+    for (size_t k = 0; k < rhythm.beats.size(); ++k) {
+      const auto& b = rhythm.beats[k];
+      if (b.kind == hlm::dsp::SyntheticBeat::kNormal) {
+        ++normals;
+        continue;
+      }
+      EXPECT_EQ(normals, every - 1) << "beat " << k;
+      normals = 0;
+      if (k + 1 < rhythm.beats.size()) {
+        const double coupling = b.seconds - rhythm.beats[k - 1].seconds;
+        const double pause = rhythm.beats[k + 1].seconds - b.seconds;
+        EXPECT_GT(pause, coupling) << "beat " << k;
+      }
+    }
+  }
+}
+
+// pvc_amplitude and pvc_width shape the PVCs only: sinus beats are unchanged.
+TEST(SyntheticEcg, ScalesThePvcsAmplitudeAndWidth) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 30;
+  o.pvc_every = 2;
+  o.noise_mv = 0;
+  o.baseline_mv = 0;
+  const auto tall = hlm::dsp::synthesize_ecg("x", o);
+  o.pvc_amplitude = 0.5;
+  const auto small = hlm::dsp::synthesize_ecg("x", o);
+  const auto x = tall.physical(0), y = small.physical(0);
+  for (const auto& a : tall.annotations) {
+    if (a.code != 1 && a.code != 5) continue;
+    const float ratio = y[size_t(a.sample)] / x[size_t(a.sample)];
+    EXPECT_NEAR(ratio, a.code == 5 ? 0.5f : 1.0f, a.code == 5 ? 0.1f : 0.02f) << a.sample;
+  }
+  o.pvc_width = 0.2;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+  o.pvc_width = 1.0;
+  o.pvc_every = 1;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}

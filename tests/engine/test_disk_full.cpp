@@ -16,8 +16,8 @@ using hlm::test::ScratchDir;
 namespace {
 
 struct TokenizeRun {
-  ScratchDir dir{"hlm_disk_full"};
-  TokenizeRun() {
+  ScratchDir dir;
+  explicit TokenizeRun(const std::string& name) : dir("hlm_disk_full_" + name) {
     fs::create_directories(dir.path / "ecg");
     for (const std::string record : {"119", "208"})
       for (const std::string ext : {".hea", ".dat", ".atr"})
@@ -53,13 +53,13 @@ bool contains(const std::string& text, const std::string& part) {
 // file, the first record stays in the log, and once space is back the resume writes only the
 // second record and ends with the store an uninterrupted run writes, byte for byte.
 TEST(DiskFull, WhileTheTokenStoreIsWrittenTheRecordsWrittenAreKeptAndTheRunResumes) {
-  TokenizeRun full;
+  TokenizeRun full("uninterrupted");
   const auto full_run = full.hlm("run tokenize.yaml --runs-dir runs");
   ASSERT_EQ(full_run.exit_code, 0) << full_run.output;
   const fs::path full_store = hlm::test::run_dir_of(full_run.output) / "tokenize/tokens.hlmt";
   ASSERT_GT(fs::file_size(full_store), 60000u);  // both records, about 74 kB
 
-  TokenizeRun cut;
+  TokenizeRun cut("cut");
   const auto failed = cut.hlm("run tokenize.yaml --runs-dir runs", 40000);
   EXPECT_NE(failed.exit_code, 0) << failed.output;
   const fs::path run_dir = hlm::test::run_dir_of(failed.output);
@@ -83,7 +83,7 @@ TEST(DiskFull, WhileTheTokenStoreIsWrittenTheRecordsWrittenAreKeptAndTheRunResum
 // goes on); the report fails with an error naming it and the previous report is unchanged.
 // With space back, the resume writes the report.
 TEST(DiskFull, WhileALogOrTheReportIsWrittenTheRunNamesTheFileAndKeepsWhatWasWritten) {
-  TokenizeRun run;
+  TokenizeRun run("logs");
   const auto first = run.hlm("run tokenize.yaml --runs-dir runs");
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const fs::path run_dir = hlm::test::run_dir_of(first.output);

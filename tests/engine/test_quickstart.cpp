@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/run_directory.h"
 #include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
@@ -73,7 +74,7 @@ TEST(Quickstart, RunsAllStagesThenReusesThemFromCacheAndResumesAnInterruptedRun)
   // An interrupted run (evaluate never finished) resumes from the first unfinished stage.
   auto m = hlm::test::stage_manifest(run_dir, "evaluate");
   m["status"] = "running";
-  std::ofstream(run_dir / "evaluate" / "manifest.json") << m.dump(2);
+  hlm::write_manifest((run_dir / "evaluate").string(), m);  // as the engine writes it
   fs::remove(run_dir / "report.md");
   const auto resumed =
       run_hlm("run --resume " + run_dir.string() + " --runs-dir " + runs.path.string());

@@ -67,6 +67,10 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
   check(o.heart_rate_bpm >= 20 && o.heart_rate_bpm <= 200, "heart_rate_bpm must be in [20, 200]");
   check(o.af_rate_bpm >= 40 && o.af_rate_bpm <= 200, "af_rate_bpm must be in [40, 200]");
   check(o.pvc_rate >= 0 && o.pvc_rate <= 0.5, "pvc_rate must be in [0, 0.5]");
+  check(o.pvc_every == 0 || (o.pvc_every >= 2 && o.pvc_every <= 100),
+        "pvc_every must be 0 (random PVCs) or in [2, 100]");
+  check(o.pvc_amplitude > 0 && o.pvc_amplitude <= 5, "pvc_amplitude must be in (0, 5]");
+  check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
   check(o.rr_std_seconds >= 0 && o.noise_mv >= 0 && o.baseline_mv >= 0,
         "rr_std_seconds, noise_mv and baseline_mv must be >= 0");
@@ -95,10 +99,13 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
         const Wave& wv = waves[w];
         const bool p_wave = b.kind == SyntheticBeat::kNormal && w == 0;
         if (p_wave && b.in_af) continue;  // AF: no P waves
-        const double off = wv.follows_rr ? wv.offset_s * stretch : wv.offset_s;
-        const double width = wv.follows_rr ? wv.width_s * stretch : wv.width_s;
+        const bool pvc = b.kind == SyntheticBeat::kPvc;
+        // A wider PVC complex stretches its waves' widths and their offsets from the R wave.
+        const double shape = pvc && !wv.follows_rr ? o.pvc_width : 1.0;
+        const double off = (wv.follows_rr ? wv.offset_s * stretch : wv.offset_s) * shape;
+        const double width = (wv.follows_rr ? wv.width_s * stretch : wv.width_s) * shape;
         add_gaussian(x[lead], fs, b.seconds + off, width,
-                     wv.amp_mv * lead_gain[lead] * mod * jitter);
+                     wv.amp_mv * (pvc ? o.pvc_amplitude : 1.0) * lead_gain[lead] * mod * jitter);
       }
     }
   }

@@ -63,11 +63,15 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
 
   double t = 0.2 + rng.unit() * rr_mean;
   bool last_pvc = true;  // no PVC as the very first beat
+  int normals = 0;       // sinus beats since the last PVC
   while (t < o.seconds) {
     const bool af = in_af(t);
     r.beats.push_back({t, SyntheticBeat::kNormal, af});
+    ++normals;
     const double rr = af ? af_rr_draw() : sinus_rr(t);
-    if (!last_pvc && rng.unit() < o.pvc_rate) {
+    const bool pvc_next =
+        o.pvc_every >= 2 ? normals >= o.pvc_every - 1 : !last_pvc && rng.unit() < o.pvc_rate;
+    if (pvc_next) {
       // Premature ventricular beat: coupled at 55-65 % of the RR; in sinus rhythm the next
       // sinus beat keeps its timing (full compensatory pause).
       const double v = t + rr * (0.55 + 0.1 * rng.unit());
@@ -75,6 +79,7 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
       r.beats.push_back({v, SyntheticBeat::kPvc, in_af(v)});
       t = in_af(v) ? v + 1.15 * af_rr_draw() : t + 2.0 * rr;
       last_pvc = true;
+      normals = 0;
       continue;
     }
     last_pvc = false;

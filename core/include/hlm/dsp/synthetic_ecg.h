@@ -15,9 +15,14 @@ struct SyntheticEcgOptions {
   double seconds = 300.0;
   double sampling_hz = 360.0;
   uint64_t seed = 0;
-  double heart_rate_bpm = 70.0;    // mean sinus rate
-  double rr_std_seconds = 0.04;    // sinus RR variability (LF 0.1 Hz + HF 0.25 Hz + jitter)
-  double pvc_rate = 0.0;           // probability that a beat is a premature ventricular one
+  double heart_rate_bpm = 70.0;  // mean sinus rate
+  double rr_std_seconds = 0.04;  // sinus RR variability (LF 0.1 Hz + HF 0.25 Hz + jitter)
+  double pvc_rate = 0.0;         // probability that a beat is a premature ventricular one
+  // A fixed pattern instead of random PVCs: every pvc_every-th beat is a PVC (2 bigeminy,
+  // 3 trigeminy, 0 random at pvc_rate).
+  int pvc_every = 0;
+  double pvc_amplitude = 1.0;      // scale of the PVC waves (below 1: smaller than sinus beats)
+  double pvc_width = 1.0;          // scale of the PVC complex's duration (above 1: wider)
   double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
   double af_rate_bpm = 100.0;      // mean ventricular rate in AF
   double noise_mv = 0.01;          // white measurement noise, standard deviation

@@ -1,0 +1,108 @@
+// QRS detection through runs of ventricular ectopy: bigeminy and trigeminy with PVCs as tall
+// as sinus beats, smaller, wider, or both, at sampling rates from 128 to 1000 Hz and at slow
+// and fast sinus rates. Every PVC of a pattern is premature and followed by a pause: the case
+// where a detector that learns the beat level and RR from the sinus beats can reject the
+// ectopic ones wholesale.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/qrs.h"
+#include "hlm/dsp/synthetic_ecg.h"
+
+namespace {
+
+struct Scores {
+  hlm::dsp::MatchCounts all, ventricular;
+};
+
+Scores detect(const hlm::dsp::SyntheticEcgOptions& o, bool both_leads) {
+  const hlm::Record r = hlm::dsp::synthesize_ecg("ectopy", o);
+  std::vector<int64_t> detected;
+  if (both_leads) {
+    const auto leads = r.physical_leads(0);
+    std::vector<const float*> pointers;
+    for (const auto& lead : leads) pointers.push_back(lead.data());
+    detected = hlm::dsp::detect_qrs(pointers, leads[0].size(), o.sampling_hz);
+  } else {
+    const std::vector<float> x = r.physical(0);
+    detected = hlm::dsp::detect_qrs(x.data(), x.size(), o.sampling_hz);
+  }
+  const int64_t window = hlm::dsp::match_window_samples(o.sampling_hz);
+  std::vector<int64_t> ventricular;
+  for (const hlm::Annotation& a : r.annotations)
+    if (hlm::aami_class(a.code) == hlm::BeatClass::kV) ventricular.push_back(a.sample);
+  Scores s;
+  s.all = hlm::dsp::match_beats(hlm::dsp::reference_beats(r.annotations), detected, window);
+  s.ventricular = hlm::dsp::match_beats(ventricular, detected, window);
+  return s;
+}
+
+// Every configuration of the grid below, scored; the worst one is named.
+struct Grid {
+  hlm::dsp::MatchCounts all, ventricular;
+  std::string worst;
+  double worst_se = 2.0;
+};
+
+Grid run_grid(const std::vector<double>& amplitudes, const std::vector<double>& widths) {
+  Grid g;
+  for (const double fs : {128.0, 250.0, 360.0, 500.0, 1000.0})
+    for (const int every : {2, 3})
+      for (const double bpm : {60.0, 110.0})
+        for (const double amplitude : amplitudes)
+          for (const double width : widths)
+            for (const bool both : {false, true}) {
+              hlm::dsp::SyntheticEcgOptions o;
+              o.seconds = 120;
+              o.sampling_hz = fs;
+              o.seed = uint64_t(fs) * 7 + uint64_t(every * 100 + bpm);
+              o.heart_rate_bpm = bpm;
+              o.pvc_every = every;
+              o.pvc_amplitude = amplitude;
+              o.pvc_width = width;
+              const Scores s = detect(o, both);
+              g.all += s.all;
+              g.ventricular += s.ventricular;
+              char line[200];
+              std::snprintf(line, sizeof(line),
+                            "%4.0f Hz every %d %3.0f bpm amp %.1f width %.1f %s: V Se %.4f "
+                            "(%lld of %lld), all Se %.4f +P %.4f",
+                            fs, every, bpm, amplitude, width, both ? "2 leads" : "1 lead",
+                            s.ventricular.sensitivity(), (long long)s.ventricular.tp,
+                            (long long)(s.ventricular.tp + s.ventricular.fn), s.all.sensitivity(),
+                            s.all.positive_predictivity());
+              std::printf("%s\n", line);
+              if (s.ventricular.sensitivity() < g.worst_se)
+                g.worst_se = s.ventricular.sensitivity(), g.worst = line;
+            }
+  std::printf("worst: %s\n", g.worst.c_str());
+  return g;
+}
+
+// PVCs of the generator's own shape (taller than the sinus beats, about as narrow): found at
+// every sampling rate, pattern and sinus rate.
+TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
+  const Grid g = run_grid({1.0}, {1.0});
+  EXPECT_GE(g.worst_se, 0.99) << g.worst;
+  EXPECT_GE(g.all.sensitivity(), 0.995);
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
+}
+
+// Not met yet (issue 14, item 0): PVCs smaller (0.4) or wider (1.8) than the sinus beats, in
+// bigeminy or trigeminy from the record's first beats, are missed wholesale, at every sampling
+// rate. Their envelope is 0.14 to 0.3 of the sinus beats': the T-wave rule rejects them when
+// the coupling is under 0.36 s (110 bpm), the threshold rejects them otherwise, the rejected
+// PVCs raise the noise level, and once the detected RR has doubled the search-back never
+// fires. The target is the one asserted here. Run it with --gtest_also_run_disabled_tests.
+TEST(QrsEctopy, DISABLED_FindsSmallOrWidePvcsOfBigeminyAndTrigeminy) {
+  const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8});
+  EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
+  EXPECT_GE(g.all.sensitivity(), 0.998) << g.worst;
+  EXPECT_GE(g.all.positive_predictivity(), 0.998) << g.worst;
+}
+
+}  // namespace
