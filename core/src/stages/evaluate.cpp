@@ -1,10 +1,14 @@
-// evaluate: beat classifier + labelled records -> accuracy, per-class sensitivity, positive
-// predictivity, F1 and the confusion matrix (AAMI classes), written as a table.
-#include <array>
+// evaluate: beat classifier + labelled records -> accuracy, macro F1, per-class sensitivity,
+// positive predictivity, specificity and F1 with 95 % intervals over records, and the confusion
+// matrix (AAMI classes), written as a table beside the majority-class baseline.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <functional>
+#include <map>
 
 #include "engine/stage.h"
+#include "eval/classification_metrics.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
 #include "hlm/model.h"
@@ -16,55 +20,75 @@
 namespace hlm {
 namespace {
 
-using Confusion = std::array<std::array<int64_t, kBeatClassCount>, kBeatClassCount>;
+std::string number(double v) {
+  if (std::isnan(v)) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", v);
+  return text;
+}
 
-std::string table(const Confusion& m, nlohmann::json& results) {
-  int64_t total = 0, correct = 0;
-  for (int t = 0; t < kBeatClassCount; ++t)
-    for (int p = 0; p < kBeatClassCount; ++p) {
-      total += m[t][p];
-      if (t == p) correct += m[t][p];
-    }
-  const double accuracy = total ? double(correct) / double(total) : 0.0;
+std::string interval(const eval::Interval& ci) {
+  return std::isnan(ci.low) ? "" : " (" + number(ci.low) + "-" + number(ci.high) + ")";
+}
+
+// The scores of the pooled matrix, with 95 % intervals from resampling records.
+std::string table(const std::vector<eval::Confusion>& per_record, nlohmann::json& results) {
+  eval::Confusion m(kBeatClassCount);
+  for (const auto& r : per_record) m += r;
+  const auto ci = [&](const std::function<double(const eval::Confusion&)>& metric) {
+    return eval::bootstrap_by_record(per_record, metric);
+  };
+  const double accuracy = eval::accuracy(m), macro_f1 = eval::macro_f1(m);
+  const eval::Interval accuracy_ci = ci(eval::accuracy), macro_f1_ci = ci(eval::macro_f1);
   // What answering the most frequent reference class for every beat would score: accuracy
   // means little without it when one class dominates (N is ~80-90 % of most records).
-  int majority = 0;
-  std::array<int64_t, kBeatClassCount> truth_counts{};
-  for (int t = 0; t < kBeatClassCount; ++t) {
-    for (int p = 0; p < kBeatClassCount; ++p) truth_counts[t] += m[t][p];
-    if (truth_counts[t] > truth_counts[majority]) majority = t;
-  }
-  const double baseline = total ? double(truth_counts[majority]) / double(total) : 0.0;
-  results["beats"] = total;
+  const size_t majority = eval::majority_class(m);
+  const double baseline = eval::majority_baseline(m);
+  results["beats"] = m.total();
   results["accuracy"] = accuracy;
+  results["macro_f1"] = macro_f1;
+  results["ci95"] = {{"accuracy", {accuracy_ci.low, accuracy_ci.high}},
+                     {"macro_f1", {macro_f1_ci.low, macro_f1_ci.high}}};
   results["majority_class"] = beat_class_name(BeatClass(majority));
   results["majority_baseline"] = baseline;
-  std::string md = "| class | beats | Se | +P | F1 |\n|---|---|---|---|---|\n";
-  for (int c = 0; c < kBeatClassCount; ++c) {
-    int64_t truth = 0, predicted = 0;
-    for (int k = 0; k < kBeatClassCount; ++k) truth += m[c][k], predicted += m[k][c];
-    const double se = truth ? double(m[c][c]) / double(truth) : 0.0;
-    const double ppv = predicted ? double(m[c][c]) / double(predicted) : 0.0;
-    const double f1 = se + ppv > 0 ? 2 * se * ppv / (se + ppv) : 0.0;
+  std::string md = "| class | beats | Se | +P | Sp | F1 |\n|---|---|---|---|---|---|\n";
+  for (size_t c = 0; c < size_t(kBeatClassCount); ++c) {
+    const eval::ClassScores s = eval::class_scores(m, c);
+    const eval::Interval se_ci =
+        ci([c](const eval::Confusion& r) { return eval::class_scores(r, c).se; });
+    const eval::Interval ppv_ci =
+        ci([c](const eval::Confusion& r) { return eval::class_scores(r, c).ppv; });
     const char* name = beat_class_name(BeatClass(c));
-    results["classes"][name] = {{"beats", truth}, {"se", se}, {"ppv", ppv}, {"f1", f1}};
-    char row[160];
-    std::snprintf(row, sizeof(row), "| %s | %lld | %.3f | %.3f | %.3f |\n", name, (long long)truth,
-                  se, ppv, f1);
-    md += row;
+    results["classes"][name] = {{"beats", s.support},
+                                {"se", s.se},
+                                {"ppv", s.ppv},
+                                {"specificity", s.specificity},
+                                {"f1", s.f1},
+                                {"se_ci95", {se_ci.low, se_ci.high}},
+                                {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
+    md += std::string("| ") + name + " | " + std::to_string(s.support) + " | " + number(s.se) +
+          interval(se_ci) + " | " + number(s.ppv) + interval(ppv_ci) + " | " +
+          number(s.specificity) + " | " + number(s.f1) + " |\n";
   }
-  char head[160];
+  char head[256];
   std::snprintf(head, sizeof(head),
-                "Accuracy %.4f on %lld beats; always answering %s would score %.4f.\n\n", accuracy,
-                (long long)total, beat_class_name(BeatClass(majority)), baseline);
+                "Accuracy %s%s, macro F1 %s%s, on %lld beats of %zu records; always answering %s "
+                "would score %s. Intervals: 95 %%, from 1000 resamples of the records.\n\n",
+                number(accuracy).c_str(), interval(accuracy_ci).c_str(), number(macro_f1).c_str(),
+                interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
+                beat_class_name(BeatClass(majority)), number(baseline).c_str());
   md = head + md +
        "\nConfusion matrix (rows: reference, columns: predicted)\n\n| | N | S | V | F | Q "
        "|\n|---|---|---|---|---|---|\n";
-  for (int t = 0; t < kBeatClassCount; ++t) {
+  for (size_t t = 0; t < size_t(kBeatClassCount); ++t) {
     md += std::string("| ") + beat_class_name(BeatClass(t));
-    for (int p = 0; p < kBeatClassCount; ++p) md += " | " + std::to_string(m[t][p]);
+    std::vector<int64_t> row;
+    for (size_t p = 0; p < size_t(kBeatClassCount); ++p) {
+      md += " | " + std::to_string(m.at(t, p));
+      row.push_back(m.at(t, p));
+    }
     md += " |\n";
-    results["confusion"].push_back(std::vector<int64_t>(m[t].begin(), m[t].end()));
+    results["confusion"].push_back(row);
   }
   return md;
 }
@@ -100,11 +124,21 @@ StageOutput run_evaluate(StageContext& ctx) {
                                     model->context(), 1.0 - tail, 1.0);
     windows.insert(windows.end(), tails.begin(), tails.end());
   }
-  Confusion confusion{};
+  // One matrix per record: the confidence intervals resample records, not beats.
+  std::vector<uint64_t> record_starts(store.record_count());
+  for (size_t r = 0; r < store.record_count(); ++r) record_starts[r] = store.record(r).offset;
+  std::map<size_t, eval::Confusion> by_record;
   for (const auto& [beat, predicted] : classifier.predict(store, windows)) {
     const uint8_t truth = store.labels()[beat];
-    if (truth < kBeatClassCount) confusion[truth][predicted] += 1;
+    if (truth >= kBeatClassCount) continue;
+    const size_t record =
+        size_t(std::upper_bound(record_starts.begin(), record_starts.end(), uint64_t(beat)) -
+               record_starts.begin()) -
+        1;
+    by_record.try_emplace(record, kBeatClassCount).first->second.add(truth, predicted);
   }
+  std::vector<eval::Confusion> per_record;
+  for (const auto& [record, m] : by_record) per_record.push_back(m);
   StageOutput out;
   out.results["records"] = records;
   out.results["tail"] = tail;
@@ -117,7 +151,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   scope +=
       ". Fine-tuning held these beats out; the tokenize stage's codebook and pretraining "
       "saw every record";
-  out.report_md = scope + ".\n\n" + table(confusion, out.results);
+  out.report_md = scope + ".\n\n" + table(per_record, out.results);
   const std::string path = ctx.stage_dir + "/evaluation.md";
   write_file_atomic(path, out.report_md);
   out.artifacts["table"] = path;

@@ -1,0 +1,156 @@
+// Classification scores and record bootstrap (see classification_metrics.h).
+#include "eval/classification_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "hlm/errors.h"
+
+namespace hlm::eval {
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double ratio(int64_t num, int64_t den) { return den > 0 ? double(num) / double(den) : kNaN; }
+}  // namespace
+
+Confusion::Confusion(size_t classes) : classes_(classes), counts_(classes * classes, 0) {
+  if (classes == 0) throw InternalError("a confusion matrix needs at least one class");
+}
+
+void Confusion::add(size_t truth, size_t predicted, int64_t count) {
+  if (truth >= classes_ || predicted >= classes_)
+    throw InternalError("confusion matrix of {} classes: no class {} or {}", classes_, truth,
+                        predicted);
+  counts_[truth * classes_ + predicted] += count;
+}
+
+Confusion& Confusion::operator+=(const Confusion& other) {
+  if (other.classes_ != classes_)
+    throw InternalError("adding a confusion matrix of {} classes to one of {}", other.classes_,
+                        classes_);
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  return *this;
+}
+
+int64_t Confusion::total() const {
+  int64_t sum = 0;
+  for (const int64_t v : counts_) sum += v;
+  return sum;
+}
+
+int64_t Confusion::support(size_t c) const {
+  int64_t sum = 0;
+  for (size_t p = 0; p < classes_; ++p) sum += at(c, p);
+  return sum;
+}
+
+int64_t Confusion::predicted(size_t c) const {
+  int64_t sum = 0;
+  for (size_t t = 0; t < classes_; ++t) sum += at(t, c);
+  return sum;
+}
+
+ClassScores class_scores(const Confusion& m, size_t c) {
+  ClassScores s;
+  s.support = m.support(c);
+  s.predicted = m.predicted(c);
+  s.tp = m.at(c, c);
+  const int64_t fp = s.predicted - s.tp, negatives = m.total() - s.support;
+  s.se = ratio(s.tp, s.support);
+  s.ppv = ratio(s.tp, s.predicted);
+  s.specificity = ratio(negatives - fp, negatives);
+  s.f1 = ratio(2 * s.tp, s.support + s.predicted);
+  return s;
+}
+
+double accuracy(const Confusion& m) {
+  int64_t correct = 0;
+  for (size_t c = 0; c < m.classes(); ++c) correct += m.at(c, c);
+  return ratio(correct, m.total());
+}
+
+double macro_f1(const Confusion& m) {
+  double sum = 0;
+  int counted = 0;
+  for (size_t c = 0; c < m.classes(); ++c)
+    if (m.support(c) > 0) sum += class_scores(m, c).f1, ++counted;
+  return counted ? sum / counted : kNaN;
+}
+
+double mean_f1(const Confusion& m, const std::vector<size_t>& classes) {
+  if (classes.empty()) return kNaN;
+  double sum = 0;
+  for (const size_t c : classes) {
+    const double f1 = class_scores(m, c).f1;
+    sum += std::isnan(f1) ? 0.0 : f1;
+  }
+  return sum / double(classes.size());
+}
+
+size_t majority_class(const Confusion& m) {
+  size_t best = 0;
+  for (size_t c = 1; c < m.classes(); ++c)
+    if (m.support(c) > m.support(best)) best = c;
+  return best;
+}
+
+double majority_baseline(const Confusion& m) {
+  return ratio(m.support(majority_class(m)), m.total());
+}
+
+double auroc(const std::vector<double>& scores, const std::vector<int>& labels) {
+  if (scores.size() != labels.size())
+    throw InternalError("auroc: {} scores but {} labels", scores.size(), labels.size());
+  std::vector<size_t> order(scores.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  // Mann-Whitney U from the positives' ranks; tied scores share their mean rank.
+  double positive_rank_sum = 0;
+  int64_t positives = 0, negatives = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && scores[order[j]] == scores[order[i]]) ++j;
+    const double mean_rank = 0.5 * double(i + 1 + j);
+    for (size_t k = i; k < j; ++k) {
+      if (labels[order[k]] == 1)
+        positive_rank_sum += mean_rank, ++positives;
+      else
+        ++negatives;
+    }
+    i = j;
+  }
+  if (positives == 0 || negatives == 0) return kNaN;
+  const double u = positive_rank_sum - double(positives) * double(positives + 1) / 2.0;
+  return u / (double(positives) * double(negatives));
+}
+
+Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
+                             const std::function<double(const Confusion&)>& metric, int resamples,
+                             double level, uint64_t seed) {
+  if (per_record.empty()) return {kNaN, kNaN};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, per_record.size() - 1);
+  std::vector<double> values;
+  values.reserve(size_t(std::max(resamples, 0)));
+  for (int r = 0; r < resamples; ++r) {
+    Confusion pooled(per_record.front().classes());
+    for (size_t k = 0; k < per_record.size(); ++k) pooled += per_record[pick(rng)];
+    const double v = metric(pooled);
+    if (!std::isnan(v)) values.push_back(v);
+  }
+  if (values.empty()) return {kNaN, kNaN};
+  std::sort(values.begin(), values.end());
+  // The percentile at fraction q of the sorted values, interpolated between neighbours.
+  auto quantile = [&](double q) {
+    const double at = q * double(values.size() - 1);
+    const size_t below = size_t(std::floor(at));
+    const size_t above = std::min(values.size() - 1, below + 1);
+    return values[below] + (at - double(below)) * (values[above] - values[below]);
+  };
+  const double tail = 0.5 * (1.0 - level);
+  return {quantile(tail), quantile(1.0 - tail)};
+}
+
+}  // namespace hlm::eval

@@ -1,0 +1,68 @@
+// Scores of a classifier against reference labels, as the arrhythmia literature reports them:
+// per class sensitivity (Se), positive predictivity (+P), specificity and F1; accuracy, macro
+// F1 and the majority-class baseline; the mean F1 of chosen classes (the PhysioNet/CinC
+// Challenge 2017 score is that of N, A and O); AUROC for a binary task; and bootstrap
+// confidence intervals that resample records, not beats, because the beats of one patient are
+// not independent draws.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace hlm::eval {
+
+// Counts of (reference class, predicted class) pairs over classes 0 .. classes - 1.
+class Confusion {
+ public:
+  explicit Confusion(size_t classes);
+  void add(size_t truth, size_t predicted, int64_t count = 1);
+  Confusion& operator+=(const Confusion& other);
+
+  size_t classes() const { return classes_; }
+  int64_t at(size_t truth, size_t predicted) const { return counts_[truth * classes_ + predicted]; }
+  int64_t total() const;
+  int64_t support(size_t c) const;    // reference items of class c (its row)
+  int64_t predicted(size_t c) const;  // items predicted as c (its column)
+
+ private:
+  size_t classes_;
+  std::vector<int64_t> counts_;
+};
+
+// One class against the rest. A ratio without a denominator is NaN: Se of a class with no
+// reference items, +P of a class never predicted. F1 is 2 TP / (support + predicted), 0 for a
+// class that has items but is never predicted, NaN for a class absent from both sides.
+struct ClassScores {
+  int64_t support = 0, predicted = 0, tp = 0;
+  double se = 0, ppv = 0, specificity = 0, f1 = 0;
+};
+ClassScores class_scores(const Confusion& m, size_t c);
+
+double accuracy(const Confusion& m);  // NaN when empty
+// Mean F1 over the classes that have reference items (a class absent from the reference
+// does not count; one never predicted counts as 0).
+double macro_f1(const Confusion& m);
+// Mean F1 over the given classes, each as in class_scores (0 when it has no items at all):
+// the Challenge 2017 score is mean_f1 of N, A and O.
+double mean_f1(const Confusion& m, const std::vector<size_t>& classes);
+// The most frequent reference class, and the accuracy of always answering it.
+size_t majority_class(const Confusion& m);
+double majority_baseline(const Confusion& m);
+
+// Area under the ROC curve of scores for positives (label 1) against negatives (label 0): the
+// probability that a random positive scores above a random negative, ties counting half.
+// NaN without both a positive and a negative.
+double auroc(const std::vector<double>& scores, const std::vector<int>& labels);
+
+struct Interval {
+  double low = 0, high = 0;
+};
+// Percentile interval (level, e.g. 0.95) of metric over `resamples` bootstrap samples, each as
+// many records as given, drawn with replacement from per_record and pooled. Samples where the
+// metric is NaN are left out. Seeded: the same inputs give the same interval.
+Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
+                             const std::function<double(const Confusion&)>& metric,
+                             int resamples = 1000, double level = 0.95, uint64_t seed = 1);
+
+}  // namespace hlm::eval
