@@ -1,10 +1,12 @@
-# hlm_add_plugin(<target> SOURCES <files...> [TORCH] [LIBRARIES <libs...>]): builds one hlm
+# hlm_add_plugin(<target> SOURCES <files...> [TORCH|LIBTORCH] [LIBRARIES <libs...>]): builds one hlm
 # plugin shared library. The same function serves in-tree and out-of-tree plugins (after
 # find_package(hlm)): it links the SDK, stamps the build fingerprint the host checks at load
 # time, and writes the library to HLM_PLUGIN_OUTPUT_DIR (default <build>/plugins), a folder
-# `hlm --plugin-path` or HLM_PLUGIN_PATH can name. Pass TORCH when the plugin uses LibTorch.
+# `hlm --plugin-path` or HLM_PLUGIN_PATH can name. Pass TORCH when the plugin uses LibTorch and
+# hlm's LibTorch library (its kernels, the transformer block), LIBTORCH when it uses LibTorch
+# and the SDK only.
 function(hlm_add_plugin target)
-  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "TORCH;LIBTORCH" "" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT HLM_PLUGIN_OUTPUT_DIR)
     set(HLM_PLUGIN_OUTPUT_DIR "${CMAKE_BINARY_DIR}/plugins")
   endif()
@@ -16,6 +18,11 @@ function(hlm_add_plugin target)
   if(ARG_TORCH)
     target_link_libraries(${target} PRIVATE hlm::torch ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
     target_precompile_headers(${target} PRIVATE <torch/torch.h>)
+  elseif(ARG_LIBTORCH)
+    # LibTorch and the SDK, without hlm's own LibTorch library (the sanitizer builds use such
+    # a plugin without building all of hlm_torch).
+    target_link_libraries(${target} PRIVATE hlm::base ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
+    target_include_directories(${target} PRIVATE ${TORCH_INCLUDE_DIRS})
   else()
     target_link_libraries(${target} PRIVATE hlm::base ${ARG_LIBRARIES})
   endif()

@@ -4,7 +4,8 @@
 #   thread             data races
 # Each finding stops the test that caused it (-fno-sanitize-recover), so ctest reports it as a
 # failure. LibTorch, OpenBLAS and the other Debian libraries are not instrumented: ThreadSanitizer
-# is meant for the code that needs no LibTorch (the unit tier's hlm_unit_tests, see CI).
+# is meant for the code that needs no LibTorch (the unit tier's hlm_unit_tests, see CI) and for
+# the shm backend, whose own code is instrumented (hlm_shm_sanitized_tests).
 set(HLM_SANITIZE "" CACHE STRING "Sanitizers to build with: address,undefined or thread (empty: none)")
 if(HLM_SANITIZE)
   if(NOT HLM_SANITIZE MATCHES "^(address,undefined|address|undefined|thread)$")
