@@ -22,7 +22,6 @@ function(hlm_add_plugin target)
     # LibTorch and the SDK, without hlm's own LibTorch library (the sanitizer builds use such
     # a plugin without building all of hlm_torch).
     target_link_libraries(${target} PRIVATE hlm::base ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
-    target_include_directories(${target} PRIVATE ${TORCH_INCLUDE_DIRS})
   else()
     target_link_libraries(${target} PRIVATE hlm::base ${ARG_LIBRARIES})
   endif()

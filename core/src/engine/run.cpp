@@ -141,8 +141,9 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     else
       cached = cached_stage_dir(runs_dir, key);
     if (cached) {
-      nlohmann::json m = *read_manifest(*cached);
-      if (*cached != stage_dir) {  // resuming, the stage's own manifest already says it all
+      // Resuming, the stage's own manifest (read above) already says it all.
+      nlohmann::json m = *cached == stage_dir ? *previous : *read_manifest(*cached);
+      if (*cached != stage_dir) {
         m["reused_from"] = *cached;
         write_manifest(stage_dir, m);
       }

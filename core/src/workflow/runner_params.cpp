@@ -5,10 +5,6 @@ namespace hlm::workflow {
 
 namespace {
 
-// hlm decides where the job's files go and what it runs: its output and error go to
-// <run directory>/slurm-<job>.out, it starts in the directory hlm was submitted from, and its
-// one command is the batch script. Options that would move those files elsewhere (anywhere
-// the user can write), or run another command, are refused; "" for any other option.
 // Whether an sbatch option word names this option: "-o", "-ofile" (the value attached), or
 // any prefix of the long name (getopt takes unambiguous abbreviations such as --out).
 bool names(const std::string& option, const std::string& short_name, const std::string& long_name) {
@@ -16,6 +12,10 @@ bool names(const std::string& option, const std::string& short_name, const std::
   return !short_name.empty() && option.rfind(short_name, 0) == 0;
 }
 
+// hlm decides where the job's files go and what it runs: its output and error go to
+// <run directory>/slurm-<job>.out, it starts in the directory hlm was submitted from, and its
+// one command is the batch script. Options that would move those files elsewhere (anywhere
+// the user can write), or run another command, are refused; "" for any other option.
 std::string sbatch_option_refused(const std::string& line) {
   const size_t start = line.find_first_not_of(" \t");
   if (start == std::string::npos) return "";
