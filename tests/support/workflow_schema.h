@@ -44,6 +44,7 @@ inline Schema test_schema() {
                          {"threads", "int", "1", "threads per rank", false},
                          {"world_size", "int", "1", "ranks", false},
                          {"causal", "bool", "true", "GPT objective", false},
+                         {"precision", "choice:fp32|bf16", "\"fp32\"", "arithmetic", false},
                          {"tags", "map", "{}", "free-form labels", false},
                          {"resume_from", "string", "null", "checkpoint", false}});
   schema.add_stage_kind("evaluate",

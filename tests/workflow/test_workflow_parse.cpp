@@ -84,6 +84,12 @@ TEST(WorkflowParse, ReportsWrongTypesWithTheExpectedType) {
   text = kBasic;
   text.replace(text.find("window: 128"), 11, "window: [1]");
   EXPECT_CONTAINS(error_of(text), "expected an int, got a list");
+  // A choice names its words; a word outside them fails at load, not when the stage runs.
+  text = kBasic;
+  text.replace(text.find("window: 128"), 11, "precision: fp16");
+  EXPECT_EQ(error_of(text),
+            "wf.yaml:12:18: wrong type for 'precision' in params of stage 'pretrain': "
+            "expected one of fp32, bf16, got 'fp16'");
 }
 
 TEST(WorkflowParse, ReportsMissingRequiredParamsWithTheirHelp) {

@@ -6,24 +6,14 @@
 #include <string>
 #include <vector>
 
-namespace hlm {
+#include "plots/gnuplot.h"
 
-struct Plot {
-  std::string name;  // file stem: time_vs_threads, time_speedup, efficiency, overhead
-  std::string title;
-  std::string svg, png;  // absolute paths
-};
+namespace hlm {
 
 // Writes the data, the gnuplot script and the images into `dir`. Without gnuplot on PATH
 // (Debian package gnuplot-nox), or if it fails, returns what it drew and says why in
 // `*note`.
 std::vector<Plot> render_scaling_plots(const nlohmann::json& study, const std::string& dir,
                                        std::string* note);
-
-// A line plot of one series (the loss curve of a training stage) as SVG and PNG.
-std::vector<Plot> render_line_plot(const std::string& name, const std::string& title,
-                                   const std::string& x_label, const std::string& y_label,
-                                   const std::vector<double>& y, const std::string& dir,
-                                   std::string* note);
 
 }  // namespace hlm

@@ -1,8 +1,15 @@
 // finetune: foundation checkpoint + labelled token store -> beat classifier (N/S/V/F/Q).
-// Records listed in holdout_records are left out, for evaluate.
+// Which records train is decided by record, never by beat: `records` (default all), minus
+// holdout_records, minus the test fold of a k-fold cross-validation, minus the validation
+// records early stopping watches; holdout_tail keeps the end of every record out instead
+// (intra-patient). The head sits on a fine-tuned, frozen or randomly initialised backbone.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "engine/stage.h"
+#include "eval/record_split.h"
+#include "hlm/errors.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "ops/compute.h"
@@ -14,42 +21,139 @@
 namespace hlm {
 namespace {
 
+std::vector<std::string> names_of(const TokenStore& store, const std::vector<size_t>& indices) {
+  std::vector<std::string> out;
+  for (size_t i : indices) out.push_back(store.record(i).name);
+  return out;
+}
+
+// A checkpoint reads token ids: those of another tokenizer or codebook mean other beats.
+void expect_same_tokens(const StageContext& ctx, const nlohmann::json& foundation,
+                        const TokenStore& store, const nlohmann::json& model_block) {
+  const std::string trained_on = foundation.at("results").value("tokenizer", std::string());
+  if (trained_on != store.tokenizer_identity())
+    throw ConfigError(
+        "stage '{}': the checkpoint was pretrained on tokens of {} but the token store {} holds "
+        "tokens of {}; fine-tune on the store of the tokenize stage the pretrain stage used (or "
+        "tokenize with the same tokenizer and codebook)",
+        ctx.instance.id, trained_on.empty() ? "an unknown tokenizer" : trained_on, store.path(),
+        store.tokenizer_identity());
+  if (model_block.at("vocab_size").get<int64_t>() < int64_t(store.vocab_size()))
+    throw ConfigError("stage '{}': the model's vocab_size {} is smaller than the {} tokens of {}",
+                      ctx.instance.id, model_block.at("vocab_size").get<int64_t>(),
+                      store.vocab_size(), store.path());
+}
+
+// The training records after the record-wise splits; fills the results' record lists.
+std::vector<std::string> training_records(const nlohmann::json& p, const TokenStore& store,
+                                          std::vector<std::string>& holdout,
+                                          std::vector<std::string>& validation) {
+  const std::vector<std::string> listed = p.at("records");
+  for (const auto& name : listed)
+    if (store.find_record(name) == store.record_count())
+      throw ConfigError("finetune: record '{}' of 'records' is not in the token store {}", name,
+                        store.path());
+  std::vector<std::string> pool =
+      names_of(store, listed.empty() ? select_records(store, {}, /*exclude=*/true)
+                                     : select_records(store, listed, /*exclude=*/false));
+  pool.erase(std::remove_if(pool.begin(), pool.end(),
+                            [&](const std::string& r) {
+                              return std::find(holdout.begin(), holdout.end(), r) != holdout.end();
+                            }),
+             pool.end());
+  const uint64_t seed = p.at("split_seed").get<uint64_t>();
+  if (const int folds = p.at("folds"); folds > 0) {
+    const auto split = eval::kfold_split(pool, folds, p.at("fold"), seed);
+    holdout.insert(holdout.end(), split.test.begin(), split.test.end());
+    pool = split.train;
+  }
+  if (const double labelled = p.at("labelled_fraction"); labelled < 1.0) {
+    // The first records of a seeded shuffle: a smaller fraction is a subset of a larger one.
+    const int keep = std::max(1, int(std::ceil(labelled * double(pool.size()))));
+    if (size_t(keep) < pool.size()) pool = eval::holdout_split(pool, keep, seed + 1).test;
+  }
+  if (const int count = p.at("validation_records"); count > 0) {
+    const auto split = eval::holdout_split(pool, count, seed + 2);
+    validation = split.test;
+    pool = split.train;
+  }
+  return pool;
+}
+
 StageOutput run_finetune(StageContext& ctx) {
   const auto& p = ctx.params();
   const auto& foundation = ctx.input_of_kind("pretrain");
   const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
   const auto options = TrainOptions::from_params(training_options_json(p));
   set_compute_threads(options.threads);
+  const BeatHeadOptions head = BeatHeadOptions::from_json(p);
 
   const nlohmann::json model_block = foundation.at("results").at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
-  load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
   auto store = TokenStore::open(tokens.at("artifacts").at("token_store"));
-  const std::vector<std::string> holdout = p.at("holdout_records");
-  const double tail = p.at("holdout_tail").get<double>();
-  const auto windows = beat_windows(store, select_records(store, holdout, /*exclude=*/true),
-                                    model->context(), 0.0, 1.0 - tail);
+  expect_same_tokens(ctx, foundation, store, model_block);
+  // From scratch: the same architecture and head with the plugin's random initial weights.
+  if (head.backbone != "scratch")
+    load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
 
-  BeatClassifier classifier(model, options.seed);
-  ctx.progress("fine-tuning on " + std::to_string(windows.size()) + " windows, " +
+  std::vector<std::string> holdout = p.at("holdout_records"), validation;
+  const std::vector<std::string> train = training_records(p, store, holdout, validation);
+  const double tail = p.at("holdout_tail").get<double>();
+  const auto windows = beat_windows(store, select_records(store, train, /*exclude=*/false),
+                                    model->context(), 0.0, 1.0 - tail);
+  EarlyStopping early;
+  early.every = p.at("eval_every");
+  early.patience = p.at("patience");
+  if (!validation.empty())
+    early.windows = beat_windows(store, select_records(store, validation, false), model->context(),
+                                 0.0, 1.0 - tail);
+
+  BeatClassifier classifier(model, options.seed, head);
+  ctx.progress("fine-tuning (" + head.backbone + " backbone) on " + std::to_string(train.size()) +
+               " records, " + std::to_string(windows.size()) + " windows, " +
                std::to_string(options.steps) + " steps");
-  const auto losses =
-      classifier.fit(store, windows, options, {ctx.stage_dir + "/checkpoints", ctx.progress});
+  const FitResult fit = classifier.fit(store, windows, options,
+                                       {ctx.stage_dir + "/checkpoints", ctx.progress}, early);
   const std::string path = ctx.stage_dir + "/classifier";
   classifier.save(path);
 
   StageOutput out;
   out.artifacts["classifier"] = path;
   out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
-  out.results = {{"model", model_block},         {"losses", losses},
-                 {"holdout_records", holdout},   {"holdout_tail", tail},
-                 {"loss_first", losses.front()}, {"loss_last", losses.back()}};
+  const auto& losses = fit.losses;
+  out.results = {{"model", model_block},
+                 {"head", head.to_json()},
+                 {"tokenizer", store.tokenizer_identity()},
+                 {"losses", losses},
+                 {"train_records", train},
+                 {"validation_records", validation},
+                 {"holdout_records", holdout},
+                 {"holdout_tail", tail},
+                 {"steps_run", fit.steps_run},
+                 {"best_step", fit.best_step},
+                 {"validation", fit.validation},
+                 {"loss_first", losses.empty() ? 0.0 : losses.front()},
+                 {"loss_last", losses.empty() ? 0.0 : losses.back()}};
+  if (p.at("folds").get<int>() > 0)
+    out.results["fold"] = {{"folds", p.at("folds")}, {"fold", p.at("fold")}};
   char line[200];
-  std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %zu steps",
-                losses.front(), losses.back(), losses.size());
-  out.report_md = std::string(line) + "; held out for evaluation: records " +
-                  (holdout.empty() ? "none" : nlohmann::json(holdout).dump()) + ", last " +
-                  std::to_string(int(tail * 100)) + " % of every other record\n";
+  std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %lld steps",
+                out.results["loss_first"].get<double>(), out.results["loss_last"].get<double>(),
+                (long long)fit.steps_run);
+  std::string md = std::string(line) + "; backbone " + head.backbone +
+                   (head.rr_features ? ", RR features (before, after, local average)" : "") +
+                   ", class weights " + head.class_weights + ". Trained on " +
+                   std::to_string(train.size()) + " records";
+  if (!validation.empty()) {
+    char best[160];
+    std::snprintf(best, sizeof(best), "; early stopping on %zu validation records kept step %lld",
+                  validation.size(), (long long)fit.best_step);
+    md += best;
+  }
+  md += "; held out for evaluation: records " +
+        (holdout.empty() ? std::string("none") : nlohmann::json(holdout).dump()) + ", last " +
+        std::to_string(int(tail * 100)) + " % of every other record\n";
+  out.report_md = md;
   ctx.progress(line);
   return out;
 }
@@ -58,12 +162,36 @@ StageOutput run_finetune(StageContext& ctx) {
 
 StageKind finetune_stage() {
   auto params = training_param_specs("200", "1e-4", TrainingStage::kFineTune);
-  params.push_back({"holdout_records", "list", "[]",
-                    "records kept out of fine-tuning (inter-patient evaluation)", false});
-  params.push_back({"holdout_tail", "float", "0.0",
-                    "last fraction of every other record kept out (intra-patient evaluation)",
-                    false});
-  return {"finetune", "1", params, run_finetune, /*external_inputs=*/nullptr};
+  const std::vector<workflow::ParamSpec> own = {
+      {"records", "list", "[]", "records fine-tuning may use (default: every record of the store)",
+       false},
+      {"holdout_records", "list", "[]",
+       "records kept out of fine-tuning (inter-patient evaluation)", false},
+      {"holdout_tail", "float", "0.0",
+       "last fraction of every other record kept out (intra-patient evaluation)", false},
+      {"folds", "int", "0",
+       "record-wise k-fold cross-validation over `records`: the test fold is held out (0 = off)",
+       false},
+      {"fold", "int", "0", "which fold is the test side (0 .. folds-1; sweep it with a matrix)",
+       false},
+      {"split_seed", "int", "1", "seed of the record shuffles behind folds and validation", false},
+      {"labelled_fraction", "float", "1.0",
+       "fraction of the training records whose labels are used (record-wise)", false},
+      {"validation_records", "int", "0",
+       "training records kept for early stopping on their macro F1 (0 = off)", false},
+      {"eval_every", "int", "50", "steps between validation checks", false},
+      {"patience", "int", "5", "validation checks without a gain before stopping", false},
+      {"backbone", "choice:full|frozen|scratch", "\"full\"",
+       "fine-tune the pretrained backbone, freeze it (linear probe) or start from random weights",
+       false},
+      {"rr_features", "bool", "false",
+       "append each beat's RR features (before and after it, against the local average) to the "
+       "head's input",
+       false},
+      {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
+       "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false}};
+  params.insert(params.end(), own.begin(), own.end());
+  return {"finetune", "2", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

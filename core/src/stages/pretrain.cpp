@@ -4,7 +4,7 @@
 
 #include "engine/stage.h"
 #include "metrics/metrics.h"
-#include "scaling/scaling_plots.h"
+#include "plots/gnuplot.h"
 #include "stages/train_params.h"
 #include "train/rank_job.h"
 
@@ -47,6 +47,8 @@ StageOutput run_pretrain(StageContext& ctx) {
   out.artifacts["checkpoint"] = r.at("checkpoint");
   out.results = r;
   out.results["model"] = p.at("model");
+  // Which tokens the checkpoint reads: fine-tuning refuses a store of another tokenizer.
+  out.results["tokenizer"] = tokens.at("results").at("tokenizer");
   std::vector<double> losses = r.at("losses");
   char table[512];
   std::snprintf(table, sizeof(table),
@@ -85,7 +87,7 @@ StageKind pretrain_stage() {
   params.push_back({"max_restarts", "int", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint",
                     false});
-  return {"pretrain", "1", params, run_pretrain, /*external_inputs=*/nullptr};
+  return {"pretrain", "2", params, run_pretrain, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -1,6 +1,8 @@
 // tokenize: dataset plugins -> tokenizer plugin -> token store. Records run in parallel; a
-// codebook is fitted once (first pass) when the tokenizer needs one; a record that fails is
-// reported and the others still finish. An interrupted run resumes per record.
+// codebook is fitted once (first pass) when the tokenizer needs one, or taken from a tokenize
+// stage this one needs (so records kept for testing are tokenized with a codebook that never
+// saw them); a record that fails is reported and the others still finish. An interrupted run
+// resumes per record.
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -68,7 +70,17 @@ StageOutput run_tokenize(StageContext& ctx) {
   StageOutput out;
   const std::string codebook = ctx.stage_dir + "/codebook.bin";
   const double fit_start = now_seconds();
-  if (tokenizer->needs_fit() && std::filesystem::exists(codebook)) {
+  const auto fitted_elsewhere = ctx.inputs_of_kind("tokenize");
+  if (tokenizer->needs_fit() && !fitted_elsewhere.empty()) {
+    const nlohmann::json& other = *fitted_elsewhere.front();
+    const std::string path = other.at("artifacts").value("codebook", std::string());
+    if (path.empty())
+      throw ConfigError("stage '{}' needs a tokenize stage that fitted no codebook ({})",
+                        ctx.instance.id, other.value("id", std::string("?")));
+    tokenizer->load_state(path);  // CheckpointError naming the file if it does not fit
+    out.artifacts["codebook"] = path;
+    ctx.progress("codebook of " + path + " used (not fitted on these records)");
+  } else if (tokenizer->needs_fit() && std::filesystem::exists(codebook)) {
     // Resuming an interrupted run (the engine clears a stage folder whose key changed): the
     // records already written were tokenized with this codebook.
     tokenizer->load_state(codebook);
@@ -165,7 +177,7 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
 
 StageKind tokenize_stage() {
   return {"tokenize",
-          "2",
+          "3",
           {{"datasets", "list:plugin:dataset", "", "datasets to read (each a plugin block)", true},
            {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
            {"threads", "int", "2", "records tokenized in parallel", false},

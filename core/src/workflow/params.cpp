@@ -12,6 +12,22 @@ namespace {
 
 const char* const kPluginPrefix = "plugin:";
 const char* const kListPrefix = "list:";
+// "choice:a|b|c": a string that must be one of the listed words.
+const char* const kChoicePrefix = "choice:";
+
+std::vector<std::string> choices_of(const std::string& type) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : type.substr(std::string(kChoicePrefix).size()) + "|") {
+    if (c != '|') {
+      word += c;
+    } else if (!word.empty()) {
+      out.push_back(word);
+      word.clear();
+    }
+  }
+  return out;
+}
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -60,6 +76,7 @@ bool is_valid_type(const std::string& type) {
   }
   if (starts_with(type, kPluginPrefix)) return type.size() > std::string(kPluginPrefix).size();
   if (starts_with(type, kListPrefix)) return is_valid_type(type.substr(5));
+  if (starts_with(type, kChoicePrefix)) return !choices_of(type).empty();
   return false;
 }
 
@@ -97,6 +114,14 @@ nlohmann::json check_value(const Node& v, const std::string& type, const std::st
       }
     }
     return out;
+  }
+  if (starts_with(type, kChoicePrefix)) {
+    const auto choices = choices_of(type);
+    std::string listed;
+    for (const auto& c : choices) listed += (listed.empty() ? "" : ", ") + c;
+    if (!v.is_scalar() || std::find(choices.begin(), choices.end(), v.text) == choices.end())
+      wrong_type(v, what, "one of " + listed);
+    return v.text;
   }
   if (!v.is_scalar()) wrong_type(v, what, type == "int" ? "an int" : "a " + type);
   if (type == "string") return v.text;

@@ -1,0 +1,24 @@
+// Rhythm features of each beat from its RR intervals, the strongest inter-patient cue for
+// supraventricular and ventricular ectopy (de Chazal 2004; Llamedo & Martinez 2011): a
+// premature beat comes early against the local rhythm and is followed by a longer interval.
+// Ratios to the local average, not raw intervals, so a fast and a slow heart look alike.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace hlm {
+
+// Features per beat, in this order.
+constexpr int kRrFeatureCount = 3;
+constexpr const char* kRrFeatureNames[kRrFeatureCount] = {
+    "log(RR before / local RR)", "log(RR after / local RR)", "log(local RR / 1 s)"};
+// The local RR: mean of the intervals of the beats within this many beats either side.
+constexpr int kLocalRrBeats = 10;
+
+// rr_seconds[i] is the interval from beat i-1 to beat i (0 for the first beat), as the token
+// store keeps it. Returns rr_seconds.size() * kRrFeatureCount values, beat-major. Intervals are
+// clamped to 0.15-3 s first and each log to +-2, so a missed beat or a pause cannot blow up
+// the input of a classifier.
+std::vector<float> rr_features(const float* rr_seconds, size_t beats);
+
+}  // namespace hlm

@@ -1,0 +1,87 @@
+// Score tables (see score_table.h).
+#include "eval/score_table.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace hlm::eval {
+namespace {
+
+std::string number(double v) {
+  if (std::isnan(v)) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", v);
+  return text;
+}
+
+std::string interval(const Interval& ci) {
+  return std::isnan(ci.low) ? "" : " (" + number(ci.low) + "-" + number(ci.high) + ")";
+}
+
+}  // namespace
+
+std::string score_table(const std::vector<Confusion>& per_record,
+                        const std::vector<std::string>& class_names, nlohmann::json& results) {
+  const size_t classes = class_names.size();
+  Confusion m(classes);
+  for (const auto& r : per_record) m += r;
+  const auto ci = [&](const std::function<double(const Confusion&)>& metric) {
+    return bootstrap_by_record(per_record, metric);
+  };
+  const double acc = accuracy(m), macro = macro_f1(m);
+  const Interval accuracy_ci = ci(accuracy), macro_f1_ci = ci(macro_f1);
+  // What answering the most frequent reference class every time would score: accuracy means
+  // little without it when one class dominates (N is ~80-90 % of most records).
+  const size_t majority = majority_class(m);
+  const double baseline = majority_baseline(m);
+  results["beats"] = m.total();
+  results["records"] = per_record.size();
+  results["accuracy"] = acc;
+  results["macro_f1"] = macro;
+  results["ci95"] = {{"accuracy", {accuracy_ci.low, accuracy_ci.high}},
+                     {"macro_f1", {macro_f1_ci.low, macro_f1_ci.high}}};
+  results["majority_class"] = class_names[majority];
+  results["majority_baseline"] = baseline;
+  std::string md = "| class | items | Se | +P | Sp | F1 |\n|---|---|---|---|---|---|\n";
+  for (size_t c = 0; c < classes; ++c) {
+    const ClassScores s = class_scores(m, c);
+    const Interval se_ci = ci([c](const Confusion& r) { return class_scores(r, c).se; });
+    const Interval ppv_ci = ci([c](const Confusion& r) { return class_scores(r, c).ppv; });
+    results["classes"][class_names[c]] = {{"items", s.support},
+                                          {"se", s.se},
+                                          {"ppv", s.ppv},
+                                          {"specificity", s.specificity},
+                                          {"f1", s.f1},
+                                          {"se_ci95", {se_ci.low, se_ci.high}},
+                                          {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
+    md += "| " + class_names[c] + " | " + std::to_string(s.support) + " | " + number(s.se) +
+          interval(se_ci) + " | " + number(s.ppv) + interval(ppv_ci) + " | " +
+          number(s.specificity) + " | " + number(s.f1) + " |\n";
+  }
+  char head[320];
+  std::snprintf(head, sizeof(head),
+                "Accuracy %s%s, macro F1 %s%s, on %lld items of %zu records; always answering %s "
+                "would score %s. Intervals: 95 %%, from 1000 resamples of the records.\n\n",
+                number(acc).c_str(), interval(accuracy_ci).c_str(), number(macro).c_str(),
+                interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
+                class_names[majority].c_str(), number(baseline).c_str());
+  md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n|";
+  for (const auto& name : class_names) md += " | " + name;
+  md += " |\n|---|";
+  for (size_t c = 0; c < classes; ++c) md += "---|";
+  md += "\n";
+  results["confusion"] = nlohmann::json::array();
+  for (size_t t = 0; t < classes; ++t) {
+    md += "| " + class_names[t];
+    std::vector<int64_t> row;
+    for (size_t p = 0; p < classes; ++p) {
+      md += " | " + std::to_string(m.at(t, p));
+      row.push_back(m.at(t, p));
+    }
+    md += " |\n";
+    results["confusion"].push_back(row);
+  }
+  return md;
+}
+
+}  // namespace hlm::eval

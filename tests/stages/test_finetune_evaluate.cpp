@@ -1,0 +1,213 @@
+// finetune and evaluate through the hlm binary on small synthetic data
+// (tests/fixtures/finetune_cv.yaml): record-wise cross-validation never puts a record on both
+// sides and scores each record once; the backbone modes, RR features and early stopping act;
+// results.json and the confusion plot are written; a checkpoint or an evaluation store of
+// another tokenizer or codebook is refused with an error naming both.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "support/hlm_cli.h"
+
+namespace fs = std::filesystem;
+using hlm::test::run_hlm;
+using hlm::test::stage_manifest;
+
+namespace {
+
+std::set<std::string> as_set(const nlohmann::json& list) {
+  return list.get<std::set<std::string>>();
+}
+
+struct CrossValidationRun {
+  fs::path run_dir;
+  std::string output;
+};
+
+// One run of the fixture shared by the tests below (it takes seconds).
+const CrossValidationRun& cross_validation_run() {
+  static hlm::test::ScratchDir runs("hlm_finetune_cv");
+  static const CrossValidationRun run = [] {
+    const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return CrossValidationRun{hlm::test::run_dir_of(r.output), r.output};
+  }();
+  return run;
+}
+
+}  // namespace
+
+TEST(FinetuneEvaluate, CrossValidationNeverPutsARecordOnBothSidesAndScoresEachRecordOnce) {
+  const auto& run = cross_validation_run();
+  ASSERT_FALSE(run.run_dir.empty()) << run.output;
+  const int64_t beats = stage_manifest(run.run_dir, "tokenize")["results"]["beats"];
+  for (const std::string backbone : {"full", "frozen", "scratch"}) {
+    std::map<std::string, int> times_tested;
+    for (int fold = 0; fold < 3; ++fold) {
+      const auto r = stage_manifest(run.run_dir, "finetune[backbone=" + backbone + ",fold=" +
+                                                     std::to_string(fold) + "]")["results"];
+      const auto train = as_set(r["train_records"]), validation = as_set(r["validation_records"]);
+      const auto test = as_set(r["holdout_records"]);
+      EXPECT_EQ(validation.size(), 1u);
+      for (const auto& name : train) {
+        EXPECT_FALSE(test.count(name)) << name << " trains and is tested in fold " << fold;
+        EXPECT_FALSE(validation.count(name)) << name << " trains and validates in fold " << fold;
+      }
+      for (const auto& name : test) EXPECT_FALSE(validation.count(name)) << name;
+      EXPECT_EQ(train.size() + validation.size() + test.size(), 7u);
+      for (const auto& name : test) ++times_tested[name];
+    }
+    EXPECT_EQ(times_tested.size(), 7u) << "every record is in one test fold";
+    for (const auto& [name, times] : times_tested) EXPECT_EQ(times, 1) << name;
+    // The pooled evaluation counts every labelled beat once.
+    const auto scored = stage_manifest(
+        run.run_dir, "evaluate")["results"]["datasets"]["holdout [backbone=" + backbone + "]"];
+    EXPECT_EQ(scored["records"], 7);
+    EXPECT_EQ(scored["beats"], beats);
+  }
+}
+
+TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage) {
+  const auto& run = cross_validation_run();
+  ASSERT_FALSE(run.run_dir.empty()) << run.output;
+  std::ifstream in(run.run_dir / "evaluate" / "results.json");
+  ASSERT_TRUE(in) << "no results.json";
+  const auto results = nlohmann::json::parse(in);
+  ASSERT_EQ(results["datasets"].size(), 6u) << results.dump();
+  // Another store is scored once per beat (the fold models vote), whatever the fold count.
+  const int64_t more_beats = stage_manifest(run.run_dir, "tokenize_more")["results"]["beats"];
+  const auto& more = results["datasets"]["more [backbone=full]"];
+  EXPECT_EQ(more["beats"], more_beats);
+  for (const auto& [name, d] : results["datasets"].items()) {
+    for (const char* key : {"accuracy", "macro_f1", "majority_baseline", "ci95", "confusion"})
+      EXPECT_TRUE(d.contains(key)) << name << " lacks " << key;
+    for (const char* c : {"N", "S", "V", "F", "Q"})
+      for (const char* key : {"se", "ppv", "specificity", "f1", "se_ci95", "ppv_ci95"})
+        EXPECT_TRUE(d["classes"][c].contains(key)) << name << " " << c << " lacks " << key;
+    const double acc = d["accuracy"];
+    const auto ci = d["ci95"]["accuracy"];
+    EXPECT_LE(ci[0].get<double>(), acc + 1e-12) << name;
+    EXPECT_GE(ci[1].get<double>(), acc - 1e-12) << name;
+  }
+  const auto artifacts = stage_manifest(run.run_dir, "evaluate")["artifacts"];
+  ASSERT_TRUE(artifacts.contains("confusion_1_png")) << artifacts.dump();
+  std::ifstream png(artifacts["confusion_1_png"].get<std::string>(), std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  EXPECT_TRUE(fs::exists(artifacts["confusion_1_svg"].get<std::string>()));
+}
+
+TEST(FinetuneEvaluate, BackboneModesActAndEarlyStoppingKeepsTheBestValidatedStep) {
+  const auto& run = cross_validation_run();
+  ASSERT_FALSE(run.run_dir.empty()) << run.output;
+  std::map<std::string, std::vector<double>> losses;
+  for (const std::string backbone : {"full", "frozen", "scratch"}) {
+    const auto r =
+        stage_manifest(run.run_dir, "finetune[backbone=" + backbone + ",fold=0]")["results"];
+    losses[backbone] = r["losses"].get<std::vector<double>>();
+    EXPECT_EQ(r["head"]["backbone"], backbone);
+    // Validation every 3 steps; the kept step is the first with the best macro F1.
+    const auto history = r["validation"];
+    ASSERT_FALSE(history.empty());
+    double best = -1;
+    int64_t best_step = 0;
+    for (const auto& point : history)
+      if (point[1].get<double>() > best) best = point[1], best_step = point[0];
+    EXPECT_EQ(r["best_step"], best_step);
+    EXPECT_EQ(history[0][0], 3);
+    // Patience 2: training ends at most two checks after the best one.
+    EXPECT_LE(r["steps_run"].get<int64_t>(), std::min<int64_t>(12, best_step + 6));
+  }
+  // The same seed and data: only the backbone differs, so the losses do.
+  EXPECT_NE(losses["full"], losses["frozen"]);
+  EXPECT_NE(losses["full"], losses["scratch"]);
+  EXPECT_NE(losses["frozen"], losses["scratch"]);
+  EXPECT_NE(run.output.find("fine-tuning (frozen backbone)"), std::string::npos);
+}
+
+TEST(FinetuneEvaluate, SplitKeysAct) {
+  hlm::test::ScratchDir runs("hlm_finetune_split_keys");
+  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]' ";
+  const auto r = run_hlm(base +
+                         "finetune.split_seed=7 finetune.labelled_fraction=0.5 "
+                         "finetune.validation_records=0 finetune.rr_features=false "
+                         "finetune.class_weights=none finetune.records=[syn000,syn001,"
+                         "syn002,syn003,syn004,syn005]");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
+  // records: syn006 is never used; folds of 6 records: 2 tested; half of the other 4 train.
+  EXPECT_EQ(got["holdout_records"].size(), 2u);
+  EXPECT_EQ(got["train_records"].size(), 2u);
+  EXPECT_TRUE(got["validation_records"].empty());
+  EXPECT_TRUE(got["validation"].empty());
+  for (const auto& list : {got["train_records"], got["holdout_records"]})
+    EXPECT_FALSE(as_set(list).count("syn006"));
+  EXPECT_EQ(got["head"]["rr_features"], false);
+  EXPECT_EQ(got["head"]["class_weights"], "none");
+  // Another split seed deals other folds.
+  const auto& cv = cross_validation_run();
+  const auto seeded = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];
+  EXPECT_NE(as_set(got["holdout_records"]), as_set(seeded["holdout_records"]));
+}
+
+TEST(FinetuneEvaluate, ACheckpointOrAnEvaluationStoreOfAnotherCodebookIsRefused) {
+  hlm::test::ScratchDir runs("hlm_finetune_refused");
+  const fs::path workflow = runs.path / "other_codebook.yaml";
+  std::ofstream(workflow) << R"(name: other-codebook
+vars:
+  model: {plugin: gpt, vocab_size: 20, context: 32, d_model: 16, n_layer: 1, n_head: 2, d_ff: 32}
+stages:
+  - id: tokenize
+    kind: tokenize
+    params:
+      datasets: [{plugin: synthetic, records: 3, seconds: 60, seed: 3}]
+      tokenizer: {plugin: beat-vq, codes: 16}
+  - id: tokenize_other
+    kind: tokenize
+    params:
+      datasets: [{plugin: synthetic, records: 2, seconds: 60, seed: 5}]
+      tokenizer: {plugin: beat-vq, codes: 16}
+  - id: pretrain
+    kind: pretrain
+    needs: [tokenize]
+    params: {model: "${vars.model}", steps: 2, batch: 4}
+  - id: finetune
+    kind: finetune
+    needs: [pretrain, FINETUNE_STORE]
+    params: {steps: 2, batch: 4, holdout_records: [syn000]}
+  - id: evaluate
+    kind: evaluate
+    needs: [finetune, tokenize_other]
+    params:
+      datasets: [{name: other, stage: tokenize_other}]
+)";
+  const auto with_store = [&](const std::string& store) {
+    std::ifstream in(workflow);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.replace(text.find("FINETUNE_STORE"), 14, store);
+    const fs::path path = runs.path / (store + ".yaml");
+    std::ofstream(path) << text;
+    return run_hlm("run " + path.string() + " --runs-dir " + (runs.path / store).string());
+  };
+  // Fine-tuning the checkpoint on the other store: its codebook made other tokens.
+  const auto finetune = with_store("tokenize_other");
+  EXPECT_NE(finetune.exit_code, 0) << finetune.output;
+  EXPECT_NE(finetune.output.find("was pretrained on tokens of beat-vq:"), std::string::npos)
+      << finetune.output;
+  EXPECT_NE(finetune.output.find("tokenize_other/tokens.hlmt holds tokens of beat-vq:"),
+            std::string::npos)
+      << finetune.output;
+  // Fine-tuning on the pretraining store works; evaluating the other store is refused.
+  const auto evaluate = with_store("tokenize");
+  EXPECT_NE(evaluate.exit_code, 0) << evaluate.output;
+  EXPECT_NE(evaluate.output.find("finetune: classification loss"), std::string::npos)
+      << evaluate.output;
+  EXPECT_NE(evaluate.output.find("dataset 'other'"), std::string::npos) << evaluate.output;
+  EXPECT_NE(evaluate.output.find("tokenize it with the pretraining codebook"), std::string::npos)
+      << evaluate.output;
+}
