@@ -15,7 +15,7 @@ TEST(ScoreTable, HandComputedCaseWithAnAbsentAndANeverPredictedClass) {
   EXPECT_DOUBLE_EQ(results["accuracy"], 0.7);
   EXPECT_EQ(results["majority_class"], "A");
   EXPECT_DOUBLE_EQ(results["majority_baseline"], 0.8);
-  EXPECT_EQ(results["beats"], 10);
+  EXPECT_EQ(results["items"], 10);
   EXPECT_EQ(results["records"], 2);
   // A: Se 7/8, +P 7/9; B: Se 0, +P 0/1 = 0, F1 0; C absent everywhere: NaN, shown as n/a.
   EXPECT_DOUBLE_EQ(results["classes"]["A"]["se"], 7.0 / 8.0);

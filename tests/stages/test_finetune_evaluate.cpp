@@ -65,7 +65,7 @@ TEST(FinetuneEvaluate, CrossValidationNeverPutsARecordOnBothSidesAndScoresEachRe
     const auto scored = stage_manifest(
         run.run_dir, "evaluate")["results"]["datasets"]["holdout [backbone=" + backbone + "]"];
     EXPECT_EQ(scored["records"], 7);
-    EXPECT_EQ(scored["beats"], beats);
+    EXPECT_EQ(scored["items"], beats);
   }
 }
 
@@ -79,7 +79,7 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
   // Another store is scored once per beat (the fold models vote), whatever the fold count.
   const int64_t more_beats = stage_manifest(run.run_dir, "tokenize_more")["results"]["beats"];
   const auto& more = results["datasets"]["more [backbone=full]"];
-  EXPECT_EQ(more["beats"], more_beats);
+  EXPECT_EQ(more["items"], more_beats);
   for (const auto& [name, d] : results["datasets"].items()) {
     for (const char* key : {"accuracy", "macro_f1", "majority_baseline", "ci95", "confusion"})
       EXPECT_TRUE(d.contains(key)) << name << " lacks " << key;
@@ -125,7 +125,7 @@ TEST(FinetuneEvaluate, BackboneModesActAndEarlyStoppingKeepsTheBestValidatedStep
   EXPECT_NE(losses["full"], losses["frozen"]);
   EXPECT_NE(losses["full"], losses["scratch"]);
   EXPECT_NE(losses["frozen"], losses["scratch"]);
-  EXPECT_NE(run.output.find("fine-tuning (frozen backbone)"), std::string::npos);
+  EXPECT_NE(run.output.find("fine-tuning beat classes (frozen backbone)"), std::string::npos);
 }
 
 TEST(FinetuneEvaluate, SplitKeysAct) {
@@ -210,4 +210,34 @@ stages:
   EXPECT_NE(evaluate.output.find("dataset 'other'"), std::string::npos) << evaluate.output;
   EXPECT_NE(evaluate.output.find("tokenize it with the pretraining codebook"), std::string::npos)
       << evaluate.output;
+}
+
+TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) {
+  hlm::test::ScratchDir runs("hlm_af_segments");
+  const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  // The tokenize stage wrote each record's AF episodes.
+  std::ifstream labels_file(run_dir / "tokenize" / "record_labels.json");
+  const auto labels = nlohmann::json::parse(labels_file);
+  EXPECT_EQ(labels["records"].size(), 6u);
+  EXPECT_FALSE(labels["records"]["syn000"]["af"].empty());
+  for (const std::string length : {"16", "41"}) {
+    const auto tuned = stage_manifest(run_dir, "finetune[segment_beats=" + length + "]")["results"];
+    EXPECT_EQ(tuned["task"], "af");
+    EXPECT_EQ(tuned["classes"], nlohmann::json({"non-AF", "AF"}));
+    EXPECT_EQ(tuned["segment_beats"], std::stoi(length));
+    const auto d = stage_manifest(
+        run_dir, "evaluate")["results"]["datasets"]["holdout [segment_beats=" + length + "]"];
+    EXPECT_EQ(d["records"], 2);
+    EXPECT_GT(d["classes"]["AF"]["items"].get<int64_t>(), 0);
+    EXPECT_GT(d["classes"]["non-AF"]["items"].get<int64_t>(), 0);
+    const double auroc = d["auroc"];
+    EXPECT_GE(auroc, 0.0);
+    EXPECT_LE(auroc, 1.0);
+  }
+  // Longer segments: fewer items over the same records.
+  const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];
+  EXPECT_GT(datasets["holdout [segment_beats=16]"]["items"].get<int64_t>(),
+            2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
 }

@@ -48,6 +48,9 @@ struct Record {
   std::vector<std::vector<int32_t>> digital;  // digital[signal][frame], kInvalidSample if invalid
   std::vector<Annotation> annotations;        // reference annotations, sorted by sample
   std::vector<std::string> comments;          // header comment lines, without '#'
+  // The record's reference class where a dataset gives one per record (Challenge 2017's
+  // N, A, O or ~ from its REFERENCE csv), else empty.
+  std::string label;
 
   // Signal `lead` in physical units (e.g. mV); invalid samples become 0.
   std::vector<float> physical(int lead) const {

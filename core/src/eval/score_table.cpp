@@ -34,7 +34,7 @@ std::string score_table(const std::vector<Confusion>& per_record,
   // little without it when one class dominates (N is ~80-90 % of most records).
   const size_t majority = majority_class(m);
   const double baseline = majority_baseline(m);
-  results["beats"] = m.total();
+  results["items"] = m.total();
   results["records"] = per_record.size();
   results["accuracy"] = acc;
   results["macro_f1"] = macro;

@@ -22,6 +22,7 @@
 #include "ops/compute.h"
 #include "plots/confusion_plot.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/score_items.h"
 #include "util/atomic_file.h"
 
 namespace hlm {
@@ -70,47 +71,19 @@ std::vector<DatasetSpec> datasets_of(const StageContext& ctx) {
   return out;
 }
 
-struct Predictions {
-  TokenStore store;
-  std::vector<std::pair<uint64_t, int>> classes;  // (beat index in store, predicted class)
-};
-
-// Adds predictions to per-record matrices (keyed by record name) for the labelled beats.
-void add_to(std::map<std::string, eval::Confusion>& by_record, const Predictions& p) {
-  std::vector<uint64_t> record_starts(p.store.record_count());
-  for (size_t r = 0; r < p.store.record_count(); ++r) record_starts[r] = p.store.record(r).offset;
-  for (const auto& [beat, predicted] : p.classes) {
-    const uint8_t truth = p.store.labels()[beat];
-    if (truth >= kBeatClassCount) continue;
-    const size_t record =
-        size_t(std::upper_bound(record_starts.begin(), record_starts.end(), uint64_t(beat)) -
-               record_starts.begin()) -
-        1;
-    by_record.try_emplace(p.store.record(record).name, kBeatClassCount)
-        .first->second.add(truth, size_t(predicted));
-  }
-}
-
-// One model's predictions on one dataset.
-Predictions predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
-                            const DatasetSpec& dataset, std::string& scope) {
+// One model's scored items on one dataset; `scope` says what was scored.
+std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
+                                        const DatasetSpec& dataset, const TokenStore& store,
+                                        std::string& scope) {
   const auto& results = tuned.at("results");
-  const nlohmann::json& model_block = results.at("model");
-  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
-  BeatClassifier classifier(model, 0, BeatHeadOptions::from_json(results.at("head")));
-  classifier.load(tuned.at("artifacts").at("classifier"));
-  const bool own = dataset.stage.empty();
-  const std::string store_path =
-      own ? tuned.at("artifacts").at("token_store").get<std::string>()
-          : ctx.inputs.at(dataset.stage).at("artifacts").at("token_store").get<std::string>();
-  auto store = TokenStore::open(store_path);
   if (store.tokenizer_identity() != results.at("tokenizer").get<std::string>())
     throw ConfigError(
         "stage '{}': dataset '{}' ({}) was tokenized by {}, but the classifier of '{}' reads "
         "tokens of {}; tokenize it with the pretraining codebook (a tokenize stage that needs "
         "the one pretraining used takes its codebook)",
-        ctx.instance.id, dataset.name, store_path, store.tokenizer_identity(),
+        ctx.instance.id, dataset.name, store.path(), store.tokenizer_identity(),
         tuned.value("id", std::string()), results.at("tokenizer").get<std::string>());
+  const bool own = dataset.stage.empty();
   std::vector<std::string> records = dataset.records;
   double tail = 0.0;
   if (own && records.empty()) {
@@ -128,37 +101,87 @@ Predictions predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
       throw ConfigError("stage '{}': record '{}' is not in the token store {}", ctx.instance.id,
                         name, store.path());
   const bool all = !own && records.empty();
-  std::vector<BeatWindow> windows =
-      beat_windows(store, select_records(store, records, /*exclude=*/all), model->context());
+  RecordSelection selection;
+  selection.whole = select_records(store, records, /*exclude=*/all);
   if (tail > 0.0) {
-    const auto tails = beat_windows(store, select_records(store, records, /*exclude=*/true),
-                                    model->context(), 1.0 - tail, 1.0);
-    windows.insert(windows.end(), tails.begin(), tails.end());
+    selection.tails = select_records(store, records, /*exclude=*/true);
+    selection.tail = tail;
   }
-  auto predicted = classifier.predict(store, windows);
+  const nlohmann::json& model_block = results.at("model");
+  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
+  const nlohmann::json& labelled_by =
+      own ? tuned.at("artifacts") : ctx.inputs.at(dataset.stage).at("artifacts");
+  auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
+                           labelled_by.value("record_labels", std::string()));
   if (scope.empty()) {
-    if (all) scope = "every record of " + store_path;
+    if (all) scope = "every record of " + store.path();
     if (!records.empty()) scope = "records " + nlohmann::json(records).dump();
     if (tail > 0)
       scope += std::string(records.empty() ? "" : " and ") + "the last " +
                std::to_string(int(tail * 100)) + " % of every " +
                (records.empty() ? "" : "other ") + "record";
   }
-  return {std::move(store), std::move(predicted)};
+  return items;
 }
 
-// The majority vote of several models per beat (ties go to the lower class, N first).
-std::vector<std::pair<uint64_t, int>> vote(const std::map<uint64_t, std::vector<int>>& votes) {
-  std::vector<std::pair<uint64_t, int>> out;
-  for (const auto& [beat, counts] : votes)
-    out.emplace_back(beat, int(std::max_element(counts.begin(), counts.end()) - counts.begin()));
-  return out;
+std::string store_of(const StageContext& ctx, const nlohmann::json& tuned,
+                     const DatasetSpec& dataset) {
+  return dataset.stage.empty()
+             ? tuned.at("artifacts").at("token_store").get<std::string>()
+             : ctx.inputs.at(dataset.stage).at("artifacts").at("token_store").get<std::string>();
+}
+
+// Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
+// and the Challenge 2017 score when the classes include N, A and O.
+nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
+                         const std::vector<std::string>& classes, std::string& table) {
+  std::map<std::string, eval::Confusion> by_record;
+  std::vector<double> positive;
+  std::vector<int> truth;
+  for (const auto& item : items) {
+    const size_t predicted =
+        size_t(std::max_element(item.probs.begin(), item.probs.end()) - item.probs.begin());
+    by_record.try_emplace(store.record(item.record).name, classes.size())
+        .first->second.add(size_t(item.truth), predicted);
+    if (classes.size() == 2) {
+      positive.push_back(item.probs[1]);
+      truth.push_back(item.truth);
+    }
+  }
+  std::vector<eval::Confusion> per_record;
+  for (const auto& [record, m] : by_record) per_record.push_back(m);
+  nlohmann::json r;
+  table = eval::score_table(per_record, classes, r);
+  if (classes.size() == 2) {
+    r["auroc"] = eval::auroc(positive, truth);
+    table += "\nAUROC (" + classes[1] + " against " + classes[0] +
+             ", from its probability): " + std::to_string(r["auroc"].get<double>()).substr(0, 5) +
+             "\n";
+  }
+  std::vector<size_t> cinc;
+  for (const char* c : {"N", "A", "O"})
+    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
+      cinc.push_back(size_t(it - classes.begin()));
+  if (cinc.size() == 3) {
+    const auto metric = [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); };
+    eval::Confusion pooled(classes.size());
+    for (const auto& m : per_record) pooled += m;
+    const auto ci = eval::bootstrap_by_record(per_record, metric);
+    r["cinc2017_score"] = metric(pooled);
+    r["ci95"]["cinc2017_score"] = {ci.low, ci.high};
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "\nChallenge 2017 score (mean F1 of N, A and O): %.3f (%.3f-%.3f)\n",
+                  metric(pooled), ci.low, ci.high);
+    table += line;
+  }
+  return r;
 }
 
 StageOutput run_evaluate(StageContext& ctx) {
   set_compute_threads(ctx.params().at("threads").get<int>());
-  std::vector<std::string> class_names;
-  for (int c = 0; c < kBeatClassCount; ++c) class_names.push_back(beat_class_name(BeatClass(c)));
+  std::vector<std::string> beat_classes;
+  for (int c = 0; c < kBeatClassCount; ++c) beat_classes.push_back(beat_class_name(BeatClass(c)));
   const auto models = models_of(ctx);
   const auto datasets = datasets_of(ctx);
   StageOutput out;
@@ -167,48 +190,52 @@ StageOutput run_evaluate(StageContext& ctx) {
   for (const auto& [label, instances] : models) {
     for (const auto& dataset : datasets) {
       // Held-out records: each fold's model scores its own. Another dataset: every model
-      // scores every beat and the majority vote counts, so each beat is counted once.
-      std::map<std::string, eval::Confusion> by_record;
-      std::map<uint64_t, std::vector<int>> votes;
+      // scores every item and their mean probabilities count (for beats: a majority vote), so
+      // each item is counted once.
+      const std::vector<std::string> classes =
+          instances.front()->at("results").value("classes", beat_classes);
+      std::vector<ScoredItem> items;
+      std::map<uint64_t, size_t> item_at;  // key -> index in items (other datasets)
       std::string scope;
-      std::optional<Predictions> last;
+      std::optional<TokenStore> store;
       for (const nlohmann::json* tuned : instances) {
+        store = TokenStore::open(store_of(ctx, *tuned, dataset));
         std::string model_scope;
-        Predictions p = predict_dataset(ctx, *tuned, dataset, model_scope);
+        auto scored = predict_dataset(ctx, *tuned, dataset, *store, model_scope);
         if (dataset.stage.empty()) {
-          add_to(by_record, p);
+          items.insert(items.end(), scored.begin(), scored.end());
           scope += (scope.empty() ? "" : "; ") + model_scope;
-        } else {
-          for (const auto& [beat, c] : p.classes)
-            ++votes.try_emplace(beat, kBeatClassCount, 0).first->second[size_t(c)];
-          scope = model_scope;
-          last = std::move(p);
+          continue;
         }
-      }
-      if (last) {
-        last->classes = vote(votes);
-        add_to(by_record, *last);
+        scope = model_scope;
+        for (auto& item : scored) {
+          const auto [it, fresh] = item_at.try_emplace(item.key, items.size());
+          if (fresh) {
+            items.push_back(std::move(item));
+          } else {
+            for (size_t c = 0; c < item.probs.size(); ++c)
+              items[it->second].probs[c] += item.probs[c];
+          }
+        }
       }
       const bool cross_validated = instances.size() > 1 && dataset.stage.empty();
       const std::string name = dataset.name + (label.empty() ? "" : " [" + label + "]");
-      std::vector<eval::Confusion> per_record;
-      for (const auto& [record, m] : by_record) per_record.push_back(m);
+      std::string table;
       nlohmann::json& r = out.results["datasets"][name];
-      const std::string table = eval::score_table(per_record, class_names, r);
-      r["scope"] = cross_validated ? "cross-validation over " + std::to_string(instances.size()) +
-                                         " folds: each record scored by the model that did "
-                                         "not train on it"
-                                   : scope;
+      r = scores_of(items, *store, classes, table);
+      r["scope"] = cross_validated
+                       ? "cross-validation over " + std::to_string(instances.size()) +
+                             " folds, each record scored by the model that did not train on it"
+                       : scope + (instances.size() > 1
+                                      ? ", the mean of the " + std::to_string(instances.size()) +
+                                            " fold models' probabilities"
+                                      : "");
       out.report_md +=
-          "### " + name + "\n\nEvaluated on " + r["scope"].get<std::string>() +
-          (instances.size() > 1 && !cross_validated
-               ? " (majority vote of the " + std::to_string(instances.size()) + " fold models)"
-               : "") +
-          ".\n\n" + table;
+          "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
       std::string note;
       const std::string stem = "confusion_" + std::to_string(out.results["datasets"].size());
       for (const auto& plot :
-           render_confusion_plot(stem, "Confusion matrix: " + name, class_names, r["confusion"],
+           render_confusion_plot(stem, "Confusion matrix: " + name, classes, r["confusion"],
                                  ctx.stage_dir + "/plots", &note)) {
         out.artifacts[stem + "_png"] = plot.png;
         out.artifacts[stem + "_svg"] = plot.svg;
@@ -219,8 +246,8 @@ StageOutput run_evaluate(StageContext& ctx) {
       if (first_line.empty()) {
         char line[200];
         std::snprintf(
-            line, sizeof(line), "%s: accuracy %.3f on %lld beats (always %s: %.3f)", name.c_str(),
-            r["accuracy"].get<double>(), (long long)r["beats"].get<int64_t>(),
+            line, sizeof(line), "%s: accuracy %.3f on %lld items (always %s: %.3f)", name.c_str(),
+            r["accuracy"].get<double>(), (long long)r["items"].get<int64_t>(),
             r["majority_class"].get<std::string>().c_str(), r["majority_baseline"].get<double>());
         first_line = line;
       }

@@ -15,6 +15,8 @@
 #include "ops/compute.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/segment_classifier.h"
+#include "tasks/segment_labels.h"
 #include "train/checkpoint.h"
 #include "train/train_options.h"
 
@@ -86,7 +88,7 @@ StageOutput run_finetune(StageContext& ctx) {
   const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
   const auto options = TrainOptions::from_params(training_options_json(p));
   set_compute_threads(options.threads);
-  const BeatHeadOptions head = BeatHeadOptions::from_json(p);
+  const HeadOptions head = HeadOptions::from_json(p);
 
   const nlohmann::json model_block = foundation.at("results").at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
@@ -99,41 +101,81 @@ StageOutput run_finetune(StageContext& ctx) {
   std::vector<std::string> holdout = p.at("holdout_records"), validation;
   const std::vector<std::string> train = training_records(p, store, holdout, validation);
   const double tail = p.at("holdout_tail").get<double>();
-  const auto windows = beat_windows(store, select_records(store, train, /*exclude=*/false),
-                                    model->context(), 0.0, 1.0 - tail);
   EarlyStopping early;
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
-  if (!validation.empty())
-    early.windows = beat_windows(store, select_records(store, validation, false), model->context(),
-                                 0.0, 1.0 - tail);
-
-  BeatClassifier classifier(model, options.seed, head);
-  ctx.progress("fine-tuning (" + head.backbone + " backbone) on " + std::to_string(train.size()) +
-               " records, " + std::to_string(windows.size()) + " windows, " +
-               std::to_string(options.steps) + " steps");
-  const FitResult fit = classifier.fit(store, windows, options,
-                                       {ctx.stage_dir + "/checkpoints", ctx.progress}, early);
+  const std::string task = p.at("task");
+  const FitHooks hooks{ctx.stage_dir + "/checkpoints", ctx.progress};
   const std::string path = ctx.stage_dir + "/classifier";
-  classifier.save(path);
+  FitResult fit;
+  nlohmann::json task_results = {{"task", task}};
+  if (task == "beats") {
+    const auto windows = beat_windows(store, select_records(store, train, /*exclude=*/false),
+                                      model->context(), 0.0, 1.0 - tail);
+    std::vector<BeatWindow> validation_windows;
+    if (!validation.empty())
+      validation_windows = beat_windows(store, select_records(store, validation, false),
+                                        model->context(), 0.0, 1.0 - tail);
+    BeatClassifier classifier(model, options.seed, head);
+    ctx.progress("fine-tuning beat classes (" + head.backbone + " backbone) on " +
+                 std::to_string(train.size()) + " records, " + std::to_string(windows.size()) +
+                 " windows, " + std::to_string(options.steps) + " steps");
+    fit = classifier.fit(store, windows, options, hooks, validation_windows, early);
+    classifier.save(path);
+    task_results["classes"] = {"N", "S", "V", "F", "Q"};
+  } else {
+    if (tail > 0.0)
+      throw ConfigError(
+          "stage '{}': holdout_tail splits beats; task {} is scored by record (use "
+          "holdout_records or folds)",
+          ctx.instance.id, task);
+    const int64_t length = p.at("segment_beats");
+    if (length < 2 || length > model->context())
+      throw ConfigError("stage '{}': segment_beats={} must be 2 to the model's context ({})",
+                        ctx.instance.id, length, model->context());
+    const auto labels =
+        read_record_labels(tokens.at("artifacts").at("record_labels").get<std::string>());
+    const auto classes = segment_classes(task, p.at("classes"), labels);
+    if (classes.size() < 2)
+      throw DataError("stage '{}': task {} needs at least two classes; the records have {}",
+                      ctx.instance.id, task, nlohmann::json(classes).dump());
+    const SegmentLabeler label_of = segment_labeler(task, classes, store, labels);
+    const int64_t min_beats = p.at("min_segment_beats");
+    const auto segments = make_segments(store, select_records(store, train, false), length,
+                                        std::max<int64_t>(1, length / 2), min_beats, label_of);
+    const auto validation_segments = make_segments(store, select_records(store, validation, false),
+                                                   length, length, min_beats, label_of);
+    SegmentClassifier classifier(model, options.seed, head, int(classes.size()));
+    ctx.progress("fine-tuning " + task + " classes (" + head.backbone + " backbone) on " +
+                 std::to_string(train.size()) + " records, " + std::to_string(segments.size()) +
+                 " segments of " + std::to_string(length) + " beats, " +
+                 std::to_string(options.steps) + " steps");
+    fit = classifier.fit(store, segments, options, hooks, validation_segments, early);
+    classifier.save(path);
+    task_results["classes"] = classes;
+    task_results["segment_beats"] = length;
+    task_results["min_segment_beats"] = min_beats;
+  }
 
   StageOutput out;
   out.artifacts["classifier"] = path;
   out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
+  out.artifacts["record_labels"] = tokens.at("artifacts").at("record_labels");
   const auto& losses = fit.losses;
-  out.results = {{"model", model_block},
-                 {"head", head.to_json()},
-                 {"tokenizer", store.tokenizer_identity()},
-                 {"losses", losses},
-                 {"train_records", train},
-                 {"validation_records", validation},
-                 {"holdout_records", holdout},
-                 {"holdout_tail", tail},
-                 {"steps_run", fit.steps_run},
-                 {"best_step", fit.best_step},
-                 {"validation", fit.validation},
-                 {"loss_first", losses.empty() ? 0.0 : losses.front()},
-                 {"loss_last", losses.empty() ? 0.0 : losses.back()}};
+  out.results = task_results;
+  out.results.update(nlohmann::json{{"model", model_block},
+                                    {"head", head.to_json()},
+                                    {"tokenizer", store.tokenizer_identity()},
+                                    {"losses", losses},
+                                    {"train_records", train},
+                                    {"validation_records", validation},
+                                    {"holdout_records", holdout},
+                                    {"holdout_tail", tail},
+                                    {"steps_run", fit.steps_run},
+                                    {"best_step", fit.best_step},
+                                    {"validation", fit.validation},
+                                    {"loss_first", losses.empty() ? 0.0 : losses.front()},
+                                    {"loss_last", losses.empty() ? 0.0 : losses.back()}});
   if (p.at("folds").get<int>() > 0)
     out.results["fold"] = {{"folds", p.at("folds")}, {"fold", p.at("fold")}};
   char line[200];
@@ -189,9 +231,18 @@ StageKind finetune_stage() {
        "head's input",
        false},
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
-       "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false}};
+       "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
+      {"task", "choice:beats|af|record", "\"beats\"",
+       "beats: AAMI class of each beat; af: AF or not of segments of segment_beats beats (rhythm "
+       "annotations); record: the record's class (dataset record_labels) from its segments",
+       false},
+      {"segment_beats", "int", "41", "beats per segment (tasks af and record)", false},
+      {"min_segment_beats", "int", "8",
+       "records shorter than a segment but at least this long give one shorter segment", false},
+      {"classes", "list", "[]",
+       "task record: the classes, in order (default: the sorted labels of the records)", false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "2", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "3", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -3,6 +3,7 @@
 // stage this one needs (so records kept for testing are tokenized with a codebook that never
 // saw them); a record that fails is reported and the others still finish. An interrupted run
 // resumes per record.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include <optional>
 
 #include "dist/preemption.h"
+#include "ecg/record_labels.h"
 #include "engine/fit_sample.h"
 #include "engine/stage.h"
 #include "hlm/dataset.h"
@@ -18,6 +20,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "util/atomic_file.h"
 #include "util/parallel.h"
 
 namespace hlm {
@@ -57,9 +60,15 @@ StageOutput run_tokenize(StageContext& ctx) {
 
   std::mutex mutex;
   std::vector<std::string> failures;
+  std::map<std::string, RecordLabels> labels;  // by record, for record_labels.json
   auto read_and_extract = [&](size_t i) -> std::optional<Beats> {
     try {
-      return tokenizer->extract(datasets[records[i].dataset]->read(records[i].name));
+      const Record record = datasets[records[i].dataset]->read(records[i].name);
+      Beats beats = tokenizer->extract(record);
+      RecordLabels l = labels_of(record, beats.positions);
+      std::lock_guard<std::mutex> lock(mutex);
+      labels[records[i].name] = std::move(l);
+      return beats;
     } catch (const DataError& e) {
       std::lock_guard<std::mutex> lock(mutex);
       failures.push_back(records[i].name + ": " + e.what());
@@ -136,6 +145,26 @@ StageOutput run_tokenize(StageContext& ctx) {
 
   auto store = TokenStore::open(store_path);
   out.artifacts["token_store"] = store_path;
+  // Records an interrupted run wrote have no labels yet: their beats are in the store.
+  parallel_for(store.record_count(), threads, [&](size_t r) {
+    const auto rec = store.record(r);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (labels.count(rec.name)) return;
+    }
+    const auto it = std::find_if(records.begin(), records.end(),
+                                 [&](const RecordRef& ref) { return ref.name == rec.name; });
+    const std::vector<int64_t> positions(store.positions() + rec.offset,
+                                         store.positions() + rec.offset + rec.length);
+    RecordLabels l = labels_of(datasets[it->dataset]->read(rec.name), positions);
+    std::lock_guard<std::mutex> lock(mutex);
+    labels[rec.name] = std::move(l);
+  });
+  for (auto it = labels.begin(); it != labels.end();)  // failed records are not in the store
+    it = store.find_record(it->first) == store.record_count() ? labels.erase(it) : std::next(it);
+  const std::string labels_path = ctx.stage_dir + "/record_labels.json";
+  write_file_atomic(labels_path, to_json(labels).dump() + "\n");
+  out.artifacts["record_labels"] = labels_path;
   out.results = {{"records", store.record_count()},
                  {"beats", store.token_count()},
                  {"vocab_size", store.vocab_size()},

@@ -11,6 +11,8 @@
 
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/fit_loop.h"
+#include "tasks/head_options.h"
 #include "train/train_options.h"
 
 namespace hlm {
@@ -34,45 +36,17 @@ std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<
 std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,
                                    bool exclude);
 
-// How the classifier is built and trained; finetune's params of the same names.
-struct BeatHeadOptions {
-  std::string backbone = "full";       // full (fine-tuned), frozen (linear probe), scratch
-  bool rr_features = false;            // append ecg/rr_features.h to each hidden state
-  std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
-  static BeatHeadOptions from_json(const nlohmann::json& params);  // ConfigError on bad values
-  nlohmann::json to_json() const;
-};
-
-// Early stopping on records kept out of training: every `every` steps the macro F1 of these
-// windows is measured; training stops after `patience` measurements without a better one and
-// the best weights are kept. Off when windows is empty.
-struct EarlyStopping {
-  std::vector<BeatWindow> windows;
-  int64_t every = 50;
-  int patience = 5;
-};
-
-// Where fine-tuning keeps checkpoints (none when empty) and where its log lines go.
-struct FitHooks {
-  std::string checkpoint_dir;
-  std::function<void(const std::string&)> on_log;
-};
-
-struct FitResult {
-  std::vector<double> losses;                          // per applied step
-  std::vector<std::pair<int64_t, double>> validation;  // (step, macro F1) when measured
-  int64_t best_step = 0, steps_run = 0;                // best_step 0: no validation
-};
-
 class BeatClassifier {
  public:
-  BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, BeatHeadOptions options = {});
+  BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options = {});
   // Trains model + head on the labelled beats of `windows`; returns the loss per step. With
   // a checkpoint dir it checkpoints every options.checkpoint_every steps and, on a stop
   // signal, after the current step (then throws Preempted); options.resume continues from
-  // the newest complete checkpoint there, early-stopping state included.
+  // the newest complete checkpoint there, early-stopping state included. With validation
+  // windows, training stops early on their macro F1 (see fit_loop.h).
   FitResult fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
                 const TrainOptions& options, const FitHooks& hooks = {},
+                const std::vector<BeatWindow>& validation = {},
                 const EarlyStopping& early_stopping = {});
   // Predicted class per beat for every kept position of the windows: (beat index, class).
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
@@ -84,7 +58,7 @@ class BeatClassifier {
   at::Tensor logits(const at::Tensor& tokens, const at::Tensor& features);
   std::vector<torch::Tensor> trainable();
   std::shared_ptr<Model> model_;
-  BeatHeadOptions options_;
+  HeadOptions options_;
   torch::nn::Linear head_{nullptr};
 };
 

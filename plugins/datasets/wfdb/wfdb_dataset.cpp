@@ -1,6 +1,7 @@
 // The `wfdb` dataset plugin: the records of a PhysioNet WFDB folder (signals plus the reference
 // annotations of one annotator), read with hlm::wfdb.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -40,6 +41,8 @@ class WfdbDataset final : public hlm::Dataset {
     if (records_.empty())
       throw hlm::DataError("{}: no WFDB records (no RECORDS file entries and no .hea files)", dir_);
     known_.insert(records_.begin(), records_.end());
+    if (const std::string csv = params.value("record_labels", std::string()); !csv.empty())
+      read_labels((fs::path(dir_) / csv).string());
   }
 
   std::vector<std::string> records() const override { return records_; }
@@ -50,13 +53,15 @@ class WfdbDataset final : public hlm::Dataset {
                            hlm::did_you_mean(record, records_));
     hlm::wfdb::ReadOptions options;
     options.annotator = annotator_;
-    return hlm::wfdb::read_record(dir_, record, options);
+    hlm::Record r = hlm::wfdb::read_record(dir_, record, options);
+    if (auto it = labels_.find(record); it != labels_.end()) r.label = it->second;
+    return r;
   }
 
   // Every file of every record (name.*) with its size and modification time, hashed.
   std::string fingerprint() const override {
     std::map<std::string, std::map<std::string, std::string>> by_folder;  // folder -> file -> stat
-    std::string text = "annotator=" + annotator_ + "\n";
+    std::string text = "annotator=" + annotator_ + "\n" + labels_text_;
     for (const std::string& record : records_) {
       const fs::path base = fs::path(dir_) / record;
       const std::string folder = base.parent_path().string();
@@ -73,6 +78,31 @@ class WfdbDataset final : public hlm::Dataset {
   }
 
  private:
+  // "record,label" lines (the PhysioNet Challenge REFERENCE format); every listed record of
+  // this dataset must have one.
+  void read_labels(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+      throw hlm::ConfigError(
+          "wfdb: record_labels file {} cannot be read (name a csv of "
+          "record,label lines, relative to dir)",
+          path);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      const size_t comma = line.find(',');
+      if (comma == std::string::npos || comma == 0 || comma + 1 == line.size())
+        throw hlm::DataError("{}:{}: expected record,label, got '{}'", path, number, line);
+      labels_[line.substr(0, comma)] = line.substr(comma + 1);
+    }
+    for (const auto& record : records_)
+      if (!labels_.count(record))
+        throw hlm::DataError("{}: no label for record '{}' (add a line '{},<label>')", path, record,
+                             record);
+    labels_text_ = "labels=" + hlm::hex64(hlm::fnv1a64(nlohmann::json(labels_).dump())) + "\n";
+  }
+
   static std::string record_name(const nlohmann::json& entry) {
     if (entry.is_string()) return entry.get<std::string>();
     if (entry.is_number_integer()) return std::to_string(entry.get<long long>());  // records: [208]
@@ -96,6 +126,8 @@ class WfdbDataset final : public hlm::Dataset {
   std::string annotator_;
   std::vector<std::string> records_;
   std::set<std::string> known_;
+  std::map<std::string, std::string> labels_;  // record -> class, from record_labels
+  std::string labels_text_;                    // their hash, part of the fingerprint
 };
 
 hlm::Dataset* make_wfdb_dataset(const nlohmann::json& params) { return new WfdbDataset(params); }
@@ -105,6 +137,8 @@ const hlm_param_decl kWfdbParams[] = {
     {"records", "list", "[]", "record names to use; [] means every record in dir"},
     {"annotator", "string", "\"atr\"",
      "annotation file read with each record (name.<annotator>); \"\" reads none"},
+    {"record_labels", "string", "\"\"",
+     "csv of record,label lines in dir (e.g. REFERENCE-v3.csv): each record's class"},
 };
 
 }  // namespace

@@ -46,13 +46,14 @@ TEST(WfdbDatasetPlugin, DeclaresItsKindNameAndParameters) {
   EXPECT_STREQ(d->kind, "dataset");
   EXPECT_STREQ(d->name, "wfdb");
   EXPECT_STREQ(d->fingerprint, HLM_BUILD_FINGERPRINT);
-  ASSERT_EQ(d->param_count, 3u);
+  ASSERT_EQ(d->param_count, 4u);
   EXPECT_STREQ(d->params[0].name, "dir");
   EXPECT_EQ(d->params[0].default_json, nullptr);
   EXPECT_STREQ(d->params[1].name, "records");
   EXPECT_STREQ(d->params[1].default_json, "[]");
   EXPECT_STREQ(d->params[2].name, "annotator");
   EXPECT_STREQ(d->params[2].default_json, "\"atr\"");
+  EXPECT_STREQ(d->params[3].name, "record_labels");
 }
 
 TEST(WfdbDatasetPlugin, ReadsTheChosenMitdbRecordsConcurrently) {
@@ -104,6 +105,37 @@ TEST(WfdbDatasetPlugin, ChangesItsFingerprintWhenARecordFileChanges) {
       d, {{"dir", dir.path()}, {"records", nlohmann::json::array()}, {"annotator", "qrs"}}, &error);
   ASSERT_TRUE(qrs) << error;
   EXPECT_NE(ds->fingerprint(), qrs->fingerprint());
+}
+
+TEST(WfdbDatasetPlugin, GivesEachRecordItsClassFromARecordLabelsCsv) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  TempDir dir;
+  for (const char* name : {"A1", "A2"})
+    write_file(dir.file(std::string(name) + ".hea"), std::string(name) + " 0 300\n");
+  write_file(dir.file("REFERENCE.csv"), "A1,N\r\nA2,~\r\n");
+  std::string error;
+  nlohmann::json params = {{"dir", dir.path()},
+                           {"records", nlohmann::json::array()},
+                           {"annotator", ""},
+                           {"record_labels", "REFERENCE.csv"}};
+  auto ds = create(d, params, &error);
+  ASSERT_TRUE(ds) << error;
+  EXPECT_EQ(ds->read("A1").label, "N");
+  EXPECT_EQ(ds->read("A2").label, "~");
+  // The labels are part of the fingerprint: a relabelled record makes the cache key change.
+  const std::string before = ds->fingerprint();
+  write_file(dir.file("REFERENCE.csv"), "A1,A\nA2,~\n");
+  EXPECT_NE(create(d, params, &error)->fingerprint(), before);
+  // A record without a label, a malformed line and a missing file name the file.
+  write_file(dir.file("REFERENCE.csv"), "A1,N\n");
+  EXPECT_FALSE(create(d, params, &error));
+  EXPECT_NE(error.find("REFERENCE.csv: no label for record 'A2'"), std::string::npos) << error;
+  write_file(dir.file("REFERENCE.csv"), "A1,N\nA2\n");
+  EXPECT_FALSE(create(d, params, &error));
+  EXPECT_NE(error.find("REFERENCE.csv:2: expected record,label"), std::string::npos) << error;
+  params["record_labels"] = "absent.csv";
+  EXPECT_FALSE(create(d, params, &error));
+  EXPECT_NE(error.find("absent.csv cannot be read"), std::string::npos) << error;
 }
 
 }  // namespace

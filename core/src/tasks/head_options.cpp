@@ -1,0 +1,39 @@
+// Head options (see head_options.h).
+#include "tasks/head_options.h"
+
+#include <cmath>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+
+HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
+  HeadOptions o;
+  o.backbone = p.value("backbone", o.backbone);
+  o.rr_features = p.value("rr_features", o.rr_features);
+  o.class_weights = p.value("class_weights", o.class_weights);
+  if (o.backbone != "full" && o.backbone != "frozen" && o.backbone != "scratch")
+    throw ConfigError("backbone '{}' is not one of full, frozen, scratch", o.backbone);
+  if (o.class_weights != "sqrt" && o.class_weights != "inverse" && o.class_weights != "none")
+    throw ConfigError("class_weights '{}' is not one of sqrt, inverse, none", o.class_weights);
+  return o;
+}
+
+nlohmann::json HeadOptions::to_json() const {
+  return {{"backbone", backbone}, {"rr_features", rr_features}, {"class_weights", class_weights}};
+}
+
+std::vector<float> loss_weights(const std::vector<double>& counts, const std::string& scheme) {
+  double total = 0;
+  for (double c : counts) total += c + 1;
+  std::vector<float> weights;
+  for (double c : counts) {
+    const double ratio = total / (double(counts.size()) * (c + 1));
+    weights.push_back(float(scheme == "none"      ? 1.0
+                            : scheme == "inverse" ? ratio
+                                                  : std::sqrt(ratio)));
+  }
+  return weights;
+}
+
+}  // namespace hlm

@@ -1,0 +1,23 @@
+// How a classification head is built and trained on a pretrained backbone; the finetune
+// stage's params of the same names, kept in its results so evaluate rebuilds the same head.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+struct HeadOptions {
+  std::string backbone = "full";       // full (fine-tuned), frozen (linear probe), scratch
+  bool rr_features = false;            // RR features of each beat (ecg/rr_features.h) as input
+  std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
+  static HeadOptions from_json(const nlohmann::json& params);  // ConfigError on bad values
+  nlohmann::json to_json() const;
+};
+
+// Loss weight per class from its count n among the training items (each count taken as n + 1,
+// so an absent class stays finite), with f its share: 1/sqrt(f) (rare classes such as S and F
+// count more without swamping N), 1/f (every class weighs as much in total), or 1 ("none").
+std::vector<float> loss_weights(const std::vector<double>& counts, const std::string& scheme);
+
+}  // namespace hlm

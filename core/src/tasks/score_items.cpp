@@ -1,0 +1,100 @@
+// Scored items of one classifier (see score_items.h).
+#include "tasks/score_items.h"
+
+#include <map>
+
+#include "hlm/ecg.h"
+#include "tasks/beat_classifier.h"
+#include "tasks/segment_classifier.h"
+#include "tasks/segment_labels.h"
+
+namespace hlm {
+namespace {
+
+size_t record_of(const TokenStore& store, uint64_t beat) {
+  size_t lo = 0, hi = store.record_count();
+  while (hi - lo > 1) {
+    const size_t mid = (lo + hi) / 2;
+    (store.record(mid).offset <= beat ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::string& classifier,
+                                    std::shared_ptr<Model> model, const TokenStore& store,
+                                    const RecordSelection& selection) {
+  BeatClassifier c(model, 0, HeadOptions::from_json(results.at("head")));
+  c.load(classifier);
+  std::vector<BeatWindow> windows = beat_windows(store, selection.whole, model->context());
+  if (!selection.tails.empty()) {
+    const auto tails =
+        beat_windows(store, selection.tails, model->context(), 1.0 - selection.tail, 1.0);
+    windows.insert(windows.end(), tails.begin(), tails.end());
+  }
+  std::vector<ScoredItem> out;
+  for (const auto& [beat, predicted] : c.predict(store, windows)) {
+    const uint8_t truth = store.labels()[beat];
+    if (truth >= kBeatClassCount) continue;
+    std::vector<float> probs(kBeatClassCount, 0.0f);
+    probs[size_t(predicted)] = 1.0f;
+    out.push_back({beat, record_of(store, beat), int(truth), std::move(probs)});
+  }
+  return out;
+}
+
+std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std::string& classifier,
+                                       std::shared_ptr<Model> model, const TokenStore& store,
+                                       const RecordSelection& selection,
+                                       const std::string& record_labels) {
+  const std::string task = results.at("task");
+  const std::vector<std::string> classes = results.at("classes");
+  const int64_t length = results.at("segment_beats");
+  const auto labels = read_record_labels(record_labels);
+  // Segments that do not overlap, so each beat is scored once.
+  const auto segments = make_segments(store, selection.whole, length, length,
+                                      results.value("min_segment_beats", int64_t(8)),
+                                      segment_labeler(task, classes, store, labels));
+  SegmentClassifier c(model, 0, HeadOptions::from_json(results.at("head")), int(classes.size()));
+  c.load(classifier);
+  const std::vector<float> probs = c.predict(store, segments);
+  const size_t k = classes.size();
+  std::vector<ScoredItem> out;
+  if (task == "af") {
+    for (size_t i = 0; i < segments.size(); ++i)
+      out.push_back({segments[i].start,
+                     segments[i].record,
+                     segments[i].label,
+                     {probs.begin() + ptrdiff_t(i * k), probs.begin() + ptrdiff_t((i + 1) * k)}});
+    return out;
+  }
+  // A record's class from the mean probabilities of its segments.
+  std::map<size_t, ScoredItem> by_record;
+  std::map<size_t, int> counts;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    auto& item = by_record
+                     .try_emplace(segments[i].record,
+                                  ScoredItem{segments[i].record, segments[i].record,
+                                             segments[i].label, std::vector<float>(k, 0.0f)})
+                     .first->second;
+    for (size_t c = 0; c < k; ++c) item.probs[c] += probs[i * k + c];
+    ++counts[segments[i].record];
+  }
+  for (auto& [record, item] : by_record) {
+    for (float& p : item.probs) p /= float(counts[record]);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ScoredItem> score_items(const nlohmann::json& results, const std::string& classifier,
+                                    std::shared_ptr<Model> model, const TokenStore& store,
+                                    const RecordSelection& selection,
+                                    const std::string& record_labels) {
+  if (results.value("task", std::string("beats")) == "beats")
+    return score_beats(results, classifier, model, store, selection);
+  return score_segments(results, classifier, model, store, selection, record_labels);
+}
+
+}  // namespace hlm

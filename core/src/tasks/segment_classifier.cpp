@@ -1,0 +1,202 @@
+// Segment classification (see segment_classifier.h).
+#include "tasks/segment_classifier.h"
+
+#include <algorithm>
+#include <random>
+
+#include "dist/preemption.h"
+#include "ecg/rr_features.h"
+#include "eval/classification_metrics.h"
+#include "hlm/errors.h"
+#include "hlm/tokenizer.h"
+#include "train/autocast_guard.h"
+#include "train/checkpoint.h"
+
+namespace hlm {
+
+std::vector<Segment> make_segments(const TokenStore& store, const std::vector<size_t>& records,
+                                   int64_t beats, int64_t stride, int64_t min_beats,
+                                   const std::function<int(size_t, uint64_t, int64_t)>& label_of) {
+  std::vector<Segment> out;
+  for (size_t r : records) {
+    const auto rec = store.record(r);
+    const int64_t n = int64_t(rec.length);
+    if (n < min_beats) continue;
+    for (int64_t first = 0;; first += std::max<int64_t>(1, stride)) {
+      const int64_t length = std::min(beats, n - first);
+      if (length < std::min(beats, n)) break;  // a short tail: covered by the previous one
+      const int label = label_of(r, uint64_t(first), length);
+      if (label >= 0) out.push_back({rec.offset + uint64_t(first), length, r, label});
+      if (first + length >= n) break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Per-beat RR features of every beat of the store (empty when not used).
+std::vector<float> rr_table(const TokenStore& store, bool used) {
+  std::vector<float> all;
+  if (!used) return all;
+  all.resize(store.token_count() * kRrFeatureCount);
+  for (size_t r = 0; r < store.record_count(); ++r) {
+    const auto rec = store.record(r);
+    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
+    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
+  }
+  return all;
+}
+
+// Rows of segments: tokens padded with kPad, a mask of real beats, and RR features.
+void fill(const TokenStore& store, const std::vector<float>& rr, const std::vector<Segment>& all,
+          const std::vector<size_t>& rows, int64_t width, at::Tensor& tokens, at::Tensor& mask,
+          at::Tensor& features) {
+  tokens.fill_(int64_t(kPad));
+  mask.zero_();
+  features.zero_();
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const Segment& s = all[rows[row]];
+    store.copy_window(s.start, size_t(s.length), tokens.data_ptr<int64_t>() + int64_t(row) * width);
+    std::fill_n(mask.data_ptr<float>() + int64_t(row) * width, s.length, 1.0f);
+    if (!rr.empty())
+      std::copy_n(rr.begin() + ptrdiff_t(s.start * kRrFeatureCount), s.length * kRrFeatureCount,
+                  features.data_ptr<float>() + int64_t(row) * width * kRrFeatureCount);
+  }
+}
+
+}  // namespace
+
+SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed,
+                                     HeadOptions options, int classes)
+    : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
+  torch::manual_seed(seed);
+  head_ = torch::nn::Linear(model_->d_model() + (options_.rr_features ? 2 * kRrFeatureCount : 0),
+                            classes_);
+}
+
+at::Tensor SegmentClassifier::logits(const at::Tensor& tokens, const at::Tensor& mask,
+                                     const at::Tensor& rr) {
+  at::Tensor hidden;
+  if (options_.backbone == "frozen") {
+    torch::NoGradGuard no_grad;
+    model_->module().eval();
+    hidden = model_->hidden(tokens);
+  } else {
+    hidden = model_->hidden(tokens);
+  }
+  // Mean over the segment's beats (padding masked out).
+  const auto m = mask.unsqueeze(-1).to(hidden.dtype());
+  const auto count = m.sum(1).clamp_min(1.0);
+  auto pooled = (hidden * m).sum(1) / count;
+  if (options_.rr_features) {
+    const auto rm = mask.unsqueeze(-1);
+    const auto mean = (rr * rm).sum(1) / rm.sum(1).clamp_min(1.0);
+    const auto spread =
+        (((rr - mean.unsqueeze(1)) * rm).pow(2).sum(1) / rm.sum(1).clamp_min(1.0)).sqrt();
+    pooled = torch::cat({pooled, mean.to(pooled.dtype()), spread.to(pooled.dtype())}, -1);
+  }
+  return head_(pooled);
+}
+
+FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segment>& segments,
+                                 const TrainOptions& o, const FitHooks& hooks,
+                                 const std::vector<Segment>& validation,
+                                 const EarlyStopping& early) {
+  if (segments.empty()) throw DataError("{}: no labelled segments to fine-tune on", store.path());
+  torch::nn::Module bundle;
+  bundle.register_module("model",
+                         std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
+  bundle.register_module("head", head_.ptr());
+  std::vector<double> counts(size_t(classes_), 0.0);
+  int64_t width = 0;
+  for (const auto& s : segments) {
+    counts[size_t(s.label)] += 1;
+    width = std::max(width, s.length);
+  }
+  const auto weights = torch::tensor(loss_weights(counts, options_.class_weights));
+  const std::vector<float> rr = rr_table(store, options_.rr_features);
+  std::vector<size_t> order(segments.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(o.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  auto tokens = torch::empty({o.batch, width}, torch::kLong);
+  auto mask = torch::empty({o.batch, width}, torch::kFloat32);
+  auto features = torch::empty({o.batch, width, kRrFeatureCount}, torch::kFloat32);
+  auto labels = torch::empty({o.batch}, torch::kLong);
+
+  FitLoop loop;
+  loop.bundle = &bundle;
+  loop.params = {};
+  if (options_.backbone != "frozen") loop.params = model_->module().parameters();
+  for (auto& p : head_->parameters()) loop.params.push_back(p);
+  loop.train_mode = [&] {
+    if (options_.backbone != "frozen") model_->module().train();
+  };
+  loop.loss = [&](int64_t micro) {
+    std::vector<size_t> rows;
+    for (int64_t row = 0; row < o.batch; ++row)
+      rows.push_back(order[size_t(micro * o.batch + row) % order.size()]);
+    fill(store, rr, segments, rows, width, tokens, mask, features);
+    for (size_t row = 0; row < rows.size(); ++row)
+      labels[int64_t(row)] = int64_t(segments[rows[row]].label);
+    at::Tensor logits;
+    {
+      const Bf16Autocast autocast(o.bf16);
+      logits = this->logits(tokens, mask, features);
+    }
+    return torch::nn::functional::cross_entropy(
+        logits.to(torch::kFloat32), labels,
+        torch::nn::functional::CrossEntropyFuncOptions().weight(weights));
+  };
+  if (!validation.empty())
+    loop.validate = [&] {
+      const auto probs = predict(store, validation);
+      eval::Confusion m{size_t(classes_)};
+      for (size_t i = 0; i < validation.size(); ++i) {
+        const float* p = probs.data() + i * size_t(classes_);
+        m.add(size_t(validation[i].label), size_t(std::max_element(p, p + classes_) - p));
+      }
+      return eval::macro_f1(m);
+    };
+  return run_fit_loop(loop, o, hooks, early);
+}
+
+std::vector<float> SegmentClassifier::predict(const TokenStore& store,
+                                              const std::vector<Segment>& segments) {
+  torch::NoGradGuard no_grad;
+  model_->module().eval();
+  const std::vector<float> rr = rr_table(store, options_.rr_features);
+  std::vector<float> out;
+  out.reserve(segments.size() * size_t(classes_));
+  constexpr size_t kBatch = 16;
+  for (size_t first = 0; first < segments.size(); first += kBatch) {
+    if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
+    std::vector<size_t> rows;
+    int64_t width = 1;
+    for (size_t i = first; i < std::min(segments.size(), first + kBatch); ++i) {
+      rows.push_back(i);
+      width = std::max(width, segments[i].length);
+    }
+    auto tokens = torch::empty({int64_t(rows.size()), width}, torch::kLong);
+    auto mask = torch::empty({int64_t(rows.size()), width}, torch::kFloat32);
+    auto features = torch::empty({int64_t(rows.size()), width, kRrFeatureCount}, torch::kFloat32);
+    fill(store, rr, segments, rows, width, tokens, mask, features);
+    const auto probs =
+        torch::softmax(logits(tokens, mask, features).to(torch::kFloat32), -1).contiguous();
+    out.insert(out.end(), probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+  }
+  return out;
+}
+
+void SegmentClassifier::save(const std::string& path) {
+  save_module(model_->module(), path + ".model");
+  save_module(*head_, path + ".head");
+}
+
+void SegmentClassifier::load(const std::string& path) {
+  load_module(model_->module(), path + ".model");
+  load_module(*head_, path + ".head");
+}
+
+}  // namespace hlm

@@ -1,0 +1,55 @@
+// Classification of segments of consecutive beats (atrial fibrillation in 41 to 512 beats, a
+// Challenge 2017 record's class from the segments it is cut into) on a pretrained language
+// model: the hidden states of a segment's beats are averaged (with, if chosen, the mean and
+// spread of their RR features, the irregularity AF shows) and a linear head maps that to a
+// class. Shares the fine-tuning loop and head options of the beat classifier.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlm/model.h"
+#include "hlm/token_store.h"
+#include "tasks/fit_loop.h"
+#include "tasks/head_options.h"
+
+namespace hlm {
+
+struct Segment {
+  uint64_t start = 0;  // first beat (store-wide index)
+  int64_t length = 0;  // at most the segment length; shorter only for a record that is
+  size_t record = 0;   // record index in the store
+  int label = -1;      // class index, -1 when unknown
+};
+
+// Segments of `beats` beats every `stride` beats over the given records; a record shorter
+// than `beats` (but at least `min_beats` long) gives one segment of all its beats. label_of
+// (record index, first beat in the record, length) gives each segment's class or -1 (left
+// out).
+std::vector<Segment> make_segments(const TokenStore& store, const std::vector<size_t>& records,
+                                   int64_t beats, int64_t stride, int64_t min_beats,
+                                   const std::function<int(size_t, uint64_t, int64_t)>& label_of);
+
+class SegmentClassifier {
+ public:
+  SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options, int classes);
+  // As BeatClassifier::fit, over segments (validation: macro F1 of the validation segments).
+  FitResult fit(const TokenStore& store, const std::vector<Segment>& segments,
+                const TrainOptions& options, const FitHooks& hooks = {},
+                const std::vector<Segment>& validation = {}, const EarlyStopping& early = {});
+  // Class probabilities of each segment, row-major [segments x classes].
+  std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments);
+  int classes() const { return classes_; }
+  void save(const std::string& path);
+  void load(const std::string& path);
+
+ private:
+  at::Tensor logits(const at::Tensor& tokens, const at::Tensor& mask, const at::Tensor& rr);
+  std::shared_ptr<Model> model_;
+  HeadOptions options_;
+  int classes_;
+  torch::nn::Linear head_{nullptr};
+};
+
+}  // namespace hlm
