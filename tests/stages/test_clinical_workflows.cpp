@@ -16,13 +16,15 @@ namespace {
 
 const std::string kData = HLM_TEST_DATA_DIR;
 
-// Runs a workflow at vars.size=ci; returns evaluate's results.json.
-nlohmann::json run_ci(const std::string& workflow, const std::string& scratch) {
+// Runs a workflow at vars.size=ci; returns evaluate's results.json (and the report in *report).
+nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
+                      std::string* report = nullptr) {
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   hlm::test::ScratchDir runs(scratch);
   const auto r =
       hlm::test::run_hlm("run " + workflow + " vars.size=ci --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
   std::ifstream in(hlm::test::run_dir_of(r.output) / "evaluate" / "results.json");
   if (!in) return nlohmann::json::object();
   return nlohmann::json::parse(in);
@@ -38,7 +40,13 @@ void expect_interval_covers(const nlohmann::json& d, const std::string& key) {
 
 TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   if (!fs::exists(kData + "/mitdb/230.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
-  const auto results = run_ci("workflows/mitdb-aami.yaml", "hlm_mitdb_aami");
+  std::string report;
+  const auto results = run_ci("workflows/mitdb-aami.yaml", "hlm_mitdb_aami", &report);
+  // The published figures stand beside the run's, with how the protocols differ.
+  EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
+  EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
+  EXPECT_NE(report.find("This run: record-wise 5-fold cross-validation inside DS1"),
+            std::string::npos);
   const auto& d = results["datasets"]["holdout"];
   EXPECT_EQ(d["records"], 22);  // every DS1 record, each scored once
   EXPECT_GT(d["items"].get<int64_t>(), 45000);

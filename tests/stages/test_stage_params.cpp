@@ -45,6 +45,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.min_segment_beats", "shortest record scored (FinetuneEvaluate.RecordTask...)"},
     {"finetune.classes", "the record classes (FinetuneEvaluate.RecordTask...)"},
     {"evaluate.records", "records evaluated"},
+    {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
+    {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},
     {"evaluate.datasets", "token stores scored (FinetuneEvaluate.ResultsJson...)"},
     {"evaluate.threads", "intra-op threads (set_compute_threads)"},
     {"scale-analysis.model", "the model plugin"},

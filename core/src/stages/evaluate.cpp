@@ -178,6 +178,24 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   return r;
 }
 
+// The published results a workflow lists beside its own, with how its protocol differs.
+std::string published_table(const StageContext& ctx) {
+  const auto& rows = ctx.params().at("published");
+  if (rows.empty()) return "";
+  std::string md = "### Published results\n\n| source | protocol | result |\n|---|---|---|\n";
+  for (const auto& row : rows) {
+    for (const auto& [key, value] : row.items())
+      if (key != "source" && key != "protocol" && key != "result")
+        throw ConfigError("stage '{}': unknown key '{}' in a row of published (source, "
+                          "protocol, result)",
+                          ctx.instance.id, key);
+    md += "| " + row.value("source", std::string()) + " | " + row.value("protocol", std::string()) +
+          " | " + row.value("result", std::string()) + " |\n";
+  }
+  const std::string note = ctx.params().at("protocol_note");
+  return md + (note.empty() ? "" : "\nThis run: " + note + "\n") + "\n";
+}
+
 StageOutput run_evaluate(StageContext& ctx) {
   set_compute_threads(ctx.params().at("threads").get<int>());
   std::vector<std::string> beat_classes;
@@ -253,6 +271,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       }
     }
   }
+  out.report_md += published_table(ctx);
   out.report_md =
       "The tokenize stage's codebook and pretraining saw the records they were given; "
       "fine-tuning never saw the records evaluated here.\n\n" +
@@ -277,6 +296,10 @@ StageKind evaluate_stage() {
             "labelled datasets scored, each {name, stage: a tokenize stage in needs, records: "
             "[...] (default every record)}; default: the finetune holdout, named holdout",
             false},
+           {"published", "list:map", "[]",
+            "published results shown beside this run's, each {source, protocol, result}", false},
+           {"protocol_note", "string", "\"\"",
+            "how this run's protocol differs from the published ones (shown with them)", false},
            {"threads", "int", "1", "intra-op threads", false}},
           run_evaluate,
           /*external_inputs=*/nullptr};
