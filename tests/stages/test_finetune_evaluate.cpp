@@ -171,7 +171,7 @@ stages:
     kind: tokenize
     params:
       datasets: [{plugin: synthetic, records: 2, seconds: 60, seed: 5}]
-      tokenizer: {plugin: beat-vq, codes: 16}
+      tokenizer: {plugin: beat-vq, codes: 12}
   - id: pretrain
     kind: pretrain
     needs: [tokenize]
@@ -194,7 +194,7 @@ stages:
     std::ofstream(path) << text;
     return run_hlm("run " + path.string() + " --runs-dir " + (runs.path / store).string());
   };
-  // Fine-tuning the checkpoint on the other store: its codebook made other tokens.
+  // Fine-tuning the checkpoint on the other store: another vocabulary and codebook.
   const auto finetune = with_store("tokenize_other");
   EXPECT_NE(finetune.exit_code, 0) << finetune.output;
   EXPECT_NE(finetune.output.find("was pretrained on tokens of beat-vq:"), std::string::npos)

@@ -186,9 +186,10 @@ std::string published_table(const StageContext& ctx) {
   for (const auto& row : rows) {
     for (const auto& [key, value] : row.items())
       if (key != "source" && key != "protocol" && key != "result")
-        throw ConfigError("stage '{}': unknown key '{}' in a row of published (source, "
-                          "protocol, result)",
-                          ctx.instance.id, key);
+        throw ConfigError(
+            "stage '{}': unknown key '{}' in a row of published (source, "
+            "protocol, result)",
+            ctx.instance.id, key);
     md += "| " + row.value("source", std::string()) + " | " + row.value("protocol", std::string()) +
           " | " + row.value("result", std::string()) + " |\n";
   }
