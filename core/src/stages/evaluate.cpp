@@ -218,7 +218,10 @@ StageOutput run_evaluate(StageContext& ctx) {
       std::string scope;
       std::optional<TokenStore> store;
       for (const nlohmann::json* tuned : instances) {
-        store = TokenStore::open(store_of(ctx, *tuned, dataset));
+        // Fold models usually share one store: open (and checksum) it once.
+        if (const std::string path = store_of(ctx, *tuned, dataset);
+            !store || store->path() != path)
+          store = TokenStore::open(path);
         std::string model_scope;
         auto scored = predict_dataset(ctx, *tuned, dataset, *store, model_scope);
         if (dataset.stage.empty()) {

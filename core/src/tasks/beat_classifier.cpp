@@ -10,8 +10,8 @@
 #include "eval/classification_metrics.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
+#include "tasks/classifier_parts.h"
 #include "train/autocast_guard.h"
-#include "train/checkpoint.h"
 
 namespace hlm {
 
@@ -52,40 +52,12 @@ BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, Head
 }
 
 at::Tensor BeatClassifier::logits(const at::Tensor& tokens, const at::Tensor& features) {
-  at::Tensor hidden;
-  if (options_.backbone == "frozen") {
-    // A linear probe: the backbone is a fixed feature extractor (no dropout, no gradients).
-    torch::NoGradGuard no_grad;
-    model_->module().eval();
-    hidden = model_->hidden(tokens);
-  } else {
-    hidden = model_->hidden(tokens);
-  }
+  at::Tensor hidden = backbone_hidden(*model_, options_, tokens);
   if (options_.rr_features) hidden = torch::cat({hidden, features.to(hidden.dtype())}, -1);
   return head_(hidden);
 }
 
-std::vector<torch::Tensor> BeatClassifier::trainable() {
-  std::vector<torch::Tensor> params;
-  if (options_.backbone != "frozen") params = model_->module().parameters();
-  for (auto& p : head_->parameters()) params.push_back(p);
-  return params;
-}
-
 namespace {
-
-// RR features of every beat of the store, record by record (empty when not used).
-std::vector<float> store_rr_features(const TokenStore& store, bool used) {
-  std::vector<float> all;
-  if (!used) return all;
-  all.resize(store.token_count() * kRrFeatureCount);
-  for (size_t r = 0; r < store.record_count(); ++r) {
-    const auto rec = store.record(r);
-    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
-    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
-  }
-  return all;
-}
 
 // Copies window w into row `row` of tokens (and its features when there are any).
 void fill_row(const TokenStore& store, const std::vector<float>& rr, const BeatWindow& w,
@@ -146,9 +118,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   const int64_t context = model_->context();
   // Model and head in one archive, so a checkpoint holds the whole classifier.
   torch::nn::Module bundle;
-  bundle.register_module("model",
-                         std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
-  bundle.register_module("head", head_.ptr());
+  bundle_classifier(bundle, *model_, head_);
   const auto weights = class_weights(store, windows, options_.class_weights);
   const std::vector<float> rr = store_rr_features(store, options_.rr_features);
   std::vector<size_t> order(windows.size());
@@ -161,7 +131,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
 
   FitLoop loop;
   loop.bundle = &bundle;
-  loop.params = trainable();
+  loop.params = trainable_parameters(*model_, options_, head_);
   loop.train_mode = [&] {
     if (options_.backbone != "frozen") model_->module().train();
   };
@@ -179,15 +149,19 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
             kIgnoreLabel));
   };
   if (!validation.empty())
-    loop.validate = [&] { return macro_f1_of(store, predict(store, validation)); };
+    loop.validate = [&] { return macro_f1_of(store, predict(store, validation, rr)); };
   return run_fit_loop(loop, o, hooks, early);
 }
 
 std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     const TokenStore& store, const std::vector<BeatWindow>& windows) {
+  return predict(store, windows, store_rr_features(store, options_.rr_features));
+}
+
+std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
+    const TokenStore& store, const std::vector<BeatWindow>& windows, const std::vector<float>& rr) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
-  const std::vector<float> rr = store_rr_features(store, options_.rr_features);
   std::vector<std::pair<uint64_t, int>> out;
   // Windows are scored in batches of equal length (a record's last window may be shorter).
   constexpr size_t kBatch = 16;
@@ -213,14 +187,8 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
   return out;
 }
 
-void BeatClassifier::save(const std::string& path) {
-  save_module(model_->module(), path + ".model");
-  save_module(*head_, path + ".head");
-}
+void BeatClassifier::save(const std::string& path) { save_classifier(*model_, head_, path); }
 
-void BeatClassifier::load(const std::string& path) {
-  load_module(model_->module(), path + ".model");
-  load_module(*head_, path + ".head");
-}
+void BeatClassifier::load(const std::string& path) { load_classifier(*model_, head_, path); }
 
 }  // namespace hlm

@@ -55,8 +55,11 @@ class BeatClassifier {
   void load(const std::string& path);
 
  private:
+  // predict() with the store's RR features already computed (validation reuses fit's).
+  std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
+                                                const std::vector<BeatWindow>& windows,
+                                                const std::vector<float>& rr);
   at::Tensor logits(const at::Tensor& tokens, const at::Tensor& features);
-  std::vector<torch::Tensor> trainable();
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   torch::nn::Linear head_{nullptr};

@@ -9,8 +9,8 @@
 #include "eval/classification_metrics.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
+#include "tasks/classifier_parts.h"
 #include "train/autocast_guard.h"
-#include "train/checkpoint.h"
 
 namespace hlm {
 
@@ -34,19 +34,6 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
 }
 
 namespace {
-
-// Per-beat RR features of every beat of the store (empty when not used).
-std::vector<float> rr_table(const TokenStore& store, bool used) {
-  std::vector<float> all;
-  if (!used) return all;
-  all.resize(store.token_count() * kRrFeatureCount);
-  for (size_t r = 0; r < store.record_count(); ++r) {
-    const auto rec = store.record(r);
-    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
-    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
-  }
-  return all;
-}
 
 // Rows of segments: tokens padded with kPad, a mask of real beats, and RR features.
 void fill(const TokenStore& store, const std::vector<float>& rr, const std::vector<Segment>& all,
@@ -77,14 +64,7 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
 
 at::Tensor SegmentClassifier::logits(const at::Tensor& tokens, const at::Tensor& mask,
                                      const at::Tensor& rr) {
-  at::Tensor hidden;
-  if (options_.backbone == "frozen") {
-    torch::NoGradGuard no_grad;
-    model_->module().eval();
-    hidden = model_->hidden(tokens);
-  } else {
-    hidden = model_->hidden(tokens);
-  }
+  const at::Tensor hidden = backbone_hidden(*model_, options_, tokens);
   // Mean over the segment's beats (padding masked out).
   const auto m = mask.unsqueeze(-1).to(hidden.dtype());
   const auto count = m.sum(1).clamp_min(1.0);
@@ -105,9 +85,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
                                  const EarlyStopping& early) {
   if (segments.empty()) throw DataError("{}: no labelled segments to fine-tune on", store.path());
   torch::nn::Module bundle;
-  bundle.register_module("model",
-                         std::shared_ptr<torch::nn::Module>(&model_->module(), [](auto*) {}));
-  bundle.register_module("head", head_.ptr());
+  bundle_classifier(bundle, *model_, head_);
   std::vector<double> counts(size_t(classes_), 0.0);
   int64_t width = 0;
   for (const auto& s : segments) {
@@ -115,7 +93,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
     width = std::max(width, s.length);
   }
   const auto weights = torch::tensor(loss_weights(counts, options_.class_weights));
-  const std::vector<float> rr = rr_table(store, options_.rr_features);
+  const std::vector<float> rr = store_rr_features(store, options_.rr_features);
   std::vector<size_t> order(segments.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(o.seed);
@@ -127,9 +105,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
 
   FitLoop loop;
   loop.bundle = &bundle;
-  loop.params = {};
-  if (options_.backbone != "frozen") loop.params = model_->module().parameters();
-  for (auto& p : head_->parameters()) loop.params.push_back(p);
+  loop.params = trainable_parameters(*model_, options_, head_);
   loop.train_mode = [&] {
     if (options_.backbone != "frozen") model_->module().train();
   };
@@ -151,7 +127,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
   };
   if (!validation.empty())
     loop.validate = [&] {
-      const auto probs = predict(store, validation);
+      const auto probs = predict(store, validation, rr);
       eval::Confusion m{size_t(classes_)};
       for (size_t i = 0; i < validation.size(); ++i) {
         const float* p = probs.data() + i * size_t(classes_);
@@ -164,9 +140,14 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
 
 std::vector<float> SegmentClassifier::predict(const TokenStore& store,
                                               const std::vector<Segment>& segments) {
+  return predict(store, segments, store_rr_features(store, options_.rr_features));
+}
+
+std::vector<float> SegmentClassifier::predict(const TokenStore& store,
+                                              const std::vector<Segment>& segments,
+                                              const std::vector<float>& rr) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
-  const std::vector<float> rr = rr_table(store, options_.rr_features);
   std::vector<float> out;
   out.reserve(segments.size() * size_t(classes_));
   constexpr size_t kBatch = 16;
@@ -189,14 +170,8 @@ std::vector<float> SegmentClassifier::predict(const TokenStore& store,
   return out;
 }
 
-void SegmentClassifier::save(const std::string& path) {
-  save_module(model_->module(), path + ".model");
-  save_module(*head_, path + ".head");
-}
+void SegmentClassifier::save(const std::string& path) { save_classifier(*model_, head_, path); }
 
-void SegmentClassifier::load(const std::string& path) {
-  load_module(model_->module(), path + ".model");
-  load_module(*head_, path + ".head");
-}
+void SegmentClassifier::load(const std::string& path) { load_classifier(*model_, head_, path); }
 
 }  // namespace hlm

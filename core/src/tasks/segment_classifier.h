@@ -45,6 +45,9 @@ class SegmentClassifier {
   void load(const std::string& path);
 
  private:
+  // predict() with the store's RR features already computed (validation reuses fit's).
+  std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
+                             const std::vector<float>& rr);
   at::Tensor logits(const at::Tensor& tokens, const at::Tensor& mask, const at::Tensor& rr);
   std::shared_ptr<Model> model_;
   HeadOptions options_;

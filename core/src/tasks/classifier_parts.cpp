@@ -1,0 +1,53 @@
+// Parts the classifiers share (see classifier_parts.h).
+#include "tasks/classifier_parts.h"
+
+#include "ecg/rr_features.h"
+#include "train/checkpoint.h"
+
+namespace hlm {
+
+at::Tensor backbone_hidden(Model& model, const HeadOptions& options, const at::Tensor& tokens) {
+  if (options.backbone != "frozen") return model.hidden(tokens);
+  // A linear probe: the backbone is a fixed feature extractor (no dropout, no gradients).
+  torch::NoGradGuard no_grad;
+  model.module().eval();
+  return model.hidden(tokens);
+}
+
+std::vector<torch::Tensor> trainable_parameters(Model& model, const HeadOptions& options,
+                                                torch::nn::Linear& head) {
+  std::vector<torch::Tensor> params;
+  if (options.backbone != "frozen") params = model.module().parameters();
+  for (auto& p : head->parameters()) params.push_back(p);
+  return params;
+}
+
+void bundle_classifier(torch::nn::Module& bundle, Model& model, torch::nn::Linear& head) {
+  bundle.register_module("model",
+                         std::shared_ptr<torch::nn::Module>(&model.module(), [](auto*) {}));
+  bundle.register_module("head", head.ptr());
+}
+
+void save_classifier(Model& model, torch::nn::Linear& head, const std::string& path) {
+  save_module(model.module(), path + ".model");
+  save_module(*head, path + ".head");
+}
+
+void load_classifier(Model& model, torch::nn::Linear& head, const std::string& path) {
+  load_module(model.module(), path + ".model");
+  load_module(*head, path + ".head");
+}
+
+std::vector<float> store_rr_features(const TokenStore& store, bool used) {
+  std::vector<float> all;
+  if (!used) return all;
+  all.resize(store.token_count() * kRrFeatureCount);
+  for (size_t r = 0; r < store.record_count(); ++r) {
+    const auto rec = store.record(r);
+    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
+    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
+  }
+  return all;
+}
+
+}  // namespace hlm
