@@ -61,10 +61,12 @@ StageOutput run_tokenize(StageContext& ctx) {
   std::mutex mutex;
   std::vector<std::string> failures;
   std::map<std::string, RecordLabels> labels;  // by record, for record_labels.json
-  auto read_and_extract = [&](size_t i) -> std::optional<Beats> {
+  // with_labels: keep the record's labels too (the writing pass; the codebook pass needs none).
+  auto read_and_extract = [&](size_t i, bool with_labels) -> std::optional<Beats> {
     try {
       const Record record = datasets[records[i].dataset]->read(records[i].name);
       Beats beats = tokenizer->extract(record);
+      if (!with_labels) return beats;
       RecordLabels l = labels_of(record, beats.positions);
       std::lock_guard<std::mutex> lock(mutex);
       labels[records[i].name] = std::move(l);
@@ -100,7 +102,8 @@ StageOutput run_tokenize(StageContext& ctx) {
     FitSample sample(size_t(p.at("fit_sample_cap").get<int64_t>()));
     parallel_for(records.size(), threads, [&](size_t i) {
       if (stop_signal_received()) return;
-      if (auto beats = read_and_extract(i)) sample.add(records[i].name, *beats);
+      if (auto beats = read_and_extract(i, /*with_labels=*/false))
+        sample.add(records[i].name, *beats);
     });
     if (stop_signal_received())
       throw Preempted(
@@ -125,7 +128,7 @@ StageOutput run_tokenize(StageContext& ctx) {
   const double start = now_seconds();
   parallel_for(records.size(), threads, [&](size_t i) {
     if (writer.has_record(records[i].name) || stop_signal_received()) return;
-    auto beats = read_and_extract(i);
+    auto beats = read_and_extract(i, /*with_labels=*/true);
     if (!beats) return;
     tokenizer->assign(*beats);
     beats->record = records[i].name;
