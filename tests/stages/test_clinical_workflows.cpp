@@ -16,16 +16,18 @@ namespace {
 
 const std::string kData = HLM_TEST_DATA_DIR;
 
-// Runs a workflow at vars.size=ci; returns evaluate's results.json (and the report in *report).
+// Runs a workflow at vars.size=ci with more overrides; returns the results.json of its stage
+// `evaluate` (and the report in *report).
 nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
-                      std::string* report = nullptr) {
+                      std::string* report = nullptr, const std::string& overrides = "",
+                      const std::string& evaluate = "evaluate") {
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   hlm::test::ScratchDir runs(scratch);
-  const auto r =
-      hlm::test::run_hlm("run " + workflow + " vars.size=ci --runs-dir " + runs.path.string());
+  const auto r = hlm::test::run_hlm("run " + workflow + " vars.size=ci " + overrides +
+                                    " --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
-  std::ifstream in(hlm::test::run_dir_of(r.output) / "evaluate" / "results.json");
+  std::ifstream in(hlm::test::run_dir_of(r.output) / evaluate / "results.json");
   if (!in) return nlohmann::json::object();
   return nlohmann::json::parse(in);
 }
@@ -55,6 +57,61 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
       EXPECT_TRUE(d["classes"][c].contains(key)) << c << " " << key;
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");
+  // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.
+  EXPECT_NE(report.find("| tokenize_test | | left out: when.files_exist: none of its 22 file(s)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| evaluate_test | | left out: needs stage 'finetune_all'"),
+            std::string::npos);
+}
+
+// The inter-patient step runs when the test records are in the folder: here the paced records
+// 102 and 104 stand in for DS2 (no patient of DS1 among them).
+TEST(ClinicalWorkflows, MitdbAamiScoresTheTestRecordsWithAModelOfAllTrainingRecords) {
+  if (!fs::exists(kData + "/mitdb/104.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
+  std::string report;
+  const auto results =
+      run_ci("workflows/mitdb-aami.yaml", "hlm_mitdb_aami_test", &report,
+             "'vars.test_records=[\"102\", \"104\"]' 'vars.fold=[0]'", "evaluate_test");
+  const auto& d = results["datasets"]["test records"];
+  ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
+  EXPECT_EQ(d["records"], 2);
+  EXPECT_GT(d["items"].get<int64_t>(), 4000);  // 102 and 104 hold 2187 + 2229 beats
+  EXPECT_NE(report.find("This run: de Chazal's inter-patient protocol"), std::string::npos);
+  EXPECT_EQ(report.find("left out"), std::string::npos) << report;
+}
+
+// vars.pretrain_on=transductive: the codebook and pretraining see the test signals too, and
+// the test report says so; fine-tuning still never sees a test record.
+TEST(ClinicalWorkflows, MitdbAamiTransductiveSwitchPretrainsOnTestSignalsAndSaysSo) {
+  if (!fs::exists(kData + "/mitdb/104.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  hlm::test::ScratchDir runs("hlm_mitdb_aami_transductive");
+  const auto r = hlm::test::run_hlm(
+      "run workflows/mitdb-aami.yaml vars.size=ci 'vars.test_records=[\"102\", \"104\"]' "
+      "'vars.fold=[0]' vars.pretrain_on=transductive --runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  EXPECT_EQ(hlm::test::stage_manifest(run_dir, "tokenize")["results"]["records"], 24);
+  const auto tuned = hlm::test::stage_manifest(run_dir, "finetune_all")["results"];
+  EXPECT_EQ(tuned["train_records"].size(), 20u);  // DS1 less its 2 validation records
+  for (const auto& name : tuned["train_records"]) {
+    EXPECT_NE(name, "102");
+    EXPECT_NE(name, "104");
+  }
+  const std::string report = hlm::test::read_text(hlm::test::report_path(r.output));
+  EXPECT_NE(report.find("This run: TRANSDUCTIVE"), std::string::npos) << report;
+}
+
+TEST(ClinicalWorkflows, MitdbAamiStopsBeforeAnyWorkWhenOnlySomeTestRecordsArePresent) {
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  const auto r = hlm::test::run_hlm(
+      "run workflows/mitdb-aami.yaml vars.size=ci 'vars.test_records=[\"102\", \"100\"]' "
+      "--dry-run");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("; 1 missing from " + kData + "/mitdb: 100.hea"), std::string::npos)
+      << r.output;
 }
 
 TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsAndMitdb) {
@@ -82,4 +139,33 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_GE(score, 0.0);
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
+}
+
+// vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with
+// that folder's own labels file. Here 20 records outside the CI training set, copied.
+TEST(ClinicalWorkflows, Challenge2017ScoresTheRecordsOfTestDirWithItsOwnLabels) {
+  if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
+    GTEST_SKIP() << kData << "/challenge2017 is absent";
+  hlm::test::ScratchDir test_dir("hlm_challenge2017_test_dir");
+  std::ifstream labels(kData + "/challenge2017/REFERENCE-v3.csv");
+  std::ofstream own(test_dir.path / "REFERENCE-v3.csv");
+  std::string line;
+  int copied = 0;
+  while (std::getline(labels, line) && copied < 20) {
+    const std::string name = line.substr(0, line.find(','));
+    if (name < "A05001") continue;
+    for (const char* ext : {".hea", ".mat"})
+      fs::copy_file(kData + "/challenge2017/" + name + ext, test_dir.path / (name + ext));
+    own << line << "\n";
+    ++copied;
+  }
+  own.close();
+  const auto results =
+      run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_test", nullptr,
+             "vars.test_dir=" + test_dir.path.string() + " 'vars.fold=[0]'", "evaluate_test");
+  const auto& d = results["datasets"]["test_dir"];
+  ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
+  EXPECT_EQ(d["records"], 20);
+  EXPECT_EQ(d["items"], 20);
+  EXPECT_TRUE(d.contains("cinc2017_score"));
 }

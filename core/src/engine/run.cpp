@@ -81,6 +81,8 @@ std::string report(const workflow::Workflow& wf, const std::string& run_dir,
                   m.value("seconds", 0.0));
     md += row;
   }
+  for (const auto& stage : wf.left_out)
+    md += "| " + stage.id + " | | left out: " + stage.reason + " | |\n";
   md += "\nEnergy: " + energy_sources().describe() + ".\n";
   for (const auto& m : manifests)
     md += "\n## " + m.value("id", "") + " (" + m.value("kind", "") + ")\n\n" +
@@ -119,6 +121,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
   spdlog::info("hlm {}: workflow '{}', run directory {}", HLM_VERSION, wf.name, run_dir);
   spdlog::info("metrics: http://{}/metrics", scrape_address(metrics().bind_address(), bound));
   spdlog::info("energy: {}", energy_sources().describe());
+  for (const auto& stage : wf.left_out) spdlog::info("left out: {} ({})", stage.id, stage.reason);
 
   std::map<std::string, std::string> keys;
   std::map<std::string, nlohmann::json> manifests;

@@ -106,7 +106,7 @@ Workflow load_workflow_text(const std::string& text, const std::string& file_lab
   workflow.vars = detail::to_json(vars);
   workflow.settings = check_settings(root.find("settings"), root, schema);
   workflow.runner = check_runner(root.find("runner"), root, schema);
-  workflow.stages = detail::build_stages(*root.find("stages"), schema);
+  workflow.stages = detail::build_stages(*root.find("stages"), schema, &workflow.left_out);
   return workflow;
 }
 

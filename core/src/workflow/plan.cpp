@@ -177,6 +177,8 @@ std::string dry_run_plan(const Workflow& workflow, const CacheKeyFn& cache_key) 
     out << "   params:\n";
     flatten(instance.params, "", out);
   }
+  for (const auto& stage : workflow.left_out)
+    out << "left out: " << stage.id << " (" << stage.reason << ")\n";
   return out.str();
 }
 

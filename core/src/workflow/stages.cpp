@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "workflow/conditions.h"
 #include "workflow/dag.h"
 #include "workflow/overrides.h"
 #include "workflow/params.h"
@@ -13,7 +15,7 @@ namespace hlm::workflow::detail {
 
 namespace {
 
-const std::vector<std::string> kStageKeys = {"id", "kind", "needs", "params", "matrix"};
+const std::vector<std::string> kStageKeys = {"id", "kind", "needs", "params", "matrix", "when"};
 
 struct StageDef {
   std::string id;
@@ -21,6 +23,7 @@ struct StageDef {
   std::vector<std::pair<std::string, Loc>> needs;
   Node params;
   std::vector<Entry> matrix;  // sorted by key
+  std::optional<Node> when;   // the stage runs only when this condition holds
   Loc loc;
 };
 
@@ -72,6 +75,11 @@ StageDef parse_stage(const Node& stage, const Schema& schema) {
   if (!params) def.params.loc = stage.loc;
   if (!def.params.is_map() && !def.params.is_null()) {
     fail(def.params.loc, "'params' in " + owner + " must be a map, not " + def.params.describe());
+  }
+
+  if (const Node* when = stage.find("when")) {
+    check_condition(*when, owner);
+    def.when = *when;
   }
 
   const Node* matrix = stage.find("matrix");
@@ -158,7 +166,8 @@ std::vector<StageInstance> expand(const StageDef& def, const Schema& schema) {
 
 }  // namespace
 
-std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema) {
+std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema,
+                                        std::vector<LeftOutStage>* left_out) {
   std::vector<StageDef> defs;
   std::map<std::string, size_t> index;
   for (const auto& stage : stages.items) {
@@ -185,10 +194,26 @@ std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema
   }
   const std::vector<size_t> order = topological_order(dag);
 
+  // Stages whose condition does not hold are left out, and so is every stage that needs one.
+  std::vector<bool> kept(defs.size(), true);
+  for (size_t i : order) {
+    std::string reason;
+    for (const auto& edge : dag[i].needs)
+      if (!kept[edge.target] && reason.empty())
+        reason = "needs stage '" + defs[edge.target].id + "', which is left out";
+    if (reason.empty() && defs[i].when)
+      reason = unmet_condition(*defs[i].when, "stage '" + defs[i].id + "'");
+    if (reason.empty()) continue;
+    kept[i] = false;
+    if (left_out) left_out->push_back({defs[i].id, reason});
+  }
+
   std::vector<std::vector<StageInstance>> instances(defs.size());
-  for (size_t i = 0; i < defs.size(); ++i) instances[i] = expand(defs[i], schema);
+  for (size_t i = 0; i < defs.size(); ++i)
+    if (kept[i]) instances[i] = expand(defs[i], schema);
   std::vector<StageInstance> out;
   for (size_t i : order) {
+    if (!kept[i]) continue;
     std::vector<std::string> needs;
     for (const auto& edge : dag[i].needs) {
       for (const auto& needed : instances[edge.target]) {

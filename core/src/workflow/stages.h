@@ -8,7 +8,10 @@
 
 namespace hlm::workflow::detail {
 
-// stages is the interpolated "stages" node (a list). Returns instances in run order.
-std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema);
+// stages is the interpolated "stages" node (a list). Returns instances in run order; stages
+// left out by their `when:` condition (conditions.h), or by needing one that was, are added to
+// left_out in run order instead.
+std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema,
+                                        std::vector<LeftOutStage>* left_out = nullptr);
 
 }  // namespace hlm::workflow::detail

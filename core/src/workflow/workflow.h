@@ -76,13 +76,21 @@ struct StageInstance {
   int column = 0;                  // 1-based
 };
 
+// A stage that does not run because its `when:` condition does not hold, or because it needs
+// such a stage; reason says which.
+struct LeftOutStage {
+  std::string id;
+  std::string reason;
+};
+
 struct Workflow {
   std::string name;
   std::string file;
-  nlohmann::json vars;                // interpolated
-  nlohmann::json settings;            // typed, defaults filled
-  nlohmann::json runner;              // where it runs (kind local or slurm), defaults filled
-  std::vector<StageInstance> stages;  // topological order, ties broken by file order
+  nlohmann::json vars;                 // interpolated
+  nlohmann::json settings;             // typed, defaults filled
+  nlohmann::json runner;               // where it runs (kind local or slurm), defaults filled
+  std::vector<StageInstance> stages;   // topological order, ties broken by file order
+  std::vector<LeftOutStage> left_out;  // stages whose condition does not hold, in run order
 
   // A workflow YAML equivalent to this one (overrides applied, vars substituted, defaults
   // filled); loading it again gives the same instances. Written to each run directory.
