@@ -131,4 +131,41 @@ TEST(ClassificationMetrics, RecordBootstrapIntervalsCoverThePointEstimate) {
   EXPECT_DOUBLE_EQ(flat.high, flat.low);
 }
 
+// Two classifiers on the same twenty records of very different difficulty: b is a with one
+// more error in every record. Each model's own interval is wide (the records differ), but the
+// paired interval of the difference is narrow and excludes 0; swapped, it is mirrored; and a
+// model against itself differs by exactly 0.
+TEST(ClassificationMetrics, APairedRecordBootstrapSeesADifferenceTheSeparateIntervalsHide) {
+  std::vector<Confusion> a, b;
+  for (int r = 0; r < 20; ++r) {
+    Confusion m(2);
+    m.add(0, 0, 20 + 3 * r);
+    m.add(0, 1, 15 - r / 2);
+    m.add(1, 1, 10);
+    m.add(1, 0, 2 + r % 5);
+    a.push_back(m);
+    m.add(0, 1, 1);  // one more error
+    m.add(0, 0, -1);
+    b.push_back(m);
+  }
+  const auto own_a = hlm::eval::bootstrap_by_record(a, hlm::eval::accuracy, 1000, 0.95, 3);
+  const auto own_b = hlm::eval::bootstrap_by_record(b, hlm::eval::accuracy, 1000, 0.95, 3);
+  EXPECT_LT(own_a.low, own_b.high);  // the separate intervals overlap
+  const auto diff =
+      hlm::eval::bootstrap_difference_by_record(a, b, hlm::eval::accuracy, 1000, 0.95, 3);
+  EXPECT_GT(diff.low, 0.0);
+  EXPECT_LT(diff.high - diff.low, 0.5 * (own_a.high - own_a.low));
+  const auto swapped =
+      hlm::eval::bootstrap_difference_by_record(b, a, hlm::eval::accuracy, 1000, 0.95, 3);
+  EXPECT_NEAR(swapped.low, -diff.high, 1e-12);
+  EXPECT_NEAR(swapped.high, -diff.low, 1e-12);
+  const auto self =
+      hlm::eval::bootstrap_difference_by_record(a, a, hlm::eval::accuracy, 1000, 0.95, 3);
+  EXPECT_EQ(self.low, 0.0);
+  EXPECT_EQ(self.high, 0.0);
+  EXPECT_THROW(
+      hlm::eval::bootstrap_difference_by_record(a, {b.begin(), b.end() - 1}, hlm::eval::accuracy),
+      std::invalid_argument);
+}
+
 }  // namespace

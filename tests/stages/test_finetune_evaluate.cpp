@@ -100,6 +100,34 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
   EXPECT_TRUE(fs::exists(artifacts["confusion_1_svg"].get<std::string>()));
 }
 
+// backbone=scratch beside backbone=full: the difference of macro F1 on each dataset, with a
+// paired interval over the records both scored, in results.json and the report.
+TEST(FinetuneEvaluate, EvaluateComparesThePretrainedBackboneWithRandomWeightsPairedByRecord) {
+  const auto& run = cross_validation_run();
+  ASSERT_FALSE(run.run_dir.empty()) << run.output;
+  std::ifstream in(run.run_dir / "evaluate" / "results.json");
+  const auto results = nlohmann::json::parse(in);
+  ASSERT_EQ(results["comparisons"].size(), 2u) << results.dump().substr(0, 600);
+  std::set<std::string> datasets;
+  for (const auto& c : results["comparisons"]) {
+    datasets.insert(c["dataset"].get<std::string>());
+    EXPECT_EQ(c["pretrained"], "backbone=full");
+    EXPECT_EQ(c["scratch"], "backbone=scratch");
+    EXPECT_EQ(c["metric"], "macro_f1");
+    const std::string d = c["dataset"];
+    const double expected =
+        results["datasets"][d + " [backbone=full]"]["macro_f1"].get<double>() -
+        results["datasets"][d + " [backbone=scratch]"]["macro_f1"].get<double>();
+    EXPECT_NEAR(c["difference"].get<double>(), expected, 1e-12) << d;
+    EXPECT_LE(c["ci95"][0].get<double>(), expected + 1e-12) << d;
+    EXPECT_GE(c["ci95"][1].get<double>(), expected - 1e-12) << d;
+  }
+  EXPECT_EQ(datasets, (std::set<std::string>{"holdout", "more"}));
+  const std::string report = hlm::test::read_text(run.run_dir / "report.md");
+  EXPECT_NE(report.find("### Pretrained against random weights"), std::string::npos);
+  EXPECT_NE(report.find("| holdout | backbone=full | macro_f1 |"), std::string::npos) << report;
+}
+
 TEST(FinetuneEvaluate, BackboneModesActAndEarlyStoppingKeepsTheBestValidatedStep) {
   const auto& run = cross_validation_run();
   ASSERT_FALSE(run.run_dir.empty()) << run.output;
@@ -135,7 +163,8 @@ TEST(FinetuneEvaluate, SplitKeysAct) {
   const auto r = run_hlm(base +
                          "finetune.split_seed=7 finetune.labelled_fraction=0.5 "
                          "finetune.validation_records=0 finetune.rr_features=false "
-                         "finetune.class_weights=none finetune.records=[syn000,syn001,"
+                         "finetune.class_weights=none finetune.head_lr_scale=10 "
+                         "finetune.records=[syn000,syn001,"
                          "syn002,syn003,syn004,syn005]");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
@@ -149,6 +178,18 @@ TEST(FinetuneEvaluate, SplitKeysAct) {
     EXPECT_FALSE(as_set(list).count("syn006"));
   EXPECT_EQ(got["head"]["rr_features"], false);
   EXPECT_EQ(got["head"]["class_weights"], "none");
+  EXPECT_EQ(got["head"]["head_lr_scale"], 10.0);
+  // The head learning faster changes the losses against the same split at lr_scale 1.
+  const auto r1 = run_hlm(base +
+                          "finetune.split_seed=7 finetune.labelled_fraction=0.5 "
+                          "finetune.validation_records=0 finetune.rr_features=false "
+                          "finetune.class_weights=none finetune.records=[syn000,syn001,"
+                          "syn002,syn003,syn004,syn005]");
+  ASSERT_EQ(r1.exit_code, 0) << r1.output;
+  const auto at_one =
+      stage_manifest(hlm::test::run_dir_of(r1.output), "finetune[backbone=full,fold=0]")["results"];
+  EXPECT_EQ(at_one["train_records"], got["train_records"]);
+  EXPECT_NE(at_one["losses"], got["losses"]);
   // Another split seed deals other folds.
   const auto& cv = cross_validation_run();
   const auto seeded = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];

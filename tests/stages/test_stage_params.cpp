@@ -40,6 +40,7 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.backbone", "full, frozen or scratch (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.rr_features", "the head's input (FinetuneEvaluate.SplitKeysAct)"},
     {"finetune.class_weights", "the loss weights (FinetuneEvaluate.SplitKeysAct)"},
+    {"finetune.head_lr_scale", "the head's learning rate (FinetuneEvaluate.SplitKeysAct)"},
     {"finetune.task", "beats, af or record (FinetuneEvaluate.Segment...)"},
     {"finetune.segment_beats", "segment length (FinetuneEvaluate.Segment...)"},
     {"finetune.min_segment_beats", "shortest record scored (FinetuneEvaluate.RecordTask...)"},

@@ -28,8 +28,10 @@ struct Folder {
 std::string guarded(const std::string& dir, const std::string& names = "[\"a\", \"b\"]") {
   return R"(name: guarded
 vars:
-  test_dir: ")" + dir + R"("
-  test_records: )" + names + R"(
+  test_dir: ")" +
+         dir + R"("
+  test_records: )" +
+         names + R"(
 stages:
   - id: prep
     kind: pretrain

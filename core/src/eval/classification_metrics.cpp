@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 
 #include "hlm/errors.h"
 
@@ -126,20 +127,12 @@ double auroc(const std::vector<double>& scores, const std::vector<int>& labels) 
   return u / (double(positives) * double(negatives));
 }
 
-Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
-                             const std::function<double(const Confusion&)>& metric, int resamples,
-                             double level, uint64_t seed) {
-  if (per_record.empty()) return {kNaN, kNaN};
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick(0, per_record.size() - 1);
-  std::vector<double> values;
-  values.reserve(size_t(std::max(resamples, 0)));
-  for (int r = 0; r < resamples; ++r) {
-    Confusion pooled(per_record.front().classes());
-    for (size_t k = 0; k < per_record.size(); ++k) pooled += per_record[pick(rng)];
-    const double v = metric(pooled);
-    if (!std::isnan(v)) values.push_back(v);
-  }
+namespace {
+
+// The percentile interval (level) of the metric's values over the samples, NaNs left out.
+Interval percentile_interval(std::vector<double> values, double level) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }),
+               values.end());
   if (values.empty()) return {kNaN, kNaN};
   std::sort(values.begin(), values.end());
   // The percentile at fraction q of the sorted values, interpolated between neighbours.
@@ -151,6 +144,58 @@ Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
   };
   const double tail = 0.5 * (1.0 - level);
   return {quantile(tail), quantile(1.0 - tail)};
+}
+
+// `resamples` draws of record indices with replacement, each as many as there are records;
+// sample(indices) gives the metric of one draw.
+std::vector<double> resample_records(
+    size_t records, int resamples, uint64_t seed,
+    const std::function<double(const std::vector<size_t>&)>& sample) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, records - 1);
+  std::vector<double> values;
+  std::vector<size_t> drawn(records);
+  values.reserve(size_t(std::max(resamples, 0)));
+  for (int r = 0; r < resamples; ++r) {
+    for (size_t& k : drawn) k = pick(rng);
+    values.push_back(sample(drawn));
+  }
+  return values;
+}
+
+Confusion pooled_over(const std::vector<Confusion>& per_record, const std::vector<size_t>& drawn) {
+  Confusion pooled(per_record.front().classes());
+  for (size_t k : drawn) pooled += per_record[k];
+  return pooled;
+}
+
+}  // namespace
+
+Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
+                             const std::function<double(const Confusion&)>& metric, int resamples,
+                             double level, uint64_t seed) {
+  if (per_record.empty()) return {kNaN, kNaN};
+  return percentile_interval(resample_records(per_record.size(), resamples, seed,
+                                              [&](const std::vector<size_t>& drawn) {
+                                                return metric(pooled_over(per_record, drawn));
+                                              }),
+                             level);
+}
+
+Interval bootstrap_difference_by_record(const std::vector<Confusion>& a,
+                                        const std::vector<Confusion>& b,
+                                        const std::function<double(const Confusion&)>& metric,
+                                        int resamples, double level, uint64_t seed) {
+  if (a.size() != b.size())
+    throw std::invalid_argument("bootstrap_difference_by_record: " + std::to_string(a.size()) +
+                                " records against " + std::to_string(b.size()));
+  if (a.empty()) return {kNaN, kNaN};
+  return percentile_interval(resample_records(a.size(), resamples, seed,
+                                              [&](const std::vector<size_t>& drawn) {
+                                                return metric(pooled_over(a, drawn)) -
+                                                       metric(pooled_over(b, drawn));
+                                              }),
+                             level);
 }
 
 }  // namespace hlm::eval

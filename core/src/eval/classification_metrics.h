@@ -65,4 +65,15 @@ Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
                              const std::function<double(const Confusion&)>& metric,
                              int resamples = 1000, double level = 0.95, uint64_t seed = 1);
 
+// Percentile interval of metric(a) - metric(b) for two classifiers scored on the same records
+// (a[k] and b[k] are record k's matrices): each sample draws the same records for both, so
+// what they share, the records' difficulty, cancels (a paired bootstrap). An interval that
+// excludes 0 says a beats b (or b beats a) beyond record-to-record chance. Throws
+// std::invalid_argument when a and b differ in size.
+Interval bootstrap_difference_by_record(const std::vector<Confusion>& a,
+                                        const std::vector<Confusion>& b,
+                                        const std::function<double(const Confusion&)>& metric,
+                                        int resamples = 1000, double level = 0.95,
+                                        uint64_t seed = 1);
+
 }  // namespace hlm::eval

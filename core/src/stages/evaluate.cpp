@@ -9,6 +9,7 @@
 // pretraining codebook: a store of another tokenizer or codebook is refused).
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -134,8 +135,8 @@ std::string store_of(const StageContext& ctx, const nlohmann::json& tuned,
 // Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
 // and the Challenge 2017 score when the classes include N, A and O.
 nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
-                         const std::vector<std::string>& classes, std::string& table) {
-  std::map<std::string, eval::Confusion> by_record;
+                         const std::vector<std::string>& classes, std::string& table,
+                         std::map<std::string, eval::Confusion>& by_record) {
   std::vector<double> positive;
   std::vector<int> truth;
   for (const auto& item : items) {
@@ -178,6 +179,77 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   return r;
 }
 
+// The figure two models are compared by: the Challenge 2017 score when the classes include N,
+// A and O, else macro F1.
+std::pair<std::string, std::function<double(const eval::Confusion&)>> headline_metric(
+    const std::vector<std::string>& classes) {
+  std::vector<size_t> cinc;
+  for (const char* c : {"N", "A", "O"})
+    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
+      cinc.push_back(size_t(it - classes.begin()));
+  if (cinc.size() == 3)
+    return {"cinc2017_score", [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); }};
+  return {"macro_f1", [](const eval::Confusion& m) { return eval::macro_f1(m); }};
+}
+
+// What each model scored on one dataset, record by record.
+struct ScoredModel {
+  std::vector<std::string> classes;
+  std::map<std::string, eval::Confusion> by_record;
+};
+
+// Pretrained against random weights: every model with backbone=scratch beside the same model
+// with backbone=full, on each dataset, as the difference of the headline metric with a paired
+// interval over the records both scored. Adds results["comparisons"]; returns the markdown.
+std::string pretraining_comparisons(
+    const std::map<std::string, std::map<std::string, ScoredModel>>& scored,
+    nlohmann::json& results) {
+  std::string md;
+  for (const auto& [dataset, models] : scored)
+    for (const auto& [label, scratch] : models) {
+      const size_t at = label.find("backbone=scratch");
+      if (at == std::string::npos) continue;
+      const std::string full_label = label.substr(0, at) + "backbone=full" +
+                                     label.substr(at + std::string("backbone=scratch").size());
+      const auto full = models.find(full_label);
+      if (full == models.end()) continue;
+      std::vector<eval::Confusion> a, b;
+      for (const auto& [record, m] : full->second.by_record)
+        if (auto it = scratch.by_record.find(record); it != scratch.by_record.end()) {
+          a.push_back(m);
+          b.push_back(it->second);
+        }
+      if (a.empty()) continue;
+      const auto [metric_name, metric] = headline_metric(scratch.classes);
+      eval::Confusion pooled_a(a.front().classes()), pooled_b(b.front().classes());
+      for (size_t k = 0; k < a.size(); ++k) pooled_a += a[k], pooled_b += b[k];
+      const double difference = metric(pooled_a) - metric(pooled_b);
+      const auto ci = eval::bootstrap_difference_by_record(a, b, metric);
+      results["comparisons"].push_back({{"dataset", dataset},
+                                        {"pretrained", full_label},
+                                        {"scratch", label},
+                                        {"metric", metric_name},
+                                        {"records", a.size()},
+                                        {"difference", difference},
+                                        {"ci95", {ci.low, ci.high}}});
+      char row[400];
+      std::snprintf(row, sizeof(row), "| %s | %s | %s | %+.3f (%+.3f to %+.3f) | %s |\n",
+                    dataset.c_str(), full_label.c_str(), metric_name.c_str(), difference, ci.low,
+                    ci.high,
+                    ci.low > 0    ? "pretrained better"
+                    : ci.high < 0 ? "random weights better"
+                                  : "no difference shown");
+      md += row;
+    }
+  if (md.empty()) return "";
+  return "### Pretrained against random weights\n\nThe same head and fine-tuning from the "
+         "pretrained backbone and from random weights; the interval resamples the records both "
+         "scored, the same draw for both (paired), so it is narrower than the two models' own "
+         "intervals side by side.\n\n| dataset | pretrained model | metric | pretrained - random "
+         "(95 % CI) | verdict |\n|---|---|---|---|---|\n" +
+         md + "\n";
+}
+
 // The published results a workflow lists beside its own, with how its protocol differs.
 std::string published_table(const StageContext& ctx) {
   const auto& rows = ctx.params().at("published");
@@ -206,6 +278,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
+  std::map<std::string, std::map<std::string, ScoredModel>> scored;  // [dataset][model label]
   for (const auto& [label, instances] : models) {
     for (const auto& dataset : datasets) {
       // Held-out records: each fold's model scores its own. Another dataset: every model
@@ -244,7 +317,9 @@ StageOutput run_evaluate(StageContext& ctx) {
       const std::string name = dataset.name + (label.empty() ? "" : " [" + label + "]");
       std::string table;
       nlohmann::json& r = out.results["datasets"][name];
-      r = scores_of(items, *store, classes, table);
+      ScoredModel& model_scores = scored[dataset.name][label];
+      model_scores.classes = classes;
+      r = scores_of(items, *store, classes, table, model_scores.by_record);
       r["scope"] = cross_validated
                        ? "cross-validation over " + std::to_string(instances.size()) +
                              " folds, each record scored by the model that did not train on it"
@@ -275,6 +350,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       }
     }
   }
+  out.report_md += pretraining_comparisons(scored, out.results);
   out.report_md += published_table(ctx);
   out.report_md =
       "The tokenize stage's codebook and pretraining saw the records they were given; "

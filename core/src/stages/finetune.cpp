@@ -141,10 +141,13 @@ StageOutput run_finetune(StageContext& ctx) {
                       ctx.instance.id, task, nlohmann::json(classes).dump());
     const SegmentLabeler label_of = segment_labeler(task, classes, store, labels);
     const int64_t min_beats = p.at("min_segment_beats");
-    const auto segments = make_segments(store, select_records(store, train, false), length,
-                                        std::max<int64_t>(1, length / 2), min_beats, label_of);
+    // A record's class is read from all of its beats, the tail included.
+    const bool cover_tail = task == "record";
+    const auto segments =
+        make_segments(store, select_records(store, train, false), length,
+                      std::max<int64_t>(1, length / 2), min_beats, label_of, cover_tail);
     const auto validation_segments = make_segments(store, select_records(store, validation, false),
-                                                   length, length, min_beats, label_of);
+                                                   length, length, min_beats, label_of, cover_tail);
     SegmentClassifier classifier(model, options.seed, head, int(classes.size()));
     ctx.progress("fine-tuning " + task + " classes (" + head.backbone + " backbone) on " +
                  std::to_string(train.size()) + " records, " + std::to_string(segments.size()) +
@@ -232,6 +235,8 @@ StageKind finetune_stage() {
        false},
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
        "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
+      {"head_lr_scale", "float", "1.0", "the head's learning rate over the backbone's (lr); > 0",
+       false},
       {"task", "choice:beats|af|record", "\"beats\"",
        "beats: AAMI class of each beat; af: AF or not of segments of segment_beats beats (rhythm "
        "annotations); record: the record's class (dataset record_labels) from its segments",
@@ -242,7 +247,7 @@ StageKind finetune_stage() {
       {"classes", "list", "[]",
        "task record: the classes, in order (default: the sorted labels of the records)", false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "3", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "4", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

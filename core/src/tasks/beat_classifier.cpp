@@ -132,6 +132,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   FitLoop loop;
   loop.bundle = &bundle;
   loop.params = trainable_parameters(*model_, options_, head_);
+  loop.head_lr_scale = options_.lr_scale;
   loop.train_mode = [&] {
     if (options_.backbone != "frozen") model_->module().train();
   };

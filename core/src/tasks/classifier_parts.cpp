@@ -14,11 +14,11 @@ at::Tensor backbone_hidden(Model& model, const HeadOptions& options, const at::T
   return model.hidden(tokens);
 }
 
-std::vector<torch::Tensor> trainable_parameters(Model& model, const HeadOptions& options,
-                                                torch::nn::Linear& head) {
-  std::vector<torch::Tensor> params;
-  if (options.backbone != "frozen") params = model.module().parameters();
-  for (auto& p : head->parameters()) params.push_back(p);
+TrainableParameters trainable_parameters(Model& model, const HeadOptions& options,
+                                         torch::nn::Linear& head) {
+  TrainableParameters params;
+  if (options.backbone != "frozen") params.backbone = model.module().parameters();
+  params.head = head->parameters();
   return params;
 }
 

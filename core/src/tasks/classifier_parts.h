@@ -16,9 +16,12 @@ namespace hlm {
 // The backbone's hidden states; with backbone "frozen" in eval mode and without gradients.
 at::Tensor backbone_hidden(Model& model, const HeadOptions& options, const at::Tensor& tokens);
 
-// Head parameters, and the backbone's unless it is frozen.
-std::vector<torch::Tensor> trainable_parameters(Model& model, const HeadOptions& options,
-                                                torch::nn::Linear& head);
+// What the optimizer updates: the backbone's parameters unless it is frozen, and the head's.
+struct TrainableParameters {
+  std::vector<torch::Tensor> backbone, head;
+};
+TrainableParameters trainable_parameters(Model& model, const HeadOptions& options,
+                                         torch::nn::Linear& head);
 
 // Registers model and head in `bundle`, so one checkpoint holds the whole classifier.
 void bundle_classifier(torch::nn::Module& bundle, Model& model, torch::nn::Linear& head);

@@ -58,9 +58,20 @@ struct StoppingState {
 FitResult run_fit_loop(const FitLoop& loop, const TrainOptions& o, const FitHooks& hooks,
                        const EarlyStopping& early) {
   torch::nn::Module& bundle = *loop.bundle;
-  std::vector<torch::Tensor> params = loop.params;
-  torch::optim::AdamW optimizer(params,
-                                torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  // One parameter group per learning rate: the backbone's (when trained), then the head's.
+  std::vector<torch::Tensor> params = loop.params.backbone;
+  params.insert(params.end(), loop.params.head.begin(), loop.params.head.end());
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  std::vector<double> lr_scales;
+  const auto options = torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay);
+  if (!loop.params.backbone.empty()) {
+    groups.emplace_back(loop.params.backbone,
+                        std::make_unique<torch::optim::AdamWOptions>(options));
+    lr_scales.push_back(1.0);
+  }
+  groups.emplace_back(loop.params.head, std::make_unique<torch::optim::AdamWOptions>(options));
+  lr_scales.push_back(loop.head_lr_scale);
+  torch::optim::AdamW optimizer(std::move(groups), options);
   const bool validating = bool(loop.validate);
   FitResult result;
   StoppingState stopping;
@@ -83,8 +94,9 @@ FitResult run_fit_loop(const FitLoop& loop, const TrainOptions& o, const FitHook
   int64_t step = start_step;
   for (; step < o.steps && !stopped_early; ++step) {
     loop.train_mode();
-    for (auto& group : optimizer.param_groups())
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate_at(o, step));
+    for (size_t g = 0; g < optimizer.param_groups().size(); ++g)
+      static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups()[g].options())
+          .lr(learning_rate_at(o, step) * lr_scales[g]);
     drop_gradients(optimizer);
     double loss_sum = 0;
     bool loss_finite = true;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tasks/classifier_parts.h"
 #include "train/train_options.h"
 
 namespace hlm {
@@ -35,7 +36,8 @@ struct FitResult {
 
 struct FitLoop {
   torch::nn::Module* bundle = nullptr;  // what a checkpoint holds (model and head)
-  std::vector<torch::Tensor> params;    // what the optimizer updates
+  TrainableParameters params;           // what the optimizer updates
+  double head_lr_scale = 1.0;           // the head's learning rate over the backbone's
   std::function<void()> train_mode;     // before each step (validation switches to eval)
   // The loss of micro-batch number `micro` (0, 1, ... over the whole run), forward included.
   std::function<at::Tensor(int64_t micro)> loss;

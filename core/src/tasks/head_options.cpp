@@ -12,6 +12,9 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.backbone = p.value("backbone", o.backbone);
   o.rr_features = p.value("rr_features", o.rr_features);
   o.class_weights = p.value("class_weights", o.class_weights);
+  o.lr_scale = p.value("head_lr_scale", o.lr_scale);
+  if (!(o.lr_scale > 0.0 && std::isfinite(o.lr_scale)))
+    throw ConfigError("head_lr_scale {} must be a positive number", o.lr_scale);
   if (o.backbone != "full" && o.backbone != "frozen" && o.backbone != "scratch")
     throw ConfigError("backbone '{}' is not one of full, frozen, scratch", o.backbone);
   if (o.class_weights != "sqrt" && o.class_weights != "inverse" && o.class_weights != "none")
@@ -20,7 +23,10 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
 }
 
 nlohmann::json HeadOptions::to_json() const {
-  return {{"backbone", backbone}, {"rr_features", rr_features}, {"class_weights", class_weights}};
+  return {{"backbone", backbone},
+          {"rr_features", rr_features},
+          {"class_weights", class_weights},
+          {"head_lr_scale", lr_scale}};
 }
 
 std::vector<float> loss_weights(const std::vector<double>& counts, const std::string& scheme) {

@@ -11,6 +11,11 @@ struct HeadOptions {
   std::string backbone = "full";       // full (fine-tuned), frozen (linear probe), scratch
   bool rr_features = false;            // RR features of each beat (ecg/rr_features.h) as input
   std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
+  // The head's learning rate over the backbone's. A fresh head on a pretrained backbone wants
+  // larger steps (discriminative rates, Howard & Ruder 2018): Adam moves each weight about
+  // lr per step, so at the backbone's rate a head weight on a handful of RR statistics stays
+  // small beside the hundreds of hidden-state weights.
+  double lr_scale = 1.0;
   static HeadOptions from_json(const nlohmann::json& params);  // ConfigError on bad values
   nlohmann::json to_json() const;
 };

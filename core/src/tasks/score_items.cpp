@@ -50,10 +50,12 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
   const std::vector<std::string> classes = results.at("classes");
   const int64_t length = results.at("segment_beats");
   const auto labels = read_record_labels(record_labels);
-  // Segments that do not overlap, so each beat is scored once.
+  // AF: segments that do not overlap, so each beat is scored once. A record's class: its
+  // segments cover every beat, the last one ending at the record's end.
   const auto segments = make_segments(store, selection.whole, length, length,
                                       results.value("min_segment_beats", int64_t(8)),
-                                      segment_labeler(task, classes, store, labels));
+                                      segment_labeler(task, classes, store, labels),
+                                      /*cover_tail=*/task == "record");
   SegmentClassifier c(model, 0, HeadOptions::from_json(results.at("head")), int(classes.size()));
   c.load(classifier);
   const std::vector<float> probs = c.predict(store, segments);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ecg/rr_features.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "tasks/fit_loop.h"
@@ -26,10 +27,24 @@ struct Segment {
 // Segments of `beats` beats every `stride` beats over the given records; a record shorter
 // than `beats` (but at least `min_beats` long) gives one segment of all its beats. label_of
 // (record index, first beat in the record, length) gives each segment's class or -1 (left
-// out).
+// out). A tail shorter than `beats` after the last segment is left out, unless cover_tail:
+// then one more segment ends at the record's last beat (overlapping the one before), so every
+// beat is in a segment (what a record's class is taken from).
 std::vector<Segment> make_segments(const TokenStore& store, const std::vector<size_t>& records,
                                    int64_t beats, int64_t stride, int64_t min_beats,
-                                   const std::function<int(size_t, uint64_t, int64_t)>& label_of);
+                                   const std::function<int(size_t, uint64_t, int64_t)>& label_of,
+                                   bool cover_tail = false);
+
+// With RR features, a segment's head reads, beside its mean hidden state: the mean and the
+// spread of its beats' RR features, and these quantiles of the change between successive RR
+// intervals (|log(RR after / RR before)|, on a log scale), the irregularity of AF measured so
+// that one missed or extra beat moves it little (unlike the spread).
+constexpr float kSuccessiveChangeQuantiles[] = {0.25f, 0.5f, 0.75f};
+constexpr int kSegmentRrInputs =
+    2 * kRrFeatureCount + int(sizeof(kSuccessiveChangeQuantiles) / sizeof(float));
+// The quantiles for a batch: rr [rows, beats, kRrFeatureCount], mask [rows, beats] (1 for a
+// beat, 0 for padding) -> [rows, quantiles].
+at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& mask);
 
 class SegmentClassifier {
  public:

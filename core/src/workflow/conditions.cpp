@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <vector>
 
-
 namespace hlm::workflow::detail {
 
 namespace {
@@ -45,8 +44,8 @@ void check_condition(const Node& when, const std::string& owner) {
   }
   const Node& files = files_exist_of(when);
   if (!files.is_map())
-    fail(files.loc, "when.files_exist of " + owner +
-                        " must be a map {dir, names, suffix}, not " + files.describe());
+    fail(files.loc, "when.files_exist of " + owner + " must be a map {dir, names, suffix}, not " +
+                        files.describe());
   for (size_t i = 0; i < files.entries.size(); ++i) {
     const std::string& key = files.entries[i].first;
     if (std::find(kFilesExistKeys.begin(), kFilesExistKeys.end(), key) == kFilesExistKeys.end())

@@ -1,0 +1,85 @@
+// Segments of a record and the irregularity statistics the segment head reads.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "hlm/token_store.h"
+#include "tasks/segment_classifier.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A store holding one record of `beats` beats, removed at the end of the test.
+struct OneRecordStore {
+  std::string path;
+  explicit OneRecordStore(size_t beats) {
+    path = (fs::temp_directory_path() / ("hlm_segments_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(beats) + ".hlmt"))
+               .string();
+    hlm::Beats b;
+    b.record = "r";
+    b.sampling_hz = 250;
+    for (size_t i = 0; i < beats; ++i) {
+      b.positions.push_back(int64_t(i) * 200);
+      b.rr_seconds.push_back(i == 0 ? 0.0f : 0.8f);
+      b.tokens.push_back(uint32_t(i % 7));
+    }
+    hlm::TokenStoreWriter writer(path, 16, "test-tokenizer");
+    writer.append(b);
+    writer.finish();
+  }
+  ~OneRecordStore() { fs::remove(path); }
+};
+
+std::vector<std::pair<int64_t, int64_t>> spans(const std::vector<hlm::Segment>& segments) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& s : segments) out.emplace_back(int64_t(s.start), s.length);
+  return out;
+}
+
+TEST(Segments, ATailShorterThanASegmentIsLeftOutUnlessCovered) {
+  const OneRecordStore file(37);
+  const auto store = hlm::TokenStore::open(file.path);
+  const auto label = [](size_t, uint64_t, int64_t) { return 0; };
+  using Spans = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(spans(hlm::make_segments(store, {0}, 24, 24, 8, label)), (Spans{{0, 24}}));
+  // The last segment ends at beat 37, overlapping the first: every beat is in one.
+  EXPECT_EQ(spans(hlm::make_segments(store, {0}, 24, 24, 8, label, true)),
+            (Spans{{0, 24}, {13, 24}}));
+  EXPECT_EQ(spans(hlm::make_segments(store, {0}, 12, 12, 8, label, true)),
+            (Spans{{0, 12}, {12, 12}, {24, 12}, {25, 12}}));
+  // A record that segments exactly gets no extra segment; a short record one of all its beats.
+  EXPECT_EQ(spans(hlm::make_segments(store, {0}, 37, 37, 8, label, true)), (Spans{{0, 37}}));
+  EXPECT_EQ(spans(hlm::make_segments(store, {0}, 64, 64, 8, label, true)), (Spans{{0, 37}}));
+}
+
+TEST(Segments, IrregularityQuantilesAreThoseOfTheSuccessiveRrChangesOfRealBeats) {
+  // Two rows of 5 beats; row 1 has 3 beats and 2 of padding. Features per beat: log(RR before /
+  // local), log(RR after / local), log(local): the change is |after - before|.
+  auto rr = torch::zeros({2, 5, hlm::kRrFeatureCount});
+  const float before0[] = {0.0f, 0.1f, -0.2f, 0.0f, 0.05f};
+  const float after0[] = {0.4f, 0.0f, 0.1f, 0.0f, 0.25f};  // changes 0.4 0.1 0.3 0 0.2
+  for (int64_t i = 0; i < 5; ++i) {
+    rr[0][i][0] = before0[i];
+    rr[0][i][1] = after0[i];
+    rr[0][i][2] = 7.0f;  // the local RR does not enter
+  }
+  rr[1][0][1] = 0.5f;  // changes 0.5 0.0 0.0, then padding with changes of 9
+  rr[1][3][1] = 9.0f;
+  rr[1][4][0] = -9.0f;
+  auto mask = torch::ones({2, 5});
+  mask[1][3] = 0.0f;
+  mask[1][4] = 0.0f;
+  const auto q = hlm::successive_change_quantiles(rr, mask);
+  ASSERT_EQ(q.sizes(), (std::vector<int64_t>{2, 3}));
+  // Row 0 sorted: 0 0.1 0.2 0.3 0.4 -> quantiles at floor(q * 4): 1, 2, 3.
+  const float expected[2][3] = {{0.1f, 0.2f, 0.3f}, {0.0f, 0.0f, 0.0f}};
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(q[r][k].item<float>(), std::log(expected[r][k] + 1e-3f), 1e-4f) << r << k;
+}
+
+}  // namespace
