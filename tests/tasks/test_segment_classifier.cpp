@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 struct OneRecordStore {
   std::string path;
   explicit OneRecordStore(size_t beats) {
-    path = (fs::temp_directory_path() / ("hlm_segments_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(beats) + ".hlmt"))
+    path = (fs::temp_directory_path() /
+            ("hlm_segments_" + std::to_string(::getpid()) + "_" + std::to_string(beats) + ".hlmt"))
                .string();
     hlm::Beats b;
     b.record = "r";
