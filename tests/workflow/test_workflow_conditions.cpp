@@ -71,6 +71,14 @@ TEST(WorkflowConditions, WithNoneOfItsFilesTheStageAndThoseNeedingItAreLeftOutWi
   EXPECT_EQ(ids_of(load(wf.resolved_yaml())), ids_of(wf));
 }
 
+// A stage that is left out is still checked: a typo in its params is refused at load, not
+// found on the day its files arrive.
+TEST(WorkflowConditions, ALeftOutStageStillHasItsParamsChecked) {
+  std::string text = guarded("");
+  text.replace(text.find("    needs: [test_set]\n"), 0, "    params: {windw: 128}\n");
+  EXPECT_CONTAINS(error_of(text), "unknown key 'windw' in params of stage 'report'");
+}
+
 TEST(WorkflowConditions, AnEmptyFolderVariableLeavesTheStageOut) {
   const Workflow wf = load(guarded(""));
   ASSERT_EQ(wf.left_out.size(), 2u);

@@ -208,9 +208,9 @@ std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema
     if (left_out) left_out->push_back({defs[i].id, reason});
   }
 
+  // Left-out stages are expanded too, so their params are checked like every other stage's.
   std::vector<std::vector<StageInstance>> instances(defs.size());
-  for (size_t i = 0; i < defs.size(); ++i)
-    if (kept[i]) instances[i] = expand(defs[i], schema);
+  for (size_t i = 0; i < defs.size(); ++i) instances[i] = expand(defs[i], schema);
   std::vector<StageInstance> out;
   for (size_t i : order) {
     if (!kept[i]) continue;
