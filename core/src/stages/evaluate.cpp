@@ -132,6 +132,19 @@ std::string store_of(const StageContext& ctx, const nlohmann::json& tuned,
              : ctx.inputs.at(dataset.stage).at("artifacts").at("token_store").get<std::string>();
 }
 
+// The figure two models are compared by: the Challenge 2017 score when the classes include N,
+// A and O, else macro F1.
+std::pair<std::string, std::function<double(const eval::Confusion&)>> headline_metric(
+    const std::vector<std::string>& classes) {
+  std::vector<size_t> cinc;
+  for (const char* c : {"N", "A", "O"})
+    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
+      cinc.push_back(size_t(it - classes.begin()));
+  if (cinc.size() == 3)
+    return {"cinc2017_score", [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); }};
+  return {"macro_f1", [](const eval::Confusion& m) { return eval::macro_f1(m); }};
+}
+
 // Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
 // and the Challenge 2017 score when the classes include N, A and O.
 nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
@@ -159,12 +172,8 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
              ", from its probability): " + std::to_string(r["auroc"].get<double>()).substr(0, 5) +
              "\n";
   }
-  std::vector<size_t> cinc;
-  for (const char* c : {"N", "A", "O"})
-    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
-      cinc.push_back(size_t(it - classes.begin()));
-  if (cinc.size() == 3) {
-    const auto metric = [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); };
+  if (const auto headline = headline_metric(classes); headline.first == "cinc2017_score") {
+    const auto& metric = headline.second;
     eval::Confusion pooled(classes.size());
     for (const auto& m : per_record) pooled += m;
     const auto ci = eval::bootstrap_by_record(per_record, metric);
@@ -177,19 +186,6 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
     table += line;
   }
   return r;
-}
-
-// The figure two models are compared by: the Challenge 2017 score when the classes include N,
-// A and O, else macro F1.
-std::pair<std::string, std::function<double(const eval::Confusion&)>> headline_metric(
-    const std::vector<std::string>& classes) {
-  std::vector<size_t> cinc;
-  for (const char* c : {"N", "A", "O"})
-    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
-      cinc.push_back(size_t(it - classes.begin()));
-  if (cinc.size() == 3)
-    return {"cinc2017_score", [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); }};
-  return {"macro_f1", [](const eval::Confusion& m) { return eval::macro_f1(m); }};
 }
 
 // What each model scored on one dataset, record by record.
