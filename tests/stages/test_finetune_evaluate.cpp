@@ -1,8 +1,8 @@
 // finetune and evaluate through the hlm binary on small synthetic data
 // (tests/fixtures/finetune_cv.yaml): record-wise cross-validation never puts a record on both
-// sides and scores each record once; the backbone modes, RR features and early stopping act;
-// results.json and the confusion plot are written; a checkpoint or an evaluation store of
-// another tokenizer or codebook is refused with an error naming both.
+// sides and scores each record once; the backbone modes, RR and shape features and early
+// stopping act; results.json and the confusion plot are written; a checkpoint or an evaluation
+// store of another tokenizer or codebook is refused with an error naming both.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -281,4 +281,50 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
   const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];
   EXPECT_GT(datasets["holdout [segment_beats=16]"]["items"].get<int64_t>(),
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
+}
+
+// morphology_features: the head reads each beat's shape against its record's template, from
+// the codebook of the fine-tuning store, and evaluate rebuilds it for a store of other records
+// (another sampling rate) tokenized with that codebook.
+TEST(FinetuneEvaluate, MorphologyFeaturesReachTheHeadAndAnotherStore) {
+  const auto& cv = cross_validation_run();
+  hlm::test::ScratchDir runs("hlm_finetune_morphology");
+  const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                         " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]'"
+                         " finetune.morphology_features=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
+  EXPECT_EQ(got["head"]["morphology_features"], true);
+  EXPECT_EQ(got["codebook"], stage_manifest(run_dir, "tokenize")["artifacts"]["codebook"]);
+  // The same split, seed and RR features as the shared run's fold 0: only the head's input
+  // differs, so the losses do.
+  const auto without = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];
+  EXPECT_EQ(without["head"]["morphology_features"], false);
+  EXPECT_EQ(got["train_records"], without["train_records"]);
+  EXPECT_NE(got["losses"], without["losses"]);
+  std::ifstream in(run_dir / "evaluate" / "results.json");
+  const auto results = nlohmann::json::parse(in);
+  EXPECT_EQ(results["datasets"]["more [backbone=full]"]["items"],
+            stage_manifest(run_dir, "tokenize_more")["results"]["beats"]);
+  std::ifstream report(run_dir / "report.md");
+  const std::string md((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("shape against its record's template"), std::string::npos);
+}
+
+TEST(FinetuneEvaluate, MorphologyFeaturesWithoutABeatCodebookOrForSegmentsAreRefused) {
+  hlm::test::ScratchDir runs("hlm_finetune_morphology_refused");
+  const std::string base =
+      "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+      " 'finetune.matrix.segment_beats=[16]' finetune.morphology_features=true";
+  // Rhythm tokens have no beat shapes.
+  const auto beats = run_hlm(base + " finetune.task=beats");
+  EXPECT_NE(beats.exit_code, 0);
+  EXPECT_NE(beats.output.find("morphology_features need the beat-vq codebook"), std::string::npos)
+      << beats.output;
+  // Segments are not single beats.
+  const auto segments = run_hlm(base);
+  EXPECT_NE(segments.exit_code, 0);
+  EXPECT_NE(segments.output.find("morphology_features describe single beats"), std::string::npos)
+      << segments.output;
 }

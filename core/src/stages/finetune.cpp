@@ -105,6 +105,12 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
+  if (head.morphology_features && task != "beats")
+    throw ConfigError("stage '{}': morphology_features describe single beats (task beats), not {}",
+                      ctx.instance.id, task);
+  // The codebook the tokens were made with, for the beats' shapes (morphology_features).
+  const std::string codebook =
+      head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
   const FitHooks hooks{ctx.stage_dir + "/checkpoints", ctx.progress};
   const std::string path = ctx.stage_dir + "/classifier";
   FitResult fit;
@@ -116,7 +122,7 @@ StageOutput run_finetune(StageContext& ctx) {
     if (!validation.empty())
       validation_windows = beat_windows(store, select_records(store, validation, false),
                                         model->context(), 0.0, 1.0 - tail);
-    BeatClassifier classifier(model, options.seed, head);
+    BeatClassifier classifier(model, options.seed, head, BeatFeatures(head, codebook));
     ctx.progress("fine-tuning beat classes (" + head.backbone + " backbone) on " +
                  std::to_string(train.size()) + " records, " + std::to_string(windows.size()) +
                  " windows, " + std::to_string(options.steps) + " steps");
@@ -166,6 +172,7 @@ StageOutput run_finetune(StageContext& ctx) {
   out.artifacts["record_labels"] = tokens.at("artifacts").at("record_labels");
   const auto& losses = fit.losses;
   out.results = task_results;
+  if (!codebook.empty()) out.results["codebook"] = codebook;
   out.results.update(nlohmann::json{{"model", model_block},
                                     {"head", head.to_json()},
                                     {"tokenizer", store.tokenizer_identity()},
@@ -185,10 +192,14 @@ StageOutput run_finetune(StageContext& ctx) {
   std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %lld steps",
                 out.results["loss_first"].get<double>(), out.results["loss_last"].get<double>(),
                 (long long)fit.steps_run);
-  std::string md = std::string(line) + "; backbone " + head.backbone +
-                   (head.rr_features ? ", RR features (before, after, local average)" : "") +
-                   ", class weights " + head.class_weights + ". Trained on " +
-                   std::to_string(train.size()) + " records";
+  std::string md =
+      std::string(line) + "; backbone " + head.backbone +
+      (head.rr_features ? ", RR features (before, after, local average)" : "") +
+      (head.morphology_features ? ", each beat's shape against its record's template (distance, "
+                                  "correlation, amplitude ratio, distance in and outside the QRS)"
+                                : "") +
+      ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
+      " records";
   if (!validation.empty()) {
     char best[160];
     std::snprintf(best, sizeof(best), "; early stopping on %zu validation records kept step %lld",
@@ -233,6 +244,11 @@ StageKind finetune_stage() {
        "append each beat's RR features (before and after it, against the local average) to the "
        "head's input",
        false},
+      {"morphology_features", "bool", "false",
+       "append each beat's shape against its own record's template (the median beat around it: "
+       "distance, correlation, amplitude, distance in and outside the QRS) to the head's input; "
+       "task beats, beat-vq tokens",
+       false},
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
        "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
       {"head_lr_scale", "float", "1.0", "the head's learning rate over the backbone's (lr); > 0",
@@ -247,7 +263,7 @@ StageKind finetune_stage() {
       {"classes", "list", "[]",
        "task record: the classes, in order (default: the sorted labels of the records)", false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "4", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "5", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -6,7 +6,6 @@
 #include <random>
 
 #include "dist/preemption.h"
-#include "ecg/rr_features.h"
 #include "eval/classification_metrics.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
@@ -44,31 +43,33 @@ std::vector<size_t> select_records(const TokenStore& store, const std::vector<st
   return out;
 }
 
-BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options)
-    : model_(std::move(model)), options_(std::move(options)) {
+BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options,
+                               BeatFeatures features)
+    : model_(std::move(model)), options_(std::move(options)), features_(std::move(features)) {
   torch::manual_seed(seed);
-  head_ = torch::nn::Linear(model_->d_model() + (options_.rr_features ? kRrFeatureCount : 0),
-                            kBeatClassCount);
+  head_ = torch::nn::Linear(model_->d_model() + features_.count(), kBeatClassCount);
 }
 
 at::Tensor BeatClassifier::logits(const at::Tensor& tokens, const at::Tensor& features) {
   at::Tensor hidden = backbone_hidden(*model_, options_, tokens);
-  if (options_.rr_features) hidden = torch::cat({hidden, features.to(hidden.dtype())}, -1);
+  if (features_.count() > 0) hidden = torch::cat({hidden, features.to(hidden.dtype())}, -1);
   return head_(hidden);
 }
 
 namespace {
 
-// Copies window w into row `row` of tokens (and its features when there are any).
-void fill_row(const TokenStore& store, const std::vector<float>& rr, const BeatWindow& w,
+// Copies window w into row `row` of tokens (and its beat features when there are any:
+// features has shape {rows, context, k}).
+void fill_row(const TokenStore& store, const std::vector<float>& beat_features, const BeatWindow& w,
               int64_t row, int64_t context, at::Tensor& tokens, at::Tensor& features) {
   store.copy_window(w.start, size_t(w.length), tokens.data_ptr<int64_t>() + row * context);
-  if (rr.empty()) return;
-  std::copy_n(rr.begin() + ptrdiff_t(w.start * kRrFeatureCount), w.length * kRrFeatureCount,
-              features.data_ptr<float>() + row * context * kRrFeatureCount);
+  if (beat_features.empty()) return;
+  const int64_t k = features.size(2);
+  std::copy_n(beat_features.begin() + ptrdiff_t(int64_t(w.start) * k), w.length * k,
+              features.data_ptr<float>() + row * context * k);
 }
 
-void fill_batch(const TokenStore& store, const std::vector<float>& rr,
+void fill_batch(const TokenStore& store, const std::vector<float>& beat_features,
                 const std::vector<BeatWindow>& windows, const std::vector<size_t>& order,
                 size_t first, int64_t context, at::Tensor& tokens, at::Tensor& features,
                 at::Tensor& labels) {
@@ -79,7 +80,7 @@ void fill_batch(const TokenStore& store, const std::vector<float>& rr,
   const uint8_t* beat_labels = store.labels();
   for (int64_t row = 0; row < tokens.size(0); ++row) {
     const BeatWindow& w = windows[order[(first + size_t(row)) % order.size()]];
-    fill_row(store, rr, w, row, context, tokens, features);
+    fill_row(store, beat_features, w, row, context, tokens, features);
     for (int64_t k = 0; k < w.length; ++k) {
       const uint8_t c = beat_labels[w.start + uint64_t(k)];
       if (c < kBeatClassCount) l[row * context + k] = c;
@@ -120,13 +121,13 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   torch::nn::Module bundle;
   bundle_classifier(bundle, *model_, head_);
   const auto weights = class_weights(store, windows, options_.class_weights);
-  const std::vector<float> rr = store_rr_features(store, options_.rr_features);
+  const std::vector<float> beat_features = features_.of(store);
   std::vector<size_t> order(windows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(o.seed);
   std::shuffle(order.begin(), order.end(), rng);
   auto tokens = torch::empty({o.batch, context}, torch::kLong);
-  auto features = torch::empty({o.batch, context, kRrFeatureCount}, torch::kFloat32);
+  auto features = torch::empty({o.batch, context, features_.count()}, torch::kFloat32);
   auto labels = torch::empty({o.batch, context}, torch::kLong);
 
   FitLoop loop;
@@ -137,8 +138,8 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
     if (options_.backbone != "frozen") model_->module().train();
   };
   loop.loss = [&](int64_t micro) {
-    fill_batch(store, rr, windows, order, size_t(micro * o.batch), context, tokens, features,
-               labels);
+    fill_batch(store, beat_features, windows, order, size_t(micro * o.batch), context, tokens,
+               features, labels);
     at::Tensor logits;
     {
       const Bf16Autocast autocast(o.bf16);
@@ -150,17 +151,18 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
             kIgnoreLabel));
   };
   if (!validation.empty())
-    loop.validate = [&] { return macro_f1_of(store, predict(store, validation, rr)); };
+    loop.validate = [&] { return macro_f1_of(store, predict(store, validation, beat_features)); };
   return run_fit_loop(loop, o, hooks, early);
 }
 
 std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     const TokenStore& store, const std::vector<BeatWindow>& windows) {
-  return predict(store, windows, store_rr_features(store, options_.rr_features));
+  return predict(store, windows, features_.of(store));
 }
 
 std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
-    const TokenStore& store, const std::vector<BeatWindow>& windows, const std::vector<float>& rr) {
+    const TokenStore& store, const std::vector<BeatWindow>& windows,
+    const std::vector<float>& beat_features) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
   std::vector<std::pair<uint64_t, int>> out;
@@ -173,9 +175,9 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     while (last < windows.size() && last - first < kBatch && windows[last].length == length) ++last;
     const int64_t rows = int64_t(last - first);
     auto tokens = torch::empty({rows, length}, torch::kLong);
-    auto features = torch::zeros({rows, length, kRrFeatureCount}, torch::kFloat32);
+    auto features = torch::zeros({rows, length, features_.count()}, torch::kFloat32);
     for (int64_t row = 0; row < rows; ++row)
-      fill_row(store, rr, windows[first + size_t(row)], row, length, tokens, features);
+      fill_row(store, beat_features, windows[first + size_t(row)], row, length, tokens, features);
     auto predicted = logits(tokens, features).argmax(-1).contiguous();
     const auto* p = predicted.data_ptr<int64_t>();
     for (int64_t row = 0; row < rows; ++row) {

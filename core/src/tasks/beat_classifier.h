@@ -1,7 +1,7 @@
 // Beat classification on top of a pretrained language model: a linear head maps each token's
-// hidden state (and, if chosen, its beat's RR features) to the AAMI class (N, S, V, F, Q) of
-// the beat. The backbone is fine-tuned, frozen (a linear probe) or trained from random
-// weights (to measure what pretraining brings). Used by finetune and evaluate.
+// hidden state (and, if chosen, its beat's RR and shape features: tasks/beat_features.h) to the
+// AAMI class (N, S, V, F, Q) of the beat. The backbone is fine-tuned, frozen (a linear probe) or
+// trained from random weights (to measure what pretraining brings). Used by finetune and evaluate.
 #pragma once
 #include <functional>
 #include <memory>
@@ -11,6 +11,7 @@
 
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/beat_features.h"
 #include "tasks/fit_loop.h"
 #include "tasks/head_options.h"
 #include "train/train_options.h"
@@ -38,7 +39,9 @@ std::vector<size_t> select_records(const TokenStore& store, const std::vector<st
 
 class BeatClassifier {
  public:
-  BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options = {});
+  // features: the per-beat head inputs options asks for (BeatFeatures(options, codebook)).
+  BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options = {},
+                 BeatFeatures features = {});
   // Trains model + head on the labelled beats of `windows`; returns the loss per step. With
   // a checkpoint dir it checkpoints every options.checkpoint_every steps and, on a stop
   // signal, after the current step (then throws Preempted); options.resume continues from
@@ -55,13 +58,14 @@ class BeatClassifier {
   void load(const std::string& path);
 
  private:
-  // predict() with the store's RR features already computed (validation reuses fit's).
+  // predict() with the store's beat features already computed (validation reuses fit's).
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows,
-                                                const std::vector<float>& rr);
+                                                const std::vector<float>& features);
   at::Tensor logits(const at::Tensor& tokens, const at::Tensor& features);
   std::shared_ptr<Model> model_;
   HeadOptions options_;
+  BeatFeatures features_;
   torch::nn::Linear head_{nullptr};
 };
 

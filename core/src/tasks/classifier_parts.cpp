@@ -1,7 +1,7 @@
 // Parts the classifiers share (see classifier_parts.h).
 #include "tasks/classifier_parts.h"
 
-#include "ecg/rr_features.h"
+#include "hlm/dsp/rr_features.h"
 #include "train/checkpoint.h"
 
 namespace hlm {

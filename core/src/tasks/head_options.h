@@ -8,8 +8,11 @@
 namespace hlm {
 
 struct HeadOptions {
-  std::string backbone = "full";       // full (fine-tuned), frozen (linear probe), scratch
-  bool rr_features = false;            // RR features of each beat (ecg/rr_features.h) as input
+  std::string backbone = "full";  // full (fine-tuned), frozen (linear probe), scratch
+  bool rr_features = false;       // RR features of each beat (ecg/rr_features.h) as input
+  // Each beat's shape against its record's template (ecg/beat_morphology.h) as input: task
+  // beats, beat-vq tokens.
+  bool morphology_features = false;
   std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
   // The head's learning rate over the backbone's. A fresh head on a pretrained backbone wants
   // larger steps (discriminative rates, Howard & Ruder 2018): Adam moves each weight about

@@ -5,8 +5,8 @@
 #include <random>
 
 #include "dist/preemption.h"
-#include "ecg/rr_features.h"
 #include "eval/classification_metrics.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
 #include "tasks/classifier_parts.h"

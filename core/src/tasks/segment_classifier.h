@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ecg/rr_features.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "tasks/fit_loop.h"

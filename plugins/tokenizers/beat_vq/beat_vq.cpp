@@ -1,14 +1,19 @@
 // The `beat-vq` tokenizer (spec/tokenizers.md): filter one lead, detect R peaks, cut 64-point
 // beat windows, and give each beat the index of its nearest k-means code as its token.
+// With `shape: relative` a beat is described instead by how it differs from its own record:
+// its RR features (hlm/dsp/rr_features.h) and its window against the record's template
+// (hlm/dsp/beat_morphology.h), so a code means the same in every patient.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "hlm/dsp/beat_match.h"
+#include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/filter.h"
 #include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/qrs.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/plugin.h"
 #include "hlm/tokenizer.h"
@@ -19,6 +24,8 @@ namespace {
 using hlm::dsp::Codebook;
 
 constexpr const char* kMethodVersion = "1";
+// Values per beat with shape relative: RR features, then the shape against the template.
+constexpr int kRelativeFeatures = hlm::kRrFeatureCount + hlm::kMorphologyFeatureCount;
 
 class BeatVq final : public hlm::Tokenizer {
  public:
@@ -41,6 +48,11 @@ class BeatVq final : public hlm::Tokenizer {
     clean_.baseline = baseline == "median" ? hlm::dsp::BaselineMethod::kMedianPair
                                            : hlm::dsp::BaselineMethod::kHighPass;
     clean_.lowpass_hz = p.value("lowpass_hz", 40.0);
+    const std::string shape = p.value("shape", std::string("window"));
+    if (shape != "window" && shape != "relative")
+      throw hlm::ConfigError("beat-vq: shape='{}', expected 'window' or 'relative'{}", shape,
+                             hlm::did_you_mean(shape, {"window", "relative"}));
+    relative_ = shape == "relative";
     if (codes_ < 1 || codes_ > 65000)
       throw hlm::ConfigError("beat-vq: codes={} must be in [1, 65000]", codes_);
     if (lead_ < 0) throw hlm::ConfigError("beat-vq: lead={} must be >= 0", lead_);
@@ -65,6 +77,9 @@ class BeatVq final : public hlm::Tokenizer {
                          {"baseline", baseline},
                          {"lowpass_hz", clean_.lowpass_hz},
                          {"detect_all_leads", detect_all_leads_}};
+    // Named only when not the default, so stores and codebooks made before it keep their
+    // identity.
+    if (relative_) id["shape"] = "relative";
     params_text_ = id.dump();
     const std::string codebook = p.value("codebook", std::string());
     if (!codebook.empty()) load_state(codebook);
@@ -111,6 +126,7 @@ class BeatVq final : public hlm::Tokenizer {
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
     mark_invalid_windows(record.digital[lead_], b);
+    if (relative_) describe_relative(b);
     return b;
   }
 
@@ -119,7 +135,7 @@ class BeatVq final : public hlm::Tokenizer {
   void fit(const std::vector<const hlm::Beats*>& sample) override {
     std::vector<const float*> rows;
     for (const hlm::Beats* b : sample) {
-      if (b->feature_dim != window_.points) continue;
+      if (b->feature_dim != feature_dim()) continue;
       for (size_t i = 0; i < b->size(); ++i)
         if (!std::isnan(b->features[i * b->feature_dim]))
           rows.push_back(&b->features[i * b->feature_dim]);
@@ -127,7 +143,7 @@ class BeatVq final : public hlm::Tokenizer {
     if (rows.empty())
       throw hlm::DataError("beat-vq: no beats to fit the codebook on ({} record(s) given)",
                            sample.size());
-    codebook_ = hlm::dsp::kmeans_fit(rows, window_.points, kmeans_);
+    codebook_ = hlm::dsp::kmeans_fit(rows, feature_dim(), kmeans_);
   }
 
   void save_state(const std::string& path) const override {
@@ -137,11 +153,12 @@ class BeatVq final : public hlm::Tokenizer {
 
   void load_state(const std::string& path) override {
     Codebook cb = hlm::dsp::load_codebook(path);
-    if (cb.dim != window_.points || cb.codes() != codes_)
+    if (cb.dim != feature_dim() || cb.codes() != codes_)
       throw hlm::CheckpointError(
-          "{}: codebook of {} codes x {} points, but the tokenizer has codes={} points={} (HINT: "
-          "use the parameters it was trained with)",
-          path, cb.codes(), cb.dim, codes_, window_.points);
+          "{}: codebook of {} codes x {} values, but the tokenizer has codes={} and {} values per "
+          "beat (points={}, shape={}) (HINT: use the parameters it was trained with)",
+          path, cb.codes(), cb.dim, codes_, feature_dim(), window_.points,
+          relative_ ? "relative" : "window");
     codebook_ = std::move(cb);
   }
 
@@ -161,6 +178,31 @@ class BeatVq final : public hlm::Tokenizer {
   }
 
  private:
+  int feature_dim() const { return relative_ ? kRelativeFeatures : window_.points; }
+
+  // shape relative: replaces each beat's window by its RR features and its window against
+  // the record's template. A beat whose window is invalid stays NaN (kUnk) and is left out
+  // of its neighbours' templates.
+  void describe_relative(hlm::Beats& b) const {
+    const size_t n = b.size(), points = size_t(window_.points);
+    std::vector<int64_t> row(n);
+    for (size_t i = 0; i < n; ++i) row[i] = std::isnan(b.features[i * points]) ? -1 : int64_t(i);
+    const auto rr = hlm::rr_features(b.rr_seconds.data(), n);
+    const auto shape = hlm::relative_morphology(
+        b.features.data(),
+        hlm::beat_shape_layout(window_.points, window_.before_seconds, window_.after_seconds), row);
+    std::vector<float> out(n * kRelativeFeatures);
+    for (size_t i = 0; i < n; ++i) {
+      float* f = out.data() + i * kRelativeFeatures;
+      std::copy_n(rr.begin() + ptrdiff_t(i * hlm::kRrFeatureCount), hlm::kRrFeatureCount, f);
+      std::copy_n(shape.begin() + ptrdiff_t(i * hlm::kMorphologyFeatureCount),
+                  hlm::kMorphologyFeatureCount, f + hlm::kRrFeatureCount);
+      if (row[i] < 0) f[0] = std::nanf("");
+    }
+    b.features = std::move(out);
+    b.feature_dim = kRelativeFeatures;
+  }
+
   // A window that touches a sample the record marks invalid cannot be tokenized: its features
   // become NaN, fit() leaves it out and assign() gives it kUnk.
   void mark_invalid_windows(const std::vector<int32_t>& raw, hlm::Beats& b) const {
@@ -181,7 +223,7 @@ class BeatVq final : public hlm::Tokenizer {
   }
 
   int codes_ = 500, lead_ = 0;
-  bool detect_all_leads_ = false;
+  bool detect_all_leads_ = false, relative_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
   hlm::dsp::CleanOptions clean_;
@@ -206,6 +248,9 @@ const hlm_param_decl kBeatVqParams[] = {
     {"detect_all_leads", "bool", "false", "find beats on all leads together (R peaks on `lead`)"},
     {"threads", "int", "0", "threads for the codebook fit (0 = all cores); tokens do not change"},
     {"codebook", "string", "\"\"", "a codebook file to use instead of fitting one"},
+    {"shape", "string", "\"window\"",
+     "what a code describes: \"window\" (the beat's samples) or \"relative\" (its RR features "
+     "and its window against its record's template: the same meaning in every patient)"},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "hlm/dataset.h"
+#include "hlm/dsp/beat_morphology.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
 #include "plugin/plugin_host.h"
@@ -123,4 +125,42 @@ TEST_F(BeatVq, BeatsTouchingInvalidSamplesBecomeUnk) {
     }
   }
   EXPECT_GE(unk, 3);  // about 3 s of beats
+}
+
+// shape relative: each beat becomes its RR features and its window against its record's
+// template, so the PVCs of the synthetic records stand out from the sinus beats.
+TEST_F(BeatVq, RelativeShapeDescribesEachBeatAgainstItsOwnRecord) {
+  auto t = tokenizer({{"codes", 16}, {"shape", "relative"}});
+  EXPECT_NE(t->identity(), tokenizer()->identity());
+  const hlm::Record rec = dataset_->read("syn000");
+  const hlm::Beats b = t->extract(rec);
+  ASSERT_EQ(b.feature_dim, hlm::kRrFeatureCount + hlm::kMorphologyFeatureCount);
+  ASSERT_EQ(b.features.size(), b.size() * size_t(b.feature_dim));
+  // Means per class: RR before against the local average, distance to the template.
+  double sum[2][2] = {}, count[2] = {};
+  for (size_t i = 0; i < b.size(); ++i) {
+    const int v = b.labels[i] == uint8_t(hlm::BeatClass::kV);
+    if (!v && b.labels[i] != uint8_t(hlm::BeatClass::kN)) continue;
+    const float* f = &b.features[i * size_t(b.feature_dim)];
+    sum[v][0] += f[0], sum[v][1] += f[hlm::kRrFeatureCount], count[v] += 1;
+  }
+  ASSERT_GT(count[1], 0) << "syn000 has no PVC";
+  EXPECT_LT(sum[1][0] / count[1], sum[0][0] / count[0] - 0.1);  // premature
+  EXPECT_GT(sum[1][1] / count[1], sum[0][1] / count[0] + 1.0);  // unlike the usual beat
+  // A codebook of windows does not fit relative shapes.
+  auto windows = tokenizer();
+  std::vector<hlm::Beats> beats = {windows->extract(rec)};
+  windows->fit({&beats[0]});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hlm_beat_vq_window_codebook.bin").string();
+  windows->save_state(path);
+  EXPECT_THROW(t->load_state(path), hlm::CheckpointError);
+  std::remove(path.c_str());
+  // The host wraps the plugin's ConfigError; the message still names the choices.
+  try {
+    tokenizer({{"shape", "relatve"}});
+    ADD_FAILURE() << "shape relatve accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'relative'"), std::string::npos) << e.what();
+  }
 }

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "ecg/rr_features.h"
+#include "hlm/dsp/rr_features.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // RR features of each beat (see rr_features.h).
-#include "ecg/rr_features.h"
+#include "hlm/dsp/rr_features.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,51 @@
+// How each beat's shape differs from its own record's typical beat. Inter-patient beat
+// classification (train on some patients, test on others) fails when a classifier learns
+// shapes: every patient's normal beat has its own amplitude and form (lead placement, axis,
+// conduction), so a shape seen only as a V beat in training may be a new patient's N beat.
+// What carries across patients is the comparison with the same patient's usual beat: an
+// ectopic beat differs from it, a normal one does not (de Chazal 2004 and Llamedo & Martinez
+// 2011 likewise normalise features per patient). A beat's shape is its window (beat-vq's
+// `shape: relative` tokens) or the centroid of its beat-vq token (a head's morphology_features).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hlm {
+
+// Features per beat, in this order. "Template": the element-wise median of the shapes of the
+// beats within kTemplateBeats either side (ectopic beats, while fewer than half of them, do not
+// move it). Distances are relative to the template's size and taken as log(d + 0.01).
+constexpr int kMorphologyFeatureCount = 5;
+constexpr const char* kMorphologyFeatureNames[kMorphologyFeatureCount] = {
+    "log distance to the record's template", "correlation with the template",
+    "log(peak-to-peak / the template's)", "log distance within the QRS (R +- 80 ms)",
+    "log distance outside the QRS"};
+constexpr int kTemplateBeats = 50;
+// Half the width of the QRS part of a beat window: a normal QRS lasts up to about 100 ms and a
+// ventricular one longer, so +-80 ms around the R peak holds the QRS of either.
+constexpr double kQrsHalfWidthSeconds = 0.08;
+
+// Where the R peak and the QRS lie in a codebook's beat windows.
+struct BeatShapeLayout {
+  int points = 0;                  // values per shape
+  int qrs_first = 0, qrs_end = 0;  // the QRS part: [qrs_first, qrs_end)
+};
+
+// The layout of windows of `points` values from before_s ahead of the R peak to after_s past it.
+BeatShapeLayout beat_shape_layout(int points, double before_s, double after_s);
+
+// The layout of a beat-vq codebook of beat windows from its metadata ("beat-vq {params}":
+// points, window_before_s, window_after_s). ConfigError naming `path` when its rows are not
+// beat windows (another tokenizer, or beat-vq's relative shapes).
+BeatShapeLayout codebook_shape_layout(const std::string& metadata, int dim,
+                                      const std::string& path);
+
+// Features of one record's beats, beat-major. shapes holds rows of layout.points values;
+// row_of_beat[i] is beat i's row, or -1 where the beat has no shape (an unknown token, a window
+// over invalid samples): its features are those of a typical beat (the logs at log(0.01),
+// correlation 1, amplitude 0) and it is left out of the templates.
+std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
+                                       const std::vector<int64_t>& row_of_beat);
+
+}  // namespace hlm

@@ -1,0 +1,112 @@
+// Beat shapes against their record's template (see beat_morphology.h).
+#include "hlm/dsp/beat_morphology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "hlm/errors.h"
+
+namespace hlm {
+
+BeatShapeLayout beat_shape_layout(int points, double before_s, double after_s) {
+  const double per_second = (points - 1) / (before_s + after_s), r = before_s * per_second;
+  BeatShapeLayout layout;
+  layout.points = points;
+  layout.qrs_first = std::clamp(int(std::ceil(r - kQrsHalfWidthSeconds * per_second)), 0, points);
+  layout.qrs_end =
+      std::clamp(int(std::floor(r + kQrsHalfWidthSeconds * per_second)) + 1, 0, points);
+  return layout;
+}
+
+BeatShapeLayout codebook_shape_layout(const std::string& metadata, int dim,
+                                      const std::string& path) {
+  const std::string prefix = "beat-vq ";
+  nlohmann::json p;
+  if (metadata.rfind(prefix, 0) == 0)
+    p = nlohmann::json::parse(metadata.substr(prefix.size()), nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object() || !p.contains("points") || !p.contains("window_before_s") ||
+      !p.contains("window_after_s") || p.value("shape", std::string("window")) != "window")
+    throw ConfigError(
+        "{}: morphology_features need a codebook of beat windows (tokenizer beat-vq with shape "
+        "window); this one says '{}'",
+        path, metadata.substr(0, 80));
+  const int points = p.at("points");
+  const double before = p.at("window_before_s"), after = p.at("window_after_s");
+  if (points != dim || points < 2 || before + after <= 0)
+    throw ConfigError("{}: beat windows of {} points over {} s do not match the {} values per code",
+                      path, points, before + after, dim);
+  return beat_shape_layout(points, before, after);
+}
+
+namespace {
+
+float log_distance(double distance, double size) {
+  return float(std::log(distance / std::max(size, 1e-9) + 0.01));
+}
+
+// The template of beat i: element-wise median of the shapes of the beats with a shape in
+// [lo, hi).
+void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& row, size_t lo,
+                  size_t hi, std::vector<float>& scratch, std::vector<double>& out) {
+  for (size_t j = 0; j < dim; ++j) {
+    scratch.clear();
+    for (size_t k = lo; k < hi; ++k)
+      if (row[k] >= 0) scratch.push_back(shapes[size_t(row[k]) * dim + j]);
+    const auto mid = scratch.begin() + ptrdiff_t(scratch.size() / 2);
+    std::nth_element(scratch.begin(), mid, scratch.end());
+    out[j] = *mid;
+  }
+}
+
+}  // namespace
+
+std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
+                                       const std::vector<int64_t>& code) {
+  const size_t n = code.size(), dim = size_t(layout.points);
+  std::vector<float> out(n * kMorphologyFeatureCount, 0.0f);
+  const float typical_distance = float(std::log(0.01));
+  for (size_t i = 0; i < n; ++i) {
+    float* f = out.data() + i * kMorphologyFeatureCount;
+    f[0] = f[3] = f[4] = typical_distance;
+    f[1] = 1.0f;
+  }
+  if (std::none_of(code.begin(), code.end(), [](int64_t c) { return c >= 0; })) return out;
+  std::vector<float> scratch;
+  std::vector<double> t(dim);
+  for (size_t i = 0; i < n; ++i) {
+    if (code[i] < 0) continue;
+    median_shape(shapes, dim, code, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
+                 std::min(n, i + kTemplateBeats + 1), scratch, t);
+    const float* c = shapes + size_t(code[i]) * dim;
+    double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0, c_mean = 0, t_mean = 0;
+    double c_min = c[0], c_max = c[0], t_min = t[0], t_max = t[0];
+    for (size_t j = 0; j < dim; ++j) {
+      const double d = (c[j] - t[j]) * (c[j] - t[j]), s = t[j] * t[j];
+      const bool qrs = int(j) >= layout.qrs_first && int(j) < layout.qrs_end;
+      d_all += d;
+      t_all += s;
+      if (qrs) d_qrs += d, t_qrs += s;
+      c_mean += c[j], t_mean += t[j];
+      c_min = std::min<double>(c_min, c[j]), c_max = std::max<double>(c_max, c[j]);
+      t_min = std::min(t_min, t[j]), t_max = std::max(t_max, t[j]);
+    }
+    c_mean /= double(dim), t_mean /= double(dim);
+    double cov = 0, c_var = 0, t_var = 0;
+    for (size_t j = 0; j < dim; ++j) {
+      cov += (c[j] - c_mean) * (t[j] - t_mean);
+      c_var += (c[j] - c_mean) * (c[j] - c_mean);
+      t_var += (t[j] - t_mean) * (t[j] - t_mean);
+    }
+    float* f = out.data() + i * kMorphologyFeatureCount;
+    f[0] = log_distance(std::sqrt(d_all), std::sqrt(t_all));
+    f[1] = c_var > 0 && t_var > 0 ? float(cov / std::sqrt(c_var * t_var)) : 0.0f;
+    f[2] = float(std::clamp(std::log(std::max(c_max - c_min, 1e-9) / std::max(t_max - t_min, 1e-9)),
+                            -2.0, 2.0));
+    f[3] = log_distance(std::sqrt(d_qrs), std::sqrt(t_qrs));
+    f[4] = log_distance(std::sqrt(d_all - d_qrs), std::sqrt(t_all));
+  }
+  return out;
+}
+
+}  // namespace hlm

@@ -1,0 +1,34 @@
+// The per-beat inputs a beat classifier's head reads beside the backbone's hidden state: RR
+// features (ecg/rr_features.h) when HeadOptions::rr_features, then the beat's shape against its
+// record's template (ecg/beat_morphology.h) when HeadOptions::morphology_features, which needs
+// the codebook the store was tokenized with.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlm/dsp/beat_morphology.h"
+#include "hlm/dsp/kmeans.h"
+#include "hlm/token_store.h"
+#include "tasks/head_options.h"
+
+namespace hlm {
+
+class BeatFeatures {
+ public:
+  BeatFeatures() = default;
+  // codebook: the beat-vq codebook file of the store's tokens; needed (ConfigError naming the
+  // problem otherwise) only when options.morphology_features.
+  BeatFeatures(const HeadOptions& options, const std::string& codebook);
+  int count() const;
+  std::vector<std::string> names() const;
+  // count() values per beat of the store, beat-major; empty when count() is 0.
+  std::vector<float> of(const TokenStore& store) const;
+
+ private:
+  bool rr_ = false;
+  std::shared_ptr<const dsp::Codebook> codebook_;  // set when morphology features are used
+  BeatShapeLayout layout_;
+};
+
+}  // namespace hlm
