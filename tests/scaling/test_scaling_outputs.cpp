@@ -92,6 +92,13 @@ TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
   EXPECT_LT(rows[3]["efficiency"].get<double>(), rows[2]["efficiency"].get<double>());
   const auto faster = hlm::predict_cluster(s, {{"inter_node_gbps", 1840.0}}, "w");
   EXPECT_GT(faster["rows"][3]["efficiency"].get<double>(), rows[3]["efficiency"].get<double>());
+  // A point in bf16 computes at the tensor cores' peak (312 TFLOP/s), one in fp32 at 19.5: its
+  // one-GPU step is 312 / 19.5 = 16 times as long, all of it compute.
+  auto in_bf16 = s;
+  for (auto& point : in_bf16["points"]) point["bf16"] = true;
+  const auto bf16 = hlm::predict_cluster(in_bf16, nlohmann::json::object(), "w");
+  EXPECT_NEAR(rows[0]["step_seconds"].get<double>() / bf16["rows"][0]["step_seconds"].get<double>(),
+              312.0 / 19.5, 0.01);
   EXPECT_THROW(hlm::predict_cluster(s, {{"gpus", 8}}, "w.yaml:4"), hlm::ConfigError);
   EXPECT_THROW(hlm::predict_cluster(s, {{"gpu_mfu", 0}}, "w.yaml:4"), hlm::ConfigError);
   EXPECT_THROW(hlm::predict_cluster(s, {{"nodes", {0, 1}}}, "w.yaml:4"), hlm::ConfigError);

@@ -10,13 +10,16 @@
 namespace hlm {
 namespace {
 
-// A100 SXM: 312 TFLOP/s dense bf16; NCCL's all-reduce bus bandwidth over NVLink 3 is about
-// 230 GB/s (1840 Gb/s) in nccl-tests on DGX A100; HDR InfiniBand is 200 Gb/s per port. The
-// MFU and the overlap are assumptions to replace with a measurement on the target.
+// A100 SXM: 312 TFLOP/s dense bf16 and 19.5 TFLOP/s fp32 (156 with TF32 tensor cores, which
+// PyTorch leaves off for matmuls since 1.12: set gpu_peak_tflops_fp32 to 156 where it is on);
+// NCCL's all-reduce bus bandwidth over NVLink 3 is about 230 GB/s (1840 Gb/s) in nccl-tests on DGX
+// A100; HDR InfiniBand is 200 Gb/s per port. The MFU and the overlap are assumptions to replace
+// with a measurement on the target.
 const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},
                                   {"gpus_per_node", 4},
                                   {"single_node_gpus", {1, 2}},
                                   {"gpu_peak_tflops", 312.0},
+                                  {"gpu_peak_tflops_fp32", 19.5},
                                   {"gpu_mfu", 0.3},
                                   {"intra_node_gbps", 1840.0},
                                   {"intra_node_latency_us", 5.0},
@@ -33,13 +36,13 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     if (!kDefaults.contains(key))
       throw ConfigError(
           "{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
-          "single_node_gpus, gpu_peak_tflops, gpu_mfu, intra_node_gbps, "
+          "single_node_gpus, gpu_peak_tflops, gpu_peak_tflops_fp32, gpu_mfu, intra_node_gbps, "
           "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
           where, key);
     c[key] = value;
   }
-  for (const char* key :
-       {"gpus_per_node", "gpu_peak_tflops", "gpu_mfu", "intra_node_gbps", "inter_node_gbps"})
+  for (const char* key : {"gpus_per_node", "gpu_peak_tflops", "gpu_peak_tflops_fp32", "gpu_mfu",
+                          "intra_node_gbps", "inter_node_gbps"})
     if (!c.at(key).is_number() || c.at(key).get<double>() <= 0)
       throw ConfigError("{}: cluster.{} must be a positive number (got {})", where, key,
                         c.at(key).dump());
@@ -56,7 +59,6 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
   std::vector<std::pair<int, int>> layouts;  // (nodes, gpus)
   for (int g : c.at("single_node_gpus")) layouts.push_back({1, g});
   for (int nodes : c.at("nodes")) layouts.push_back({nodes, nodes * per_node});
-  const double flops = c.at("gpu_peak_tflops").get<double>() * 1e12 * c.at("gpu_mfu").get<double>();
 
   nlohmann::json rows = nlohmann::json::array();
   std::set<std::string> predicted;  // configurations, threads per rank aside (no GPU has them)
@@ -68,6 +70,10 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     const double here = ph.at("forward").get<double>() + ph.at("backward").get<double>() +
                         ph.at("optimizer").get<double>();
     const double tokens = point.at("tokens_per_rank_step");
+    // bf16 autocast runs the products on the tensor cores; fp32 at the fp32 peak.
+    const double peak_tflops =
+        point.value("bf16", false) ? c.at("gpu_peak_tflops") : c.at("gpu_peak_tflops_fp32");
+    const double flops = peak_tflops * 1e12 * c.at("gpu_mfu").get<double>();
     const double gpu_compute = point.at("flops_per_token").get<double>() * tokens / flops;
     const double scale = here > 0 ? gpu_compute / here : 0;
     ModelInputs in;

@@ -89,7 +89,8 @@ std::string fabric_table(const nlohmann::json& study) {
 std::string cluster_table(const nlohmann::json& cluster) {
   const auto& c = cluster.at("params");
   std::string md =
-      "Assumed: " + fmt("%.0f", c.at("gpu_peak_tflops")) + " TFLOP/s per GPU at MFU " +
+      "Assumed: " + fmt("%.0f", c.at("gpu_peak_tflops")) + " TFLOP/s per GPU in bf16, " +
+      fmt("%.1f", c.at("gpu_peak_tflops_fp32")) + " in fp32, at MFU " +
       fmt("%.2f", c.at("gpu_mfu")) + "; " + c.at("gpus_per_node").dump() +
       " GPUs per node; within a node " + fmt("%.0f", c.at("intra_node_gbps")) + " Gb/s, " +
       fmt("%.0f", c.at("intra_node_latency_us")) + " us; between nodes " +

@@ -161,6 +161,11 @@ StageOutput run_scale_analysis(StageContext& ctx) {
   }
 
   nlohmann::json study = summarize_study(grid, runs, ceilings, scaling, repeats, cores);
+  // Each point's precision (a grid axis, else the stage's param): the GPU prediction takes the
+  // peak of that precision.
+  for (auto& point : study.at("points"))
+    point["bf16"] = point.at("axes").contains("bf16") ? point.at("axes").at("bf16").get<bool>()
+                                                      : p.at("bf16").get<bool>();
   predict_measured_points(study, p.at("overlap"));
   study["cluster"] = predict_cluster(study, p.at("cluster"), where);
 
