@@ -104,6 +104,35 @@ TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
   EXPECT_THROW(hlm::predict_cluster(s, {{"nodes", {0, 1}}}, "w.yaml:4"), hlm::ConfigError);
 }
 
+// Where the ranks measured how much of backward follows the first bucket's launch, each point
+// is predicted with that overlap (none is a calibration); the median over the repeats is used.
+TEST(ScalingOutputs, AMeasuredOverlapPredictsEveryPoint) {
+  const auto grid =
+      hlm::expand_grid({1, 2}, nlohmann::json::object(), {"threads"}, 1, 2, false, "w");
+  auto two = run(5.5, 20, 0.275, 0.02, 2), other = run(5.6, 20, 0.28, 0.02, 2);
+  two["backward_overlap"] = 0.4;
+  other["backward_overlap"] = 0.6;
+  const std::vector<std::vector<nlohmann::json>> runs = {
+      {run(10.0, 40, 0.25, 0), run(10.4, 40, 0.26, 0)}, {two, other}};
+  const std::vector<std::vector<double>> ceilings = {{}, {2048 / 0.25 * 0.95, 2048 / 0.26 * 0.95}};
+  auto s = hlm::summarize_study(grid, runs, ceilings, hlm::Scaling::kStrong, 2, 2);
+  hlm::predict_measured_points(s);
+  const auto& predicted = s["points"][1]["predicted"];
+  EXPECT_NEAR(predicted["overlap"].get<double>(), 0.5, 1e-12);
+  EXPECT_FALSE(predicted["calibration"].get<bool>());
+  // A given overlap wins over the measured one.
+  hlm::predict_measured_points(s, 0.1);
+  EXPECT_NEAR(s["points"][1]["predicted"]["overlap"].get<double>(), 0.1, 1e-12);
+  // With nothing launched before backward ends, the whole all-reduce (about 13 ms here) is
+  // exposed; at 0.5 all but the last bucket hides: a slower step predicted at 0.
+  auto exposed = s;
+  exposed["points"][1]["backward_overlap"] = 0.0;
+  hlm::predict_measured_points(exposed);
+  hlm::predict_measured_points(s);
+  EXPECT_GT(exposed["points"][1]["predicted"]["step_seconds"].get<double>(),
+            s["points"][1]["predicted"]["step_seconds"].get<double>() + 0.005);
+}
+
 TEST(ScalingOutputs, CsvHasAHeaderAndARowPerPoint) {
   const std::string csv = hlm::scaling_csv(study());
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);

@@ -89,6 +89,7 @@ void GradientSync::prepare_for_backward(bool vote_stop, bool vote_nonfinite_loss
   buckets_[0].flat[kStopVote].fill_(vote_stop ? 1 : 0);
   buckets_[0].flat[kNonFiniteLossVote].fill_(vote_nonfinite_loss ? 1 : 0);
   launch_seconds_ = 0;
+  first_launch_ = -1;
   std::fill(ready_.begin(), ready_.end(), 0);
   for (auto& b : buckets_) {
     b.pending = b.members.size();
@@ -113,6 +114,7 @@ void GradientSync::on_gradient(size_t k, const at::Tensor& grad) {
 
 void GradientSync::launch(Bucket& b) {
   const double start = now_seconds();
+  if (first_launch_ < 0) first_launch_ = start;
   std::vector<at::Tensor> tensors{b.flat};
   c10d::AllreduceOptions options;
   options.reduceOp = average_in_group_ ? c10d::ReduceOp::AVG : c10d::ReduceOp::SUM;
@@ -123,6 +125,7 @@ void GradientSync::launch(Bucket& b) {
 double GradientSync::finish() {
   const double in_backward = launch_seconds_;
   const double start = now_seconds();
+  launch_lead_seconds_ = first_launch_ >= 0 ? start - first_launch_ : 0.0;
   for (auto& b : buckets_) {
     if (b.work) continue;
     // Some parameter got no gradient in this backward: reduce what .grad holds (or zero).

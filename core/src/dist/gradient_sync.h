@@ -37,6 +37,10 @@ class GradientSync {
   // that reduce on the calling thread (shm) do all their work, waiting for the other ranks
   // included, there; the trainer counts it as all-reduce time, not backward time.
   double launch_seconds() const { return launch_seconds_; }
+  // After finish(): how long before the end of backward (the call to finish()) the first
+  // bucket's all-reduce was launched; 0 when every bucket waited for finish(). What backward
+  // can hide of the communication is bounded by it (the performance model's overlap).
+  double launch_lead_seconds() const { return launch_lead_seconds_; }
   // After finish(): whether any rank voted to stop (the same answer on every rank).
   bool stop_voted() const { return stop_voted_; }
   // After finish(): whether any rank's loss was not finite (the same answer on every rank).
@@ -67,6 +71,8 @@ class GradientSync {
   bool stop_voted_ = false;
   bool nonfinite_loss_voted_ = false;
   double launch_seconds_ = 0;
+  double first_launch_ = -1;  // clock at this backward's first launch; -1: none yet
+  double launch_lead_seconds_ = 0;
 };
 
 }  // namespace hlm

@@ -153,8 +153,10 @@ std::string scaling_report_md(const nlohmann::json& study, const std::vector<Plo
       "wait for the slowest of N ranks in lockstep (from the spread of the one-rank steps), "
       "plus the data wait, plus the ring all-reduce (2(N-1)/N x gradient bytes / bandwidth + "
       "2(N-1) x "
-      "latency per bucket) less what backward hides. The overlap is fitted on the study's first "
-      "multi-rank point (calibration) unless given; the other points are predictions.\n";
+      "latency per bucket) less what backward hides. The overlap is what the ranks measured at "
+      "each point (the share of backward after the first bucket's all-reduce started), or the "
+      "study's `overlap` when given; with neither it is fitted on the first multi-rank point "
+      "(calibration) and the other points are predictions.\n";
   const std::string fabrics = fabric_table(study);
   if (!fabrics.empty())
     md += "\nAll-reduce as measured by the ranks before training:\n\n" + fabrics;

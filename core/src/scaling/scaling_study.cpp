@@ -127,6 +127,10 @@ nlohmann::json summarize_study(const ScalingGrid& grid,
                             {"flops_per_token", rs.front().at("flops_per_token")},
                             {"tokens_per_rank_step", rs.front().at("tokens_per_rank_step")},
                             {"fabric", fabric_of(rs, pt.world_size)}};
+    // How much of backward the bucket all-reduces can hide, as the ranks measured it (runs
+    // made before they did have none).
+    if (pt.world_size > 1 && rs.front().contains("backward_overlap"))
+      point["backward_overlap"] = median_of(rs, P("/backward_overlap"));
     if (pt.world_size == 1) baseline_of_config[pt.baseline_config] = i;
     points.push_back(point);
   }
@@ -196,8 +200,9 @@ void predict_measured_points(nlohmann::json& study, double overlap) {
   std::map<std::string, const nlohmann::json*> baselines;
   for (const auto& p : points)
     if (p.at("world_size") == 1) baselines[p.at("baseline_config")] = &p;
-  // How much of backward hides the all-reduce is the training loop's, not the fabric's: one
-  // value for the study, fitted on its first multi-rank point unless given.
+  // How much of backward hides the all-reduce is the training loop's, not the fabric's: given,
+  // or as the ranks measured it at each point (the share of backward after the first bucket's
+  // launch), or else one value for the study fitted on its first multi-rank point.
   std::optional<double> fitted;
   if (overlap >= 0) fitted = std::min(1.0, overlap);
   for (auto& point : points) {
@@ -205,9 +210,10 @@ void predict_measured_points(nlohmann::json& study, double overlap) {
     const auto base = baselines.find(point.at("baseline_config"));
     if (n <= 1 || base == baselines.end() || point.at("fabric").is_null()) continue;
     ModelInputs in = model_inputs(point, *base->second);
-    const bool calibration = !fitted;
+    const bool measured_overlap = overlap < 0 && point.contains("backward_overlap");
+    const bool calibration = !fitted && !measured_overlap;
     if (calibration) fitted = overlap_from_measurement(in, n, point.at("phases").at("allreduce"));
-    in.overlap = *fitted;
+    in.overlap = measured_overlap ? point.at("backward_overlap").get<double>() : *fitted;
     const Prediction pr = predict_step(in, n);
     const double measured = point.value("step_efficiency", 0.0);  // the model predicts steps
     point["predicted"] = {{"efficiency", pr.efficiency},

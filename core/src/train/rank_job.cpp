@@ -231,6 +231,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       {"gradient_bytes", r.gradient_bytes},
       {"gradient_buckets", r.gradient_buckets},
       {"step_without_allreduce_quantiles", r.step_without_allreduce_quantiles},
+      {"backward_overlap", r.backward_overlap},
       {"tokens_per_rank_step", train.options.batch * train.options.accumulation * model->context()},
       {"checkpoint", r.checkpoint},
       {"peak_rss_bytes", peak_rss_bytes()},

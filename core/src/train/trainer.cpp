@@ -177,6 +177,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   };
   const double loop_start = now_seconds();
   model.module().train();
+  std::vector<double> overlaps;  // per step: GradientSync::launch_lead_seconds / backward
   for (int64_t step = start_step; step < o.steps; ++step) {
     const auto profile = profile_if_chosen(job, step + 1);
     timer.begin_step();
@@ -206,8 +207,11 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     }
     if (sync) {  // all-reduce launched from backward's gradient hooks is not backward's time
       report(RankActivity::kAllreduce);
+      const double backward_wall = timer.seconds(Phase::kBackward);
       timer.add(Phase::kBackward, -sync->launch_seconds());
       timer.add(Phase::kAllreduce, sync->finish());
+      if (step - start_step >= o.timing_skip_steps && backward_wall > 0)
+        overlaps.push_back(std::min(1.0, sync->launch_lead_seconds() / backward_wall));
     }
     timer.start(Phase::kOptimizer);
     report(RankActivity::kOptimizer);
@@ -262,6 +266,11 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.optimizer_seconds_median = timer.median(Phase::kOptimizer, o.timing_skip_steps);
   result.step_without_allreduce_quantiles =
       timer.quantiles(Phase::kStep, Phase::kAllreduce, o.timing_skip_steps, 21);
+  if (!overlaps.empty()) {
+    std::nth_element(overlaps.begin(), overlaps.begin() + ptrdiff_t(overlaps.size() / 2),
+                     overlaps.end());
+    result.backward_overlap = overlaps[overlaps.size() / 2];
+  }
   const double tokens_per_step = double(rank_tokens_per_step * env.world_size);
   result.tokens_per_s =
       result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;

@@ -34,6 +34,10 @@ struct TrainResult {
   int gradient_buckets = 0;   // in how many all-reduces (GradientSync's buckets)
   // Step time less all-reduce wait: 21 quantiles, minimum to maximum (PhaseTimer::quantiles).
   std::vector<double> step_without_allreduce_quantiles;
+  // With a gradient all-reduce: the share of a step's backward (wall time, all micro-steps)
+  // that ran after the first bucket's all-reduce was launched, the median over the same
+  // steps. What backward can hide of the communication: the performance model's overlap.
+  double backward_overlap = 0;
   std::string checkpoint;  // model weights (rank 0)
 };
 
