@@ -62,8 +62,8 @@ void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& r
 }  // namespace
 
 std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
-                                       const std::vector<int64_t>& code) {
-  const size_t n = code.size(), dim = size_t(layout.points);
+                                       const std::vector<int64_t>& row_of_beat) {
+  const size_t n = row_of_beat.size(), dim = size_t(layout.points);
   std::vector<float> out(n * kMorphologyFeatureCount, 0.0f);
   const float typical_distance = float(std::log(0.01));
   for (size_t i = 0; i < n; ++i) {
@@ -71,14 +71,13 @@ std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayou
     f[0] = f[3] = f[4] = typical_distance;
     f[1] = 1.0f;
   }
-  if (std::none_of(code.begin(), code.end(), [](int64_t c) { return c >= 0; })) return out;
   std::vector<float> scratch;
   std::vector<double> t(dim);
   for (size_t i = 0; i < n; ++i) {
-    if (code[i] < 0) continue;
-    median_shape(shapes, dim, code, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
+    if (row_of_beat[i] < 0) continue;  // no shape: stays typical
+    median_shape(shapes, dim, row_of_beat, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
                  std::min(n, i + kTemplateBeats + 1), scratch, t);
-    const float* c = shapes + size_t(code[i]) * dim;
+    const float* c = shapes + size_t(row_of_beat[i]) * dim;
     double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0, c_mean = 0, t_mean = 0;
     double c_min = c[0], c_max = c[0], t_min = t[0], t_max = t[0];
     for (size_t j = 0; j < dim; ++j) {

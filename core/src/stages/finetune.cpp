@@ -122,7 +122,7 @@ StageOutput run_finetune(StageContext& ctx) {
     if (!validation.empty())
       validation_windows = beat_windows(store, select_records(store, validation, false),
                                         model->context(), 0.0, 1.0 - tail);
-    BeatClassifier classifier(model, options.seed, head, BeatFeatures(head, codebook));
+    BeatClassifier classifier(model, options.seed, head, codebook);
     ctx.progress("fine-tuning beat classes (" + head.backbone + " backbone) on " +
                  std::to_string(train.size()) + " records, " + std::to_string(windows.size()) +
                  " windows, " + std::to_string(options.steps) + " steps");

@@ -44,8 +44,8 @@ std::vector<size_t> select_records(const TokenStore& store, const std::vector<st
 }
 
 BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options,
-                               BeatFeatures features)
-    : model_(std::move(model)), options_(std::move(options)), features_(std::move(features)) {
+                               const std::string& codebook)
+    : model_(std::move(model)), options_(std::move(options)), features_(options_, codebook) {
   torch::manual_seed(seed);
   head_ = torch::nn::Linear(model_->d_model() + features_.count(), kBeatClassCount);
 }

@@ -39,9 +39,10 @@ std::vector<size_t> select_records(const TokenStore& store, const std::vector<st
 
 class BeatClassifier {
  public:
-  // features: the per-beat head inputs options asks for (BeatFeatures(options, codebook)).
+  // codebook: the beat-vq codebook of the tokens, needed when options.morphology_features
+  // (see BeatFeatures).
   BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options = {},
-                 BeatFeatures features = {});
+                 const std::string& codebook = "");
   // Trains model + head on the labelled beats of `windows`; returns the loss per step. With
   // a checkpoint dir it checkpoints every options.checkpoint_every steps and, on a stop
   // signal, after the current step (then throws Preempted); options.resume continues from

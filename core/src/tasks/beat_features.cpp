@@ -10,6 +10,18 @@
 
 namespace hlm {
 
+std::vector<float> store_rr_features(const TokenStore& store, bool used) {
+  std::vector<float> all;
+  if (!used) return all;
+  all.resize(store.token_count() * kRrFeatureCount);
+  for (size_t r = 0; r < store.record_count(); ++r) {
+    const auto rec = store.record(r);
+    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
+    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
+  }
+  return all;
+}
+
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
     : rr_(options.rr_features) {
   if (!options.morphology_features) return;
@@ -28,44 +40,30 @@ int BeatFeatures::count() const {
   return (rr_ ? kRrFeatureCount : 0) + (codebook_ ? kMorphologyFeatureCount : 0);
 }
 
-std::vector<std::string> BeatFeatures::names() const {
-  std::vector<std::string> out;
-  if (rr_) out.insert(out.end(), kRrFeatureNames, kRrFeatureNames + kRrFeatureCount);
-  if (codebook_)
-    out.insert(out.end(), kMorphologyFeatureNames,
-               kMorphologyFeatureNames + kMorphologyFeatureCount);
-  return out;
-}
-
 std::vector<float> BeatFeatures::of(const TokenStore& store) const {
   const size_t k = size_t(count());
+  if (!codebook_) return store_rr_features(store, rr_);  // RR alone: already beat-major
   std::vector<float> all(store.token_count() * k);
-  if (k == 0) return all;
+  const std::vector<float> rr = store_rr_features(store, rr_);
+  const size_t column = rr_ ? kRrFeatureCount : 0;  // where the shape values start
+  for (size_t beat = 0; rr_ && beat < store.token_count(); ++beat)
+    std::copy_n(rr.begin() + ptrdiff_t(beat * kRrFeatureCount), kRrFeatureCount,
+                all.begin() + ptrdiff_t(beat * k));
   std::vector<int64_t> code;
   for (size_t r = 0; r < store.record_count(); ++r) {
     const auto rec = store.record(r);
     float* out = all.data() + rec.offset * k;
-    size_t column = 0;
-    if (rr_) {
-      const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
-      for (size_t i = 0; i < rec.length; ++i)
-        std::copy_n(f.begin() + ptrdiff_t(i * kRrFeatureCount), kRrFeatureCount,
-                    out + i * k + column);
-      column += kRrFeatureCount;
-    }
-    if (codebook_) {
-      // Token ids to codebook rows; special tokens (unknown beats) have no shape.
-      code.resize(rec.length);
-      store.copy_window(rec.offset, rec.length, code.data());
-      for (auto& c : code)
-        c = c >= int64_t(kFirstContentToken) && c - kFirstContentToken < codebook_->codes()
-                ? c - kFirstContentToken
-                : -1;
-      const auto f = relative_morphology(codebook_->centroids.data(), layout_, code);
-      for (size_t i = 0; i < rec.length; ++i)
-        std::copy_n(f.begin() + ptrdiff_t(i * kMorphologyFeatureCount), kMorphologyFeatureCount,
-                    out + i * k + column);
-    }
+    // Token ids to codebook rows; special tokens (unknown beats) have no shape.
+    code.resize(rec.length);
+    store.copy_window(rec.offset, rec.length, code.data());
+    for (auto& c : code)
+      c = c >= int64_t(kFirstContentToken) && c - kFirstContentToken < codebook_->codes()
+              ? c - kFirstContentToken
+              : -1;
+    const auto f = relative_morphology(codebook_->centroids.data(), layout_, code);
+    for (size_t i = 0; i < rec.length; ++i)
+      std::copy_n(f.begin() + ptrdiff_t(i * kMorphologyFeatureCount), kMorphologyFeatureCount,
+                  out + i * k + column);
   }
   return all;
 }

@@ -1,7 +1,7 @@
 // The per-beat inputs a beat classifier's head reads beside the backbone's hidden state: RR
-// features (ecg/rr_features.h) when HeadOptions::rr_features, then the beat's shape against its
-// record's template (ecg/beat_morphology.h) when HeadOptions::morphology_features, which needs
-// the codebook the store was tokenized with.
+// features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, then the beat's shape against
+// its record's template (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which
+// needs the codebook the store was tokenized with.
 #pragma once
 #include <memory>
 #include <string>
@@ -14,6 +14,10 @@
 
 namespace hlm {
 
+// RR features (hlm/dsp/rr_features.h) of every beat of the store, record by record,
+// beat-major; empty when not used. The segment classifier reads them too.
+std::vector<float> store_rr_features(const TokenStore& store, bool used);
+
 class BeatFeatures {
  public:
   BeatFeatures() = default;
@@ -21,7 +25,6 @@ class BeatFeatures {
   // problem otherwise) only when options.morphology_features.
   BeatFeatures(const HeadOptions& options, const std::string& codebook);
   int count() const;
-  std::vector<std::string> names() const;
   // count() values per beat of the store, beat-major; empty when count() is 0.
   std::vector<float> of(const TokenStore& store) const;
 

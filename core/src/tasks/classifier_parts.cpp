@@ -1,7 +1,6 @@
 // Parts the classifiers share (see classifier_parts.h).
 #include "tasks/classifier_parts.h"
 
-#include "hlm/dsp/rr_features.h"
 #include "train/checkpoint.h"
 
 namespace hlm {
@@ -36,18 +35,6 @@ void save_classifier(Model& model, torch::nn::Linear& head, const std::string& p
 void load_classifier(Model& model, torch::nn::Linear& head, const std::string& path) {
   load_module(model.module(), path + ".model");
   load_module(*head, path + ".head");
-}
-
-std::vector<float> store_rr_features(const TokenStore& store, bool used) {
-  std::vector<float> all;
-  if (!used) return all;
-  all.resize(store.token_count() * kRrFeatureCount);
-  for (size_t r = 0; r < store.record_count(); ++r) {
-    const auto rec = store.record(r);
-    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
-    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
-  }
-  return all;
 }
 
 }  // namespace hlm

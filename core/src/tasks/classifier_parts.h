@@ -1,6 +1,6 @@
 // What the beat and segment classifiers share: the backbone's hidden states (fine-tuned or, as
 // a linear probe, frozen), the parameters the optimizer updates, the bundle a checkpoint holds,
-// the saved files, and the RR features of every beat of a store.
+// the saved files.
 #pragma once
 #include <torch/torch.h>
 
@@ -29,9 +29,5 @@ void bundle_classifier(torch::nn::Module& bundle, Model& model, torch::nn::Linea
 // PATH.model and PATH.head.
 void save_classifier(Model& model, torch::nn::Linear& head, const std::string& path);
 void load_classifier(Model& model, torch::nn::Linear& head, const std::string& path);
-
-// RR features (ecg/rr_features.h) of every beat of the store, record by record, beat-major;
-// empty when not used.
-std::vector<float> store_rr_features(const TokenStore& store, bool used);
 
 }  // namespace hlm

@@ -23,8 +23,8 @@ size_t record_of(const TokenStore& store, uint64_t beat) {
 std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::string& classifier,
                                     std::shared_ptr<Model> model, const TokenStore& store,
                                     const RecordSelection& selection) {
-  const HeadOptions head = HeadOptions::from_json(results.at("head"));
-  BeatClassifier c(model, 0, head, BeatFeatures(head, results.value("codebook", std::string())));
+  BeatClassifier c(model, 0, HeadOptions::from_json(results.at("head")),
+                   results.value("codebook", std::string()));
   c.load(classifier);
   std::vector<BeatWindow> windows = beat_windows(store, selection.whole, model->context());
   if (!selection.tails.empty()) {

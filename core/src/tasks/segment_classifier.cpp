@@ -9,6 +9,7 @@
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
+#include "tasks/beat_features.h"
 #include "tasks/classifier_parts.h"
 #include "train/autocast_guard.h"
 
