@@ -94,7 +94,7 @@ TEST(ClinicalWorkflows, MitdbAamiTransductiveSwitchPretrainsOnTestSignalsAndSays
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   EXPECT_EQ(hlm::test::stage_manifest(run_dir, "tokenize")["results"]["records"], 24);
-  const auto tuned = hlm::test::stage_manifest(run_dir, "finetune_all")["results"];
+  const auto tuned = hlm::test::stage_manifest(run_dir, "finetune_all[seed=0]")["results"];
   EXPECT_EQ(tuned["train_records"].size(), 20u);  // DS1 less its 2 validation records
   for (const auto& name : tuned["train_records"]) {
     EXPECT_NE(name, "102");

@@ -156,6 +156,37 @@ TEST(FinetuneEvaluate, BackboneModesActAndEarlyStoppingKeepsTheBestValidatedStep
   EXPECT_NE(run.output.find("fine-tuning beat classes (frozen backbone)"), std::string::npos);
 }
 
+// Seeds in the matrix are an ensemble: one model per fold and seed, each item scored once
+// with the mean of its fold's seeds' probabilities, on the held-out records and another store.
+TEST(FinetuneEvaluate, SeedsOfAFoldAreAveragedIntoOneModel) {
+  hlm::test::ScratchDir runs("hlm_finetune_seeds");
+  const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                         " 'finetune.matrix.backbone=[full]' 'finetune.matrix.seed=[0, 1]'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  // Seeds train different models on the same split.
+  const auto a = stage_manifest(run_dir, "finetune[backbone=full,fold=1,seed=0]")["results"];
+  const auto b = stage_manifest(run_dir, "finetune[backbone=full,fold=1,seed=1]")["results"];
+  EXPECT_EQ(a["train_records"], b["train_records"]);
+  EXPECT_NE(a["losses"], b["losses"]);
+  const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];
+  ASSERT_EQ(datasets.size(), 2u) << "one model per backbone, seeds and folds pooled: "
+                                 << datasets.dump();
+  const auto& holdout = datasets["holdout [backbone=full]"];
+  EXPECT_EQ(holdout["records"], 7);
+  EXPECT_EQ(holdout["items"], stage_manifest(run_dir, "tokenize")["results"]["beats"]);
+  EXPECT_NE(holdout["scope"].get<std::string>().find("cross-validation over 3 folds"),
+            std::string::npos)
+      << holdout["scope"];
+  EXPECT_NE(holdout["scope"].get<std::string>().find("mean of 2 seeds"), std::string::npos);
+  const auto& more = datasets["more [backbone=full]"];
+  EXPECT_EQ(more["items"],
+            stage_manifest(run_dir, "tokenize_more")["results"]["beats"].get<int64_t>());
+  EXPECT_NE(more["scope"].get<std::string>().find("6 models' probabilities (3 folds, 2 seeds)"),
+            std::string::npos)
+      << more["scope"];
+}
+
 TEST(FinetuneEvaluate, SplitKeysAct) {
   hlm::test::ScratchDir runs("hlm_finetune_split_keys");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +

@@ -4,7 +4,10 @@
 //
 // Models: the finetune instances this stage needs. Instances that differ only in `fold` are
 // one model scored by cross-validation: each fold's model predicts its own held-out records
-// and the predictions are pooled. Datasets: by default each model's held-out records
+// and the predictions are pooled. Instances that differ in `seed` too are an ensemble: each
+// item's class probabilities are averaged over the seeds (fine-tuning on a score of patients
+// moves with the seed; the mean of a few seeds moves less). Datasets: by default each model's
+// held-out records
 // ("holdout"); `datasets` adds token stores of other tokenize stages (which must use the
 // pretraining codebook: a store of another tokenizer or codebook is refused).
 #include <algorithm>
@@ -12,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "engine/stage.h"
 #include "eval/classification_metrics.h"
@@ -35,14 +39,22 @@ struct DatasetSpec {
   std::vector<std::string> records;  // empty: the default (held-out, or every record)
 };
 
-// Finetune instances grouped by their matrix values other than the fold.
+// A matrix value of a finetune instance (`key` or `params.key`), as text; empty when unset.
+std::string matrix_value(const nlohmann::json& instance, const std::string& key) {
+  const nlohmann::json matrix = instance.value("matrix", nlohmann::json::object());
+  for (const std::string& k : {key, "params." + key})
+    if (matrix.contains(k)) return matrix[k].dump();
+  return "";
+}
+
+// Finetune instances grouped by their matrix values other than the fold and the seed.
 std::map<std::string, std::vector<const nlohmann::json*>> models_of(const StageContext& ctx) {
   std::map<std::string, std::vector<const nlohmann::json*>> groups;
   for (const nlohmann::json* m : ctx.inputs_of_kind("finetune")) {
     std::string label;
     const nlohmann::json matrix = m->value("matrix", nlohmann::json::object());
     for (const auto& [key, value] : matrix.items())
-      if (key != "fold" && key != "params.fold")
+      if (key != "fold" && key != "params.fold" && key != "seed" && key != "params.seed")
         label += (label.empty() ? "" : ", ") + key + "=" +
                  (value.is_string() ? value.get<std::string>() : value.dump());
     groups[label].push_back(m);
@@ -277,52 +289,66 @@ StageOutput run_evaluate(StageContext& ctx) {
   std::map<std::string, std::map<std::string, ScoredModel>> scored;  // [dataset][model label]
   for (const auto& [label, instances] : models) {
     for (const auto& dataset : datasets) {
-      // Held-out records: each fold's model scores its own. Another dataset: every model
-      // scores every item and their mean probabilities count (for beats: a majority vote), so
-      // each item is counted once.
+      // Held-out records: each fold's models score their own. Another dataset: every model
+      // scores every item. Either way an item's probabilities are the mean over the models
+      // that scored it, so each item is counted once.
       const std::vector<std::string> classes =
           instances.front()->at("results").value("classes", beat_classes);
       std::vector<ScoredItem> items;
-      std::map<uint64_t, size_t> item_at;  // key -> index in items (other datasets)
+      std::vector<int> votes;              // models that scored each item
+      std::map<uint64_t, size_t> item_at;  // key -> index in items
+      std::set<std::string> folds, seeds;
       std::string scope;
       std::optional<TokenStore> store;
       for (const nlohmann::json* tuned : instances) {
+        folds.insert(matrix_value(*tuned, "fold"));
+        seeds.insert(matrix_value(*tuned, "seed"));
         // Fold models usually share one store: open (and checksum) it once.
         if (const std::string path = store_of(ctx, *tuned, dataset);
             !store || store->path() != path)
           store = TokenStore::open(path);
         std::string model_scope;
         auto scored = predict_dataset(ctx, *tuned, dataset, *store, model_scope);
-        if (dataset.stage.empty()) {
-          items.insert(items.end(), scored.begin(), scored.end());
+        if (!dataset.stage.empty())
+          scope = model_scope;
+        else if (scope.find(model_scope) == std::string::npos)  // a fold's seeds share one
           scope += (scope.empty() ? "" : "; ") + model_scope;
-          continue;
-        }
-        scope = model_scope;
         for (auto& item : scored) {
           const auto [it, fresh] = item_at.try_emplace(item.key, items.size());
           if (fresh) {
             items.push_back(std::move(item));
+            votes.push_back(1);
           } else {
             for (size_t c = 0; c < item.probs.size(); ++c)
               items[it->second].probs[c] += item.probs[c];
+            ++votes[it->second];
           }
         }
       }
-      const bool cross_validated = instances.size() > 1 && dataset.stage.empty();
+      for (size_t i = 0; i < items.size(); ++i)
+        for (float& p : items[i].probs) p /= float(votes[i]);
+      const std::string ensemble = seeds.size() > 1
+                                       ? ", the mean of " + std::to_string(seeds.size()) +
+                                             " seeds' probabilities (an ensemble)"
+                                       : "";
+      const bool cross_validated = folds.size() > 1 && dataset.stage.empty();
       const std::string name = dataset.name + (label.empty() ? "" : " [" + label + "]");
       std::string table;
       nlohmann::json& r = out.results["datasets"][name];
       ScoredModel& model_scores = scored[dataset.name][label];
       model_scores.classes = classes;
       r = scores_of(items, *store, classes, table, model_scores.by_record);
-      r["scope"] = cross_validated
-                       ? "cross-validation over " + std::to_string(instances.size()) +
-                             " folds, each record scored by the model that did not train on it"
-                       : scope + (instances.size() > 1
-                                      ? ", the mean of the " + std::to_string(instances.size()) +
-                                            " fold models' probabilities"
-                                      : "");
+      r["scope"] =
+          cross_validated
+              ? "cross-validation over " + std::to_string(folds.size()) +
+                    " folds, each record scored by the model that did not train on "
+                    "it" +
+                    ensemble
+              : scope + (instances.size() > 1
+                             ? ", the mean of the " + std::to_string(instances.size()) +
+                                   " models' probabilities (" + std::to_string(folds.size()) +
+                                   " folds, " + std::to_string(seeds.size()) + " seeds)"
+                             : "");
       out.report_md +=
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
       std::string note;

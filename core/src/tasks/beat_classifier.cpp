@@ -160,12 +160,36 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
   return predict(store, windows, features_.of(store));
 }
 
+std::vector<std::pair<uint64_t, std::vector<float>>> BeatClassifier::probabilities(
+    const TokenStore& store, const std::vector<BeatWindow>& windows) {
+  std::vector<std::pair<uint64_t, std::vector<float>>> out;
+  score(store, windows, features_.of(store), [&](uint64_t beat, const float* logits) {
+    // Softmax, shifted by the largest logit so exp cannot overflow.
+    const float top = *std::max_element(logits, logits + kBeatClassCount);
+    std::vector<float> p(kBeatClassCount);
+    float sum = 0.0f;
+    for (int c = 0; c < kBeatClassCount; ++c) sum += p[size_t(c)] = std::exp(logits[c] - top);
+    for (float& v : p) v /= sum;
+    out.emplace_back(beat, std::move(p));
+  });
+  return out;
+}
+
 std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     const TokenStore& store, const std::vector<BeatWindow>& windows,
     const std::vector<float>& beat_features) {
+  std::vector<std::pair<uint64_t, int>> out;
+  score(store, windows, beat_features, [&](uint64_t beat, const float* logits) {
+    out.emplace_back(beat, int(std::max_element(logits, logits + kBeatClassCount) - logits));
+  });
+  return out;
+}
+
+void BeatClassifier::score(const TokenStore& store, const std::vector<BeatWindow>& windows,
+                           const std::vector<float>& beat_features,
+                           const std::function<void(uint64_t, const float*)>& visit) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
-  std::vector<std::pair<uint64_t, int>> out;
   // Windows are scored in batches of equal length (a record's last window may be shorter).
   constexpr size_t kBatch = 16;
   for (size_t first = 0; first < windows.size();) {
@@ -178,16 +202,15 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     auto features = torch::zeros({rows, length, features_.count()}, torch::kFloat32);
     for (int64_t row = 0; row < rows; ++row)
       fill_row(store, beat_features, windows[first + size_t(row)], row, length, tokens, features);
-    auto predicted = logits(tokens, features).argmax(-1).contiguous();
-    const auto* p = predicted.data_ptr<int64_t>();
+    const auto logits = this->logits(tokens, features).to(torch::kFloat32).contiguous();
+    const float* z = logits.data_ptr<float>();
     for (int64_t row = 0; row < rows; ++row) {
       const BeatWindow& w = windows[first + size_t(row)];
       for (int64_t k = w.keep_from; k < w.length; ++k)
-        out.emplace_back(w.start + uint64_t(k), int(p[row * length + k]));
+        visit(w.start + uint64_t(k), z + (row * length + k) * kBeatClassCount);
     }
     first = last;
   }
-  return out;
 }
 
 void BeatClassifier::save(const std::string& path) { save_classifier(*model_, head_, path); }

@@ -55,11 +55,19 @@ class BeatClassifier {
   // Predicted class per beat for every kept position of the windows: (beat index, class).
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows);
+  // The class probabilities (softmax, kBeatClassCount per beat) of every kept position:
+  // (beat index, probabilities). Several classifiers' probabilities can be averaged.
+  std::vector<std::pair<uint64_t, std::vector<float>>> probabilities(
+      const TokenStore& store, const std::vector<BeatWindow>& windows);
   void save(const std::string& path);
   void load(const std::string& path);
 
  private:
-  // predict() with the store's beat features already computed (validation reuses fit's).
+  // The logits of every kept position, with the store's beat features already computed
+  // (validation reuses fit's): calls visit(beat index, kBeatClassCount logits).
+  void score(const TokenStore& store, const std::vector<BeatWindow>& windows,
+             const std::vector<float>& features,
+             const std::function<void(uint64_t, const float*)>& visit);
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows,
                                                 const std::vector<float>& features);

@@ -33,11 +33,9 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
     windows.insert(windows.end(), tails.begin(), tails.end());
   }
   std::vector<ScoredItem> out;
-  for (const auto& [beat, predicted] : c.predict(store, windows)) {
+  for (auto& [beat, probs] : c.probabilities(store, windows)) {
     const uint8_t truth = store.labels()[beat];
     if (truth >= kBeatClassCount) continue;
-    std::vector<float> probs(kBeatClassCount, 0.0f);
-    probs[size_t(predicted)] = 1.0f;
     out.push_back({beat, record_of(store, beat), int(truth), std::move(probs)});
   }
   return out;

@@ -1,7 +1,7 @@
 // What one fine-tuned classifier says about chosen records of a token store, as scored items
 // for evaluate: each labelled beat (task beats), each segment (task af) or each record from
 // the mean of its segments' probabilities (task record), with the reference class and the
-// predicted class probabilities (one-hot for beats).
+// predicted class probabilities.
 #pragma once
 #include <cstdint>
 #include <memory>
