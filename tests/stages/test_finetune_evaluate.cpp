@@ -182,7 +182,7 @@ TEST(FinetuneEvaluate, SeedsOfAFoldAreAveragedIntoOneModel) {
   const auto& more = datasets["more [backbone=full]"];
   EXPECT_EQ(more["items"],
             stage_manifest(run_dir, "tokenize_more")["results"]["beats"].get<int64_t>());
-  EXPECT_NE(more["scope"].get<std::string>().find("6 models' probabilities (3 folds, 2 seeds)"),
+  EXPECT_NE(more["scope"].get<std::string>().find("6 models' probabilities (3 folds x 2 seeds)"),
             std::string::npos)
       << more["scope"];
 }

@@ -47,6 +47,14 @@ std::string matrix_value(const nlohmann::json& instance, const std::string& key)
   return "";
 }
 
+// What a group of models is made of: "5 folds", "3 seeds" or "5 folds x 3 seeds".
+std::string models_made_of(const std::set<std::string>& folds, const std::set<std::string>& seeds) {
+  std::string out;
+  if (folds.size() > 1) out = std::to_string(folds.size()) + " folds";
+  if (seeds.size() > 1) out += (out.empty() ? "" : " x ") + std::to_string(seeds.size()) + " seeds";
+  return out;
+}
+
 // Finetune instances grouped by their matrix values other than the fold and the seed.
 std::map<std::string, std::vector<const nlohmann::json*>> models_of(const StageContext& ctx) {
   std::map<std::string, std::vector<const nlohmann::json*>> groups;
@@ -346,8 +354,7 @@ StageOutput run_evaluate(StageContext& ctx) {
                     ensemble
               : scope + (instances.size() > 1
                              ? ", the mean of the " + std::to_string(instances.size()) +
-                                   " models' probabilities (" + std::to_string(folds.size()) +
-                                   " folds, " + std::to_string(seeds.size()) + " seeds)"
+                                   " models' probabilities (" + models_made_of(folds, seeds) + ")"
                              : "");
       out.report_md +=
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
