@@ -7,9 +7,8 @@
 // and the predictions are pooled. Instances that differ in `seed` too are an ensemble: each
 // item's class probabilities are averaged over the seeds (fine-tuning on a score of patients
 // moves with the seed; the mean of a few seeds moves less). Datasets: by default each model's
-// held-out records
-// ("holdout"); `datasets` adds token stores of other tokenize stages (which must use the
-// pretraining codebook: a store of another tokenizer or codebook is refused).
+// held-out records ("holdout"); `datasets` adds token stores of other tokenize stages (which
+// must use the pretraining codebook: a store of another tokenizer or codebook is refused).
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -39,11 +38,19 @@ struct DatasetSpec {
   std::vector<std::string> records;  // empty: the default (held-out, or every record)
 };
 
+// The matrix keys whose instances are pooled into one model: folds (cross-validation) and
+// seeds (an ensemble). A matrix key may name the param with or without "params.".
+const char* pooled_by(const std::string& matrix_key) {
+  for (const char* key : {"fold", "seed"})
+    if (matrix_key == key || matrix_key == std::string("params.") + key) return key;
+  return nullptr;
+}
+
 // A matrix value of a finetune instance (`key` or `params.key`), as text; empty when unset.
 std::string matrix_value(const nlohmann::json& instance, const std::string& key) {
   const nlohmann::json matrix = instance.value("matrix", nlohmann::json::object());
-  for (const std::string& k : {key, "params." + key})
-    if (matrix.contains(k)) return matrix[k].dump();
+  for (const auto& [k, value] : matrix.items())
+    if (const char* pooled = pooled_by(k); pooled && key == pooled) return value.dump();
   return "";
 }
 
@@ -62,7 +69,7 @@ std::map<std::string, std::vector<const nlohmann::json*>> models_of(const StageC
     std::string label;
     const nlohmann::json matrix = m->value("matrix", nlohmann::json::object());
     for (const auto& [key, value] : matrix.items())
-      if (key != "fold" && key != "params.fold" && key != "seed" && key != "params.seed")
+      if (!pooled_by(key))
         label += (label.empty() ? "" : ", ") + key + "=" +
                  (value.is_string() ? value.get<std::string>() : value.dump());
     groups[label].push_back(m);
@@ -305,7 +312,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       std::vector<ScoredItem> items;
       std::vector<int> votes;              // models that scored each item
       std::map<uint64_t, size_t> item_at;  // key -> index in items
-      std::set<std::string> folds, seeds;
+      std::set<std::string> folds, seeds, scopes;
       std::string scope;
       std::optional<TokenStore> store;
       for (const nlohmann::json* tuned : instances) {
@@ -319,7 +326,7 @@ StageOutput run_evaluate(StageContext& ctx) {
         auto scored = predict_dataset(ctx, *tuned, dataset, *store, model_scope);
         if (!dataset.stage.empty())
           scope = model_scope;
-        else if (scope.find(model_scope) == std::string::npos)  // a fold's seeds share one
+        else if (scopes.insert(model_scope).second)  // a fold's seeds share one
           scope += (scope.empty() ? "" : "; ") + model_scope;
         for (auto& item : scored) {
           const auto [it, fresh] = item_at.try_emplace(item.key, items.size());

@@ -155,11 +155,6 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   return run_fit_loop(loop, o, hooks, early);
 }
 
-std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
-    const TokenStore& store, const std::vector<BeatWindow>& windows) {
-  return predict(store, windows, features_.of(store));
-}
-
 std::vector<std::pair<uint64_t, std::vector<float>>> BeatClassifier::probabilities(
     const TokenStore& store, const std::vector<BeatWindow>& windows) {
   std::vector<std::pair<uint64_t, std::vector<float>>> out;

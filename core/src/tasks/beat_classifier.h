@@ -52,9 +52,6 @@ class BeatClassifier {
                 const TrainOptions& options, const FitHooks& hooks = {},
                 const std::vector<BeatWindow>& validation = {},
                 const EarlyStopping& early_stopping = {});
-  // Predicted class per beat for every kept position of the windows: (beat index, class).
-  std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
-                                                const std::vector<BeatWindow>& windows);
   // The class probabilities (softmax, kBeatClassCount per beat) of every kept position:
   // (beat index, probabilities). Several classifiers' probabilities can be averaged.
   std::vector<std::pair<uint64_t, std::vector<float>>> probabilities(
@@ -68,6 +65,7 @@ class BeatClassifier {
   void score(const TokenStore& store, const std::vector<BeatWindow>& windows,
              const std::vector<float>& features,
              const std::function<void(uint64_t, const float*)>& visit);
+  // Predicted class per beat for every kept position of the windows: (beat index, class).
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows,
                                                 const std::vector<float>& features);
