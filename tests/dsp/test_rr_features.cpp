@@ -49,3 +49,70 @@ TEST(RrFeatures, ZeroIntervalsAndLongPausesStayBounded) {
   EXPECT_TRUE(features({}).empty());
   EXPECT_EQ(features({0.0f}), std::vector<float>(3, 0.0f));
 }
+
+namespace {
+
+std::vector<float> record_rhythm(const std::vector<float>& rr) {
+  return hlm::record_rhythm_features(rr.data(), rr.size());
+}
+
+}  // namespace
+
+// A run of supraventricular tachycardia looks typical against its own local average but short
+// against the record; the beats around it stay typical.
+TEST(RecordRhythmFeatures, ATachycardiaRunIsShortAgainstTheRecord) {
+  std::vector<float> rr(100, 0.8f);
+  for (size_t i = 40; i < 70; ++i) rr[i] = 0.4f;
+  const auto local = features(rr);
+  const auto f = record_rhythm(rr);
+  constexpr int k = hlm::kRecordRhythmFeatureCount;
+  EXPECT_NEAR(local[55 * 3 + 0], 0.0, 1e-6);  // the local view: nothing unusual
+  EXPECT_NEAR(f[55 * k + 0], std::log(0.5), 1e-6);
+  EXPECT_NEAR(f[55 * k + 1], std::log(0.5), 1e-6);
+  EXPECT_NEAR(f[10 * k + 0], 0.0, 1e-6);
+  EXPECT_NEAR(f[90 * k + 1], 0.0, 1e-6);
+  // At the run's edges: "before" is the interval into the beat, "after" the one out of it.
+  EXPECT_NEAR(f[39 * k + 0], 0.0, 1e-6);
+  EXPECT_NEAR(f[39 * k + 1], std::log(0.5), 1e-6);
+  EXPECT_NEAR(f[69 * k + 0], std::log(0.5), 1e-6);
+  EXPECT_NEAR(f[69 * k + 1], 0.0, 1e-6);
+}
+
+// In an irregular rhythm every beat's neighbourhood is irregular; one premature beat in a
+// regular rhythm does not make its neighbourhood irregular, and neither does the heart rate.
+TEST(RecordRhythmFeatures, IrregularityTellsAnIrregularRhythmFromOnePrematureBeat) {
+  std::vector<float> regular(60, 0.8f);
+  regular[30] = 0.5f;
+  regular[31] = 1.1f;
+  std::vector<float> irregular(60);
+  for (size_t i = 0; i < irregular.size(); ++i)
+    irregular[i] = (i % 3 == 0 ? 0.5f : i % 3 == 1 ? 1.0f : 0.75f);
+  const auto quiet = record_rhythm(regular);
+  const auto busy = record_rhythm(irregular);
+  constexpr int k = hlm::kRecordRhythmFeatureCount;
+  for (size_t i = 0; i < 60; ++i) {
+    EXPECT_NEAR(quiet[i * k + 2], 0.0, 1e-6) << i;
+    EXPECT_GT(busy[i * k + 2], 0.25) << i;
+  }
+  // The premature beat itself is still early against the record.
+  EXPECT_LT(quiet[30 * k + 0], -0.4);
+  std::vector<float> faster(regular);
+  for (auto& x : faster) x *= 0.5f;
+  const auto scaled = record_rhythm(faster);
+  for (size_t i = 0; i < scaled.size(); ++i) EXPECT_NEAR(scaled[i], quiet[i], 1e-5) << i;
+}
+
+TEST(RecordRhythmFeatures, ZeroIntervalsAndLongPausesStayBounded) {
+  const auto f = record_rhythm({0.0f, 0.8f, 0.0f, 40.0f, 0.8f, 0.8f});
+  for (float v : f) {
+    EXPECT_TRUE(std::isfinite(v));
+    EXPECT_LE(std::fabs(v), 2.0f);
+  }
+  // Intervals alternating between the clamps: the irregularity stops at 2 as well.
+  std::vector<float> wild(30);
+  for (size_t i = 0; i < wild.size(); ++i) wild[i] = i % 2 ? 0.01f : 50.0f;
+  const auto w = record_rhythm(wild);
+  EXPECT_FLOAT_EQ(w[15 * hlm::kRecordRhythmFeatureCount + 2], 2.0f);
+  EXPECT_TRUE(record_rhythm({}).empty());
+  EXPECT_EQ(record_rhythm({0.0f}), std::vector<float>(hlm::kRecordRhythmFeatureCount, 0.0f));
+}

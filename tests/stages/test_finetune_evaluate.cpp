@@ -314,24 +314,28 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
 }
 
-// morphology_features: the head reads each beat's shape against its record's template, from
-// the codebook of the fine-tuning store, and evaluate rebuilds it for a store of other records
-// (another sampling rate) tokenized with that codebook.
-TEST(FinetuneEvaluate, MorphologyFeaturesReachTheHeadAndAnotherStore) {
+// A head input key (`key`=true) reaches the head: the same split, seed and RR features as the
+// shared run's fold 0, so only the head's input differs, and so do the losses; evaluate
+// rebuilds the head for a store of other records (another sampling rate) tokenized with the
+// same codebook, and the report names the input (`phrase`). Inputs from the codebook
+// (`uses_codebook`) name it in the fine-tune's results.
+namespace {
+void expect_head_input_acts(const std::string& key, const std::string& phrase, bool uses_codebook) {
   const auto& cv = cross_validation_run();
-  hlm::test::ScratchDir runs("hlm_finetune_morphology");
+  hlm::test::ScratchDir runs("hlm_finetune_" + key);
   const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
-                         " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]'"
-                         " finetune.morphology_features=true");
+                         " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]' finetune." +
+                         key + "=true");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
-  EXPECT_EQ(got["head"]["morphology_features"], true);
-  EXPECT_EQ(got["codebook"], stage_manifest(run_dir, "tokenize")["artifacts"]["codebook"]);
-  // The same split, seed and RR features as the shared run's fold 0: only the head's input
-  // differs, so the losses do.
+  EXPECT_EQ(got["head"][key], true);
+  if (uses_codebook)
+    EXPECT_EQ(got["codebook"], stage_manifest(run_dir, "tokenize")["artifacts"]["codebook"]);
+  else
+    EXPECT_FALSE(got.contains("codebook"));
   const auto without = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];
-  EXPECT_EQ(without["head"]["morphology_features"], false);
+  EXPECT_EQ(without["head"][key], false);
   EXPECT_EQ(got["train_records"], without["train_records"]);
   EXPECT_NE(got["losses"], without["losses"]);
   std::ifstream in(run_dir / "evaluate" / "results.json");
@@ -340,10 +344,25 @@ TEST(FinetuneEvaluate, MorphologyFeaturesReachTheHeadAndAnotherStore) {
             stage_manifest(run_dir, "tokenize_more")["results"]["beats"]);
   std::ifstream report(run_dir / "report.md");
   const std::string md((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-  EXPECT_NE(md.find("shape against its record's template"), std::string::npos);
+  EXPECT_NE(md.find(phrase), std::string::npos);
+}
+}  // namespace
+
+// morphology_features: each beat's shape against its record's template, from the codebook of
+// the fine-tuning store.
+TEST(FinetuneEvaluate, MorphologyFeaturesReachTheHeadAndAnotherStore) {
+  expect_head_input_acts("morphology_features", "shape against its record's template",
+                         /*uses_codebook=*/true);
 }
 
-TEST(FinetuneEvaluate, MorphologyFeaturesWithoutABeatCodebookOrForSegmentsAreRefused) {
+// record_rhythm_features: each beat's RR against its whole record's median and the local
+// irregularity.
+TEST(FinetuneEvaluate, RecordRhythmFeaturesReachTheHeadAndAnotherStore) {
+  expect_head_input_acts("record_rhythm_features", "rhythm against the record",
+                         /*uses_codebook=*/false);
+}
+
+TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForSegmentsAreRefused) {
   hlm::test::ScratchDir runs("hlm_finetune_morphology_refused");
   const std::string base =
       "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
@@ -358,4 +377,11 @@ TEST(FinetuneEvaluate, MorphologyFeaturesWithoutABeatCodebookOrForSegmentsAreRef
   EXPECT_NE(segments.exit_code, 0);
   EXPECT_NE(segments.output.find("morphology_features describe single beats"), std::string::npos)
       << segments.output;
+  const auto rhythm =
+      run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+              " 'finetune.matrix.segment_beats=[16]' "
+              "finetune.record_rhythm_features=true");
+  EXPECT_NE(rhythm.exit_code, 0);
+  EXPECT_NE(rhythm.output.find("record_rhythm_features describe single beats"), std::string::npos)
+      << rhythm.output;
 }

@@ -39,6 +39,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.patience", "when training stops (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.backbone", "full, frozen or scratch (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.rr_features", "the head's input (FinetuneEvaluate.SplitKeysAct)"},
+    {"finetune.record_rhythm_features",
+     "the head's input (FinetuneEvaluate.RecordRhythmFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.morphology_features",
      "the head's input (FinetuneEvaluate.MorphologyFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.class_weights", "the loss weights (FinetuneEvaluate.SplitKeysAct)"},

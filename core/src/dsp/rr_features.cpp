@@ -6,17 +6,36 @@
 
 namespace hlm {
 
-std::vector<float> rr_features(const float* rr_seconds, size_t beats) {
-  std::vector<float> out(beats * kRrFeatureCount, 0.0f);
-  if (beats < 2) return out;  // one beat has no interval: all features 0 (the typical value)
-  // rr[i]: interval before beat i; the first beat borrows the one after it.
+namespace {
+
+// rr[i]: the interval before beat i, clamped; the first beat borrows the one after it.
+// Needs beats >= 2.
+std::vector<double> clamped_intervals(const float* rr_seconds, size_t beats) {
   std::vector<double> rr(beats);
   for (size_t i = 0; i < beats; ++i)
     rr[i] = std::clamp(double(rr_seconds[i == 0 ? 1 : i]), 0.15, 3.0);
+  return rr;
+}
+
+float clamp_log(double x) { return float(std::clamp(std::log(x), -2.0, 2.0)); }
+
+// Of a non-empty list; for an even count the mean of the two middle values.
+double median(std::vector<double> values) {
+  const auto mid = values.begin() + ptrdiff_t(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(values.begin(), mid)) / 2.0;
+}
+
+}  // namespace
+
+std::vector<float> rr_features(const float* rr_seconds, size_t beats) {
+  std::vector<float> out(beats * kRrFeatureCount, 0.0f);
+  if (beats < 2) return out;  // one beat has no interval: all features 0 (the typical value)
+  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
   // Prefix sums give each beat's local mean in O(1).
   std::vector<double> prefix(beats + 1, 0.0);
   for (size_t i = 0; i < beats; ++i) prefix[i + 1] = prefix[i] + rr[i];
-  const auto clamp_log = [](double x) { return float(std::clamp(std::log(x), -2.0, 2.0)); };
   for (size_t i = 0; i < beats; ++i) {
     const size_t lo = i >= size_t(kLocalRrBeats) ? i - kLocalRrBeats : 0;
     const size_t hi = std::min(beats, i + kLocalRrBeats + 1);
@@ -26,6 +45,32 @@ std::vector<float> rr_features(const float* rr_seconds, size_t beats) {
     f[0] = clamp_log(rr[i] / local);
     f[1] = clamp_log(after / local);
     f[2] = clamp_log(local);
+  }
+  return out;
+}
+
+std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats) {
+  std::vector<float> out(beats * kRecordRhythmFeatureCount, 0.0f);
+  if (beats < 2) return out;
+  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
+  // The median, not the mean: a record's ectopic beats and pauses barely move it.
+  const double typical = median(rr);
+  // change[i]: |log(rr[i] / rr[i-1])| for i >= 2. rr[0] is a copy of rr[1], so the first
+  // real change is that of beat 2; a record of two beats has none (irregularity 0).
+  std::vector<double> change(beats, 0.0);
+  for (size_t i = 2; i < beats; ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
+  std::vector<double> around;
+  for (size_t i = 0; i < beats; ++i) {
+    const size_t lo = std::max<size_t>(2, i >= size_t(kLocalRrBeats) ? i - kLocalRrBeats : 0);
+    const size_t hi = std::min(beats, i + kLocalRrBeats + 1);
+    // A median, so one premature beat (two or three large changes: early, pause, back)
+    // leaves a regular rhythm regular.
+    around.assign(change.begin() + ptrdiff_t(std::min(lo, hi)), change.begin() + ptrdiff_t(hi));
+    const double after = i + 1 < beats ? rr[i + 1] : rr[i];
+    float* f = out.data() + i * kRecordRhythmFeatureCount;
+    f[0] = clamp_log(rr[i] / typical);
+    f[1] = clamp_log(after / typical);
+    f[2] = around.empty() ? 0.0f : float(std::min(median(around), 2.0));
   }
   return out;
 }

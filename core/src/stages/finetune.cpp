@@ -108,6 +108,11 @@ StageOutput run_finetune(StageContext& ctx) {
   if (head.morphology_features && task != "beats")
     throw ConfigError("stage '{}': morphology_features describe single beats (task beats), not {}",
                       ctx.instance.id, task);
+  if (head.record_rhythm_features && task != "beats")
+    throw ConfigError(
+        "stage '{}': record_rhythm_features describe single beats (task beats), not {}; segment "
+        "heads read their segment's RR statistics with rr_features",
+        ctx.instance.id, task);
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
@@ -195,6 +200,10 @@ StageOutput run_finetune(StageContext& ctx) {
   std::string md =
       std::string(line) + "; backbone " + head.backbone +
       (head.rr_features ? ", RR features (before, after, local average)" : "") +
+      (head.record_rhythm_features
+           ? ", rhythm against the record (RR before and after over the record's median RR, "
+             "local irregularity)"
+           : "") +
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
                                   "correlation, amplitude ratio, distance in and outside the QRS)"
                                 : "") +
@@ -243,6 +252,10 @@ StageKind finetune_stage() {
       {"rr_features", "bool", "false",
        "append each beat's RR features (before and after it, against the local average) to the "
        "head's input",
+       false},
+      {"record_rhythm_features", "bool", "false",
+       "append each beat's rhythm against its whole record (RR before and after it over the "
+       "record's median RR, the local irregularity of the rhythm) to the head's input; task beats",
        false},
       {"morphology_features", "bool", "false",
        "append each beat's shape against its own record's template (the median beat around it: "

@@ -10,20 +10,40 @@
 
 namespace hlm {
 
-std::vector<float> store_rr_features(const TokenStore& store, bool used) {
-  std::vector<float> all;
-  if (!used) return all;
-  all.resize(store.token_count() * kRrFeatureCount);
+namespace {
+
+// Per-record features (f(rr_seconds, beats), `count` per beat) of every beat of the store,
+// record by record, beat-major.
+template <typename PerRecord>
+std::vector<float> store_features(const TokenStore& store, int count, PerRecord f) {
+  std::vector<float> all(store.token_count() * size_t(count));
   for (size_t r = 0; r < store.record_count(); ++r) {
     const auto rec = store.record(r);
-    const auto f = rr_features(store.rr_seconds() + rec.offset, rec.length);
-    std::copy(f.begin(), f.end(), all.begin() + ptrdiff_t(rec.offset * kRrFeatureCount));
+    const auto values = f(store.rr_seconds() + rec.offset, rec.length);
+    std::copy(values.begin(), values.end(), all.begin() + ptrdiff_t(rec.offset * size_t(count)));
   }
   return all;
 }
 
+// Copies `group` (width values per beat) into columns [column, column + width) of `all`
+// (k values per beat).
+void place(const std::vector<float>& group, size_t width, size_t k, size_t column,
+           std::vector<float>& all) {
+  const size_t beats = group.size() / width;
+  for (size_t beat = 0; beat < beats; ++beat)
+    std::copy_n(group.begin() + ptrdiff_t(beat * width), width,
+                all.begin() + ptrdiff_t(beat * k + column));
+}
+
+}  // namespace
+
+std::vector<float> store_rr_features(const TokenStore& store, bool used) {
+  if (!used) return {};
+  return store_features(store, kRrFeatureCount, rr_features);
+}
+
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
-    : rr_(options.rr_features) {
+    : rr_(options.rr_features), record_rhythm_(options.record_rhythm_features) {
   if (!options.morphology_features) return;
   if (codebook.empty())
     throw ConfigError(
@@ -37,18 +57,30 @@ BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebo
 }
 
 int BeatFeatures::count() const {
-  return (rr_ ? kRrFeatureCount : 0) + (codebook_ ? kMorphologyFeatureCount : 0);
+  return (rr_ ? kRrFeatureCount : 0) + (record_rhythm_ ? kRecordRhythmFeatureCount : 0) +
+         (codebook_ ? kMorphologyFeatureCount : 0);
 }
 
 std::vector<float> BeatFeatures::of(const TokenStore& store) const {
   const size_t k = size_t(count());
-  if (!codebook_) return store_rr_features(store, rr_);  // RR alone: already beat-major
+  if (k == 0) return {};
   std::vector<float> all(store.token_count() * k);
-  const std::vector<float> rr = store_rr_features(store, rr_);
-  const size_t column = rr_ ? kRrFeatureCount : 0;  // where the shape values start
-  for (size_t beat = 0; rr_ && beat < store.token_count(); ++beat)
-    std::copy_n(rr.begin() + ptrdiff_t(beat * kRrFeatureCount), kRrFeatureCount,
-                all.begin() + ptrdiff_t(beat * k));
+  size_t column = 0;
+  if (rr_) {
+    place(store_rr_features(store, true), kRrFeatureCount, k, column, all);
+    column += kRrFeatureCount;
+  }
+  if (record_rhythm_) {
+    place(store_features(store, kRecordRhythmFeatureCount, record_rhythm_features),
+          kRecordRhythmFeatureCount, k, column, all);
+    column += kRecordRhythmFeatureCount;
+  }
+  if (codebook_) add_morphology(store, k, column, all);
+  return all;
+}
+
+void BeatFeatures::add_morphology(const TokenStore& store, size_t k, size_t column,
+                                  std::vector<float>& all) const {
   std::vector<int64_t> code;
   for (size_t r = 0; r < store.record_count(); ++r) {
     const auto rec = store.record(r);
@@ -65,7 +97,6 @@ std::vector<float> BeatFeatures::of(const TokenStore& store) const {
       std::copy_n(f.begin() + ptrdiff_t(i * kMorphologyFeatureCount), kMorphologyFeatureCount,
                   out + i * k + column);
   }
-  return all;
 }
 
 }  // namespace hlm

@@ -1,7 +1,9 @@
-// The per-beat inputs a beat classifier's head reads beside the backbone's hidden state: RR
-// features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, then the beat's shape against
-// its record's template (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which
-// needs the codebook the store was tokenized with.
+// The per-beat inputs a beat classifier's head reads beside the backbone's hidden state, in this
+// order: RR features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, the beat's rhythm
+// against its whole record (record_rhythm_features, same header) when
+// HeadOptions::record_rhythm_features, then the beat's shape against its record's template
+// (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which needs the codebook
+// the store was tokenized with.
 #pragma once
 #include <memory>
 #include <string>
@@ -29,7 +31,12 @@ class BeatFeatures {
   std::vector<float> of(const TokenStore& store) const;
 
  private:
+  // Writes the shape values of every beat of the store into `all` (k values per beat), from
+  // column `column` on.
+  void add_morphology(const TokenStore& store, size_t k, size_t column,
+                      std::vector<float>& all) const;
   bool rr_ = false;
+  bool record_rhythm_ = false;
   std::shared_ptr<const dsp::Codebook> codebook_;  // set when morphology features are used
   BeatShapeLayout layout_;
 };

@@ -11,6 +11,7 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   HeadOptions o;
   o.backbone = p.value("backbone", o.backbone);
   o.rr_features = p.value("rr_features", o.rr_features);
+  o.record_rhythm_features = p.value("record_rhythm_features", o.record_rhythm_features);
   o.morphology_features = p.value("morphology_features", o.morphology_features);
   o.class_weights = p.value("class_weights", o.class_weights);
   o.lr_scale = p.value("head_lr_scale", o.lr_scale);
@@ -26,6 +27,7 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
 nlohmann::json HeadOptions::to_json() const {
   return {{"backbone", backbone},
           {"rr_features", rr_features},
+          {"record_rhythm_features", record_rhythm_features},
           {"morphology_features", morphology_features},
           {"class_weights", class_weights},
           {"head_lr_scale", lr_scale}};

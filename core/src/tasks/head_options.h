@@ -9,8 +9,11 @@ namespace hlm {
 
 struct HeadOptions {
   std::string backbone = "full";  // full (fine-tuned), frozen (linear probe), scratch
-  bool rr_features = false;       // RR features of each beat (ecg/rr_features.h) as input
-  // Each beat's shape against its record's template (ecg/beat_morphology.h) as input: task
+  bool rr_features = false;       // RR features of each beat (dsp/rr_features.h) as input
+  // Each beat's rhythm against its whole record (record_rhythm_features in dsp/rr_features.h)
+  // as input: task beats.
+  bool record_rhythm_features = false;
+  // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
   bool morphology_features = false;
   std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none

@@ -1,7 +1,8 @@
 // Rhythm features of each beat from its RR intervals, the strongest inter-patient cue for
 // supraventricular and ventricular ectopy (de Chazal 2004; Llamedo & Martinez 2011): a
 // premature beat comes early against the local rhythm and is followed by a longer interval.
-// Ratios to the local average, not raw intervals, so a fast and a slow heart look alike.
+// Ratios to an average (the local one, or the record's median), not raw intervals, so a fast
+// and a slow heart look alike.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -20,5 +21,17 @@ constexpr int kLocalRrBeats = 10;
 // clamped to 0.15-3 s first and each log to +-2, so a missed beat or a pause cannot blow up
 // the input of a classifier.
 std::vector<float> rr_features(const float* rr_seconds, size_t beats);
+
+// A beat's rhythm against its whole record, which the local features above cannot see. In
+// atrial fibrillation every interval is irregular, so an early beat is no sign of an ectopic
+// one; in a run of supraventricular tachycardia the local average is the run's own, so its
+// beats look typical locally but short against the record. Features per beat, in this order.
+constexpr int kRecordRhythmFeatureCount = 3;
+constexpr const char* kRecordRhythmFeatureNames[kRecordRhythmFeatureCount] = {
+    "log(RR before / record median RR)", "log(RR after / record median RR)",
+    "local irregularity (median |log(RR / RR before)| within kLocalRrBeats either side)"};
+
+// Same input, clamping and layout as rr_features, kRecordRhythmFeatureCount values per beat.
+std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats);
 
 }  // namespace hlm

@@ -1,0 +1,80 @@
+// The head inputs of a beat classifier: each group of features sits in its own columns, in
+// the documented order, record by record, whichever groups are on.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "hlm/dsp/rr_features.h"
+#include "hlm/token_store.h"
+#include "tasks/beat_features.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Two records of different rhythms (one regular with a tachycardia run, one irregular), so a
+// feature computed over the wrong record or put in the wrong columns shows.
+struct TwoRecordStore {
+  std::string path =
+      (fs::temp_directory_path() / ("hlm_beat_features_" + std::to_string(::getpid()) + ".hlmt"))
+          .string();
+  std::vector<std::vector<float>> rr;
+  TwoRecordStore() {
+    rr.resize(2);
+    for (size_t i = 0; i < 60; ++i)
+      rr[0].push_back(i == 0 ? 0.0f : i >= 30 && i < 40 ? 0.4f : 0.8f);
+    for (size_t i = 0; i < 45; ++i) rr[1].push_back(i == 0 ? 0.0f : 0.5f + 0.1f * float(i % 4));
+    hlm::TokenStoreWriter writer(path, 16, "test-tokenizer");
+    for (size_t r = 0; r < 2; ++r) {
+      hlm::Beats b;
+      b.record = "r" + std::to_string(r);
+      b.sampling_hz = 250;
+      for (size_t i = 0; i < rr[r].size(); ++i) {
+        b.positions.push_back(int64_t(i) * 200);
+        b.tokens.push_back(uint32_t(4 + i % 7));
+      }
+      b.rr_seconds = rr[r];
+      writer.append(b);
+    }
+    writer.finish();
+  }
+  ~TwoRecordStore() { fs::remove(path); }
+};
+
+// Columns [column, column + width) of `all` (k per beat) against `expected` (width per beat).
+void expect_columns(const std::vector<float>& all, size_t k, size_t column, size_t width,
+                    const std::vector<float>& expected, size_t first_beat) {
+  for (size_t beat = 0; beat < expected.size() / width; ++beat)
+    for (size_t j = 0; j < width; ++j)
+      ASSERT_EQ(all[(first_beat + beat) * k + column + j], expected[beat * width + j])
+          << "beat " << first_beat + beat << " column " << column + j;
+}
+
+}  // namespace
+
+TEST(BeatFeatures, EachGroupSitsInItsColumnsRecordByRecord) {
+  const TwoRecordStore file;
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions both;
+  both.rr_features = true;
+  both.record_rhythm_features = true;
+  hlm::HeadOptions rhythm_only;
+  rhythm_only.record_rhythm_features = true;
+  const hlm::BeatFeatures with_both(both, ""), with_rhythm(rhythm_only, "");
+  ASSERT_EQ(with_both.count(), hlm::kRrFeatureCount + hlm::kRecordRhythmFeatureCount);
+  ASSERT_EQ(with_rhythm.count(), hlm::kRecordRhythmFeatureCount);
+  const auto all = with_both.of(store);
+  const auto alone = with_rhythm.of(store);
+  ASSERT_EQ(all.size(), store.token_count() * size_t(with_both.count()));
+  size_t first = 0;
+  for (const auto& rr : file.rr) {
+    const auto local = hlm::rr_features(rr.data(), rr.size());
+    const auto record = hlm::record_rhythm_features(rr.data(), rr.size());
+    expect_columns(all, 6, 0, 3, local, first);
+    expect_columns(all, 6, 3, 3, record, first);
+    expect_columns(alone, 3, 0, 3, record, first);
+    first += rr.size();
+  }
+  EXPECT_TRUE(hlm::BeatFeatures(hlm::HeadOptions{}, "").of(store).empty());
+}
