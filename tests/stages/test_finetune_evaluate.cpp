@@ -86,6 +86,13 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
     for (const char* c : {"N", "S", "V", "F", "Q"})
       for (const char* key : {"se", "ppv", "specificity", "f1", "se_ci95", "ppv_ci95"})
         EXPECT_TRUE(d["classes"][c].contains(key)) << name << " " << c << " lacks " << key;
+    // Each record's own confusion matrix; together they are the dataset's.
+    ASSERT_EQ(d["by_record"].size(), d["records"].get<size_t>()) << name;
+    std::vector<std::vector<int64_t>> sum(5, std::vector<int64_t>(5, 0));
+    for (const auto& [record, m] : d["by_record"].items())
+      for (size_t t = 0; t < 5; ++t)
+        for (size_t p = 0; p < 5; ++p) sum[t][p] += m[t][p].get<int64_t>();
+    EXPECT_EQ(nlohmann::json(sum), d["confusion"]) << name;
     const double acc = d["accuracy"];
     const auto ci = d["ci95"]["accuracy"];
     EXPECT_LE(ci[0].get<double>(), acc + 1e-12) << name;

@@ -70,18 +70,23 @@ std::string score_table(const std::vector<Confusion>& per_record,
   md += " |\n|---|";
   for (size_t c = 0; c < classes; ++c) md += "---|";
   md += "\n";
-  results["confusion"] = nlohmann::json::array();
   for (size_t t = 0; t < classes; ++t) {
     md += "| " + class_names[t];
-    std::vector<int64_t> row;
-    for (size_t p = 0; p < classes; ++p) {
-      md += " | " + std::to_string(m.at(t, p));
-      row.push_back(m.at(t, p));
-    }
+    for (size_t p = 0; p < classes; ++p) md += " | " + std::to_string(m.at(t, p));
     md += " |\n";
-    results["confusion"].push_back(row);
   }
+  results["confusion"] = confusion_rows(m);
   return md;
+}
+
+nlohmann::json confusion_rows(const Confusion& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t t = 0; t < m.classes(); ++t) {
+    std::vector<int64_t> row;
+    for (size_t p = 0; p < m.classes(); ++p) row.push_back(m.at(t, p));
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace hlm::eval

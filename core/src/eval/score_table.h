@@ -18,4 +18,8 @@ namespace hlm::eval {
 std::string score_table(const std::vector<Confusion>& per_record,
                         const std::vector<std::string>& class_names, nlohmann::json& results);
 
+// A confusion matrix as results.json keeps it: one array per reference class, one count per
+// predicted class.
+nlohmann::json confusion_rows(const Confusion& m);
+
 }  // namespace hlm::eval
