@@ -17,6 +17,15 @@ std::vector<double> clamped_intervals(const float* rr_seconds, size_t beats) {
   return rr;
 }
 
+// Beats [first, last) of beat i's neighbourhood: kLocalRrBeats either side, within the record.
+struct Neighbourhood {
+  size_t first, last;
+};
+Neighbourhood neighbourhood(size_t i, size_t beats) {
+  return {i >= size_t(kLocalRrBeats) ? i - kLocalRrBeats : 0,
+          std::min(beats, i + kLocalRrBeats + 1)};
+}
+
 float clamp_log(double x) { return float(std::clamp(std::log(x), -2.0, 2.0)); }
 
 // Of a non-empty list; for an even count the mean of the two middle values.
@@ -37,8 +46,7 @@ std::vector<float> rr_features(const float* rr_seconds, size_t beats) {
   std::vector<double> prefix(beats + 1, 0.0);
   for (size_t i = 0; i < beats; ++i) prefix[i + 1] = prefix[i] + rr[i];
   for (size_t i = 0; i < beats; ++i) {
-    const size_t lo = i >= size_t(kLocalRrBeats) ? i - kLocalRrBeats : 0;
-    const size_t hi = std::min(beats, i + kLocalRrBeats + 1);
+    const auto [lo, hi] = neighbourhood(i, beats);
     const double local = (prefix[hi] - prefix[lo]) / double(hi - lo);
     const double after = i + 1 < beats ? rr[i + 1] : rr[i];
     float* f = out.data() + i * kRrFeatureCount;
@@ -61,11 +69,11 @@ std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats)
   for (size_t i = 2; i < beats; ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
   std::vector<double> around;
   for (size_t i = 0; i < beats; ++i) {
-    const size_t lo = std::max<size_t>(2, i >= size_t(kLocalRrBeats) ? i - kLocalRrBeats : 0);
-    const size_t hi = std::min(beats, i + kLocalRrBeats + 1);
+    const auto [first, last] = neighbourhood(i, beats);
     // A median, so one premature beat (two or three large changes: early, pause, back)
-    // leaves a regular rhythm regular.
-    around.assign(change.begin() + ptrdiff_t(std::min(lo, hi)), change.begin() + ptrdiff_t(hi));
+    // leaves a regular rhythm regular. Changes start at beat 2 (above); last >= 2.
+    around.assign(change.begin() + ptrdiff_t(std::max<size_t>(first, 2)),
+                  change.begin() + ptrdiff_t(last));
     const double after = i + 1 < beats ? rr[i + 1] : rr[i];
     float* f = out.data() + i * kRecordRhythmFeatureCount;
     f[0] = clamp_log(rr[i] / typical);

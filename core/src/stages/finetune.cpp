@@ -105,14 +105,13 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
-  if (head.morphology_features && task != "beats")
-    throw ConfigError("stage '{}': morphology_features describe single beats (task beats), not {}",
-                      ctx.instance.id, task);
-  if (head.record_rhythm_features && task != "beats")
-    throw ConfigError(
-        "stage '{}': record_rhythm_features describe single beats (task beats), not {}; segment "
-        "heads read their segment's RR statistics with rr_features",
-        ctx.instance.id, task);
+  for (const auto& [key, on] : {std::pair{"morphology_features", head.morphology_features},
+                                {"record_rhythm_features", head.record_rhythm_features}})
+    if (on && task != "beats")
+      throw ConfigError(
+          "stage '{}': {} describe single beats (task beats), not {}; segment heads read their "
+          "segment's RR statistics with rr_features",
+          ctx.instance.id, key, task);
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
