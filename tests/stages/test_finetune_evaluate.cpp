@@ -327,12 +327,13 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
 // same codebook, and the report names the input (`phrase`). Inputs from the codebook
 // (`uses_codebook`) name it in the fine-tune's results.
 namespace {
-void expect_head_input_acts(const std::string& key, const std::string& phrase, bool uses_codebook) {
+void expect_head_input_acts(const std::string& key, const std::string& phrase, bool uses_codebook,
+                            const std::string& more_overrides = "") {
   const auto& cv = cross_validation_run();
   hlm::test::ScratchDir runs("hlm_finetune_" + key);
   const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
                          " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]' finetune." +
-                         key + "=true");
+                         key + "=true" + more_overrides);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
@@ -367,6 +368,37 @@ TEST(FinetuneEvaluate, MorphologyFeaturesReachTheHeadAndAnotherStore) {
 TEST(FinetuneEvaluate, RecordRhythmFeaturesReachTheHeadAndAnotherStore) {
   expect_head_input_acts("record_rhythm_features", "rhythm against the record",
                          /*uses_codebook=*/false);
+}
+
+// descriptors: the token store's per-beat descriptors (beat-vq's template_descriptors), in
+// both stores; standardised on the training records, the scaling kept for evaluate.
+TEST(FinetuneEvaluate, DescriptorsReachTheHeadAndAnotherStore) {
+  const std::string both =
+      " tokenize.tokenizer.template_descriptors=true"
+      " tokenize_more.tokenizer.template_descriptors=true";
+  expect_head_input_acts("descriptors", "10 descriptors per beat", /*uses_codebook=*/false, both);
+}
+
+TEST(FinetuneEvaluate, DescriptorsAreRefusedWhereAStoreHasNone) {
+  hlm::test::ScratchDir runs("hlm_finetune_descriptors_refused");
+  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]'"
+                           " finetune.descriptors=true";
+  const auto none = run_hlm(base);
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.output.find("tokens.hlmt: the head's descriptors input needs a token store with "
+                             "descriptors"),
+            std::string::npos)
+      << none.output;
+  EXPECT_NE(none.output.find("template_descriptors: true"), std::string::npos) << none.output;
+  // Fine-tuned with them, evaluated on a store made without them.
+  const auto other = run_hlm(base + " tokenize.tokenizer.template_descriptors=true");
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(
+      other.output.find("the classifier reads 10 descriptors per beat, this token store has 0"),
+      std::string::npos)
+      << other.output;
+  EXPECT_NE(other.output.find("tokenize_more"), std::string::npos) << other.output;
 }
 
 TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForSegmentsAreRefused) {

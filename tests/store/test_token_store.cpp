@@ -2,11 +2,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "hlm/errors.h"
 #include "hlm/token_store.h"
+#include "hlm/util.h"
 
 namespace fs = std::filesystem;
 using hlm::Beats;
@@ -167,4 +171,93 @@ TEST_F(TokenStoreTest, FinishIsAtomicSoNoStoreExistsBeforeIt) {
   }
   EXPECT_FALSE(fs::exists(file("other.bin")));
   EXPECT_THROW(TokenStore::open(file("other.bin")), hlm::DataError);
+}
+
+namespace {
+
+// Record b with k descriptors per beat, each naming its beat and column.
+Beats with_descriptors(Beats b, uint32_t k) {
+  for (size_t i = 0; i < b.size(); ++i)
+    for (uint32_t j = 0; j < k; ++j) b.descriptors.push_back(float(i) + 0.25f * float(j));
+  return b;
+}
+
+void expect_descriptors(const TokenStore& s, const std::string& record, uint32_t k) {
+  const auto v = s.record(s.find_record(record));
+  for (size_t i = 0; i < v.length; ++i)
+    for (uint32_t j = 0; j < k; ++j)
+      ASSERT_EQ(s.descriptors()[(v.offset + i) * k + j], float(i) + 0.25f * float(j))
+          << record << " beat " << i << " descriptor " << j;
+}
+
+}  // namespace
+
+TEST_F(TokenStoreTest, KeepsEachBeatsDescriptorsAcrossAResume) {
+  const std::string path = file("tokens.bin");
+  {
+    // Interrupted after one record: its descriptors wait in the `.tmp`.
+    TokenStoreWriter writer(path, 100, "id", /*resume=*/true, 3);
+    writer.append(with_descriptors(make_beats("b", 7, 100, 2), 3));
+  }
+  {
+    // Another descriptor count cannot reuse that log.
+    TokenStoreWriter other(file("other.bin"), 100, "id", true, 2);
+    EXPECT_FALSE(other.has_record("b"));
+  }
+  TokenStoreWriter writer(path, 100, "id", /*resume=*/true, 3);
+  EXPECT_TRUE(writer.has_record("b"));
+  writer.append(with_descriptors(make_beats("a", 5, 100, 1), 3));
+  writer.finish();
+  const TokenStore s = TokenStore::open(path);
+  ASSERT_EQ(s.descriptor_count(), 3u);
+  expect_descriptors(s, "a", 3);
+  expect_descriptors(s, "b", 3);
+  // The other arrays are where they were without descriptors.
+  EXPECT_EQ(s.positions()[s.record(1).offset], make_beats("b", 7, 100, 2).positions[0]);
+  EXPECT_EQ(s.labels()[4], make_beats("a", 5, 100, 1).labels[4]);
+}
+
+TEST_F(TokenStoreTest, RefusesARecordWithTheWrongNumberOfDescriptors) {
+  TokenStoreWriter writer(file("tokens.bin"), 100, "id", true, 3);
+  try {
+    writer.append(with_descriptors(make_beats("rec7", 4, 100, 1), 2));
+    FAIL() << "expected DataError";
+  } catch (const hlm::DataError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rec7"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("8 descriptor values for 4 beats"), std::string::npos) << msg;
+  }
+  TokenStoreWriter none(file("none.bin"), 100, "id");
+  EXPECT_THROW(none.append(with_descriptors(make_beats("a", 4, 100, 1), 1)), hlm::DataError);
+}
+
+TEST_F(TokenStoreTest, ReadsVersionOneStoresWhichHaveNoDescriptors) {
+  const std::string path = file("tokens.bin");
+  TokenStoreWriter writer(path, 100, "id");
+  writer.append(make_beats("a", 9, 100, 1));
+  writer.finish();
+  // Rewrites the version field (and so the header checksum) as an older hlm wrote it.
+  auto rewrite = [&](uint32_t version, uint32_t descriptor_count) {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    uint32_t header_bytes = 0;
+    std::memcpy(&header_bytes, &bytes[12], 4);
+    std::memcpy(&bytes[8], &version, 4);
+    std::memcpy(&bytes[108], &descriptor_count, 4);  // after identity_bytes
+    std::memset(&bytes[120], 0, 8);
+    const uint64_t sum = hlm::fnv1a64(bytes.data(), header_bytes);
+    std::memcpy(&bytes[120], &sum, 8);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  rewrite(1, 0);
+  const TokenStore s = TokenStore::open(path);
+  EXPECT_EQ(s.descriptor_count(), 0u);
+  EXPECT_EQ(s.descriptors(), nullptr);
+  EXPECT_EQ(s.token(3), make_beats("a", 9, 100, 1).tokens[3]);
+  // Version 1 had no descriptors: a count there is corruption.
+  rewrite(1, 2);
+  EXPECT_THROW(TokenStore::open(path), hlm::DataError);
 }

@@ -12,12 +12,14 @@
 
 namespace hlm {
 
-// Version 1 layout, little-endian, every section 8-byte aligned (zero padding):
+// Version 2 layout, little-endian, every section 8-byte aligned (zero padding):
 //   header (128 bytes) | tokenizer identity | tokens (uint16, or uint32 when vocab > 65536)
-//   | positions int64 | rr_seconds float32 | labels uint8 (BeatClass) | index | record names
+//   | positions int64 | rr_seconds float32 | labels uint8 (BeatClass)
+//   | descriptors float32 (descriptor_count per beat) | index | record names
 // One token per beat; record i owns tokens [offset, offset + length) of every per-beat array.
+// Version 1 (no descriptors) is read too.
 constexpr char kTokenStoreMagic[8] = {'H', 'L', 'M', 'T', 'O', 'K', 'E', 'N'};
-constexpr uint32_t kTokenStoreVersion = 1;
+constexpr uint32_t kTokenStoreVersion = 2;
 
 // Streams records into `path`. Appended records go to `path + ".tmp"` as self-checking chunks;
 // finish() writes the store to `path + ".part"`, fsyncs it and renames it to `path`, so `path`
@@ -29,16 +31,18 @@ constexpr uint32_t kTokenStoreVersion = 1;
 // torn tail is cut off; the caller appends only the missing records. Otherwise it starts empty.
 class TokenStoreWriter {
  public:
+  // descriptor_count: Beats::descriptors values per beat every appended record carries.
   TokenStoreWriter(std::string path, uint32_t vocab_size, std::string tokenizer_identity,
-                   bool resume = true);
+                   bool resume = true, uint32_t descriptor_count = 0);
   // Without finish() the `.tmp` stays behind for a later resume.
   ~TokenStoreWriter();
   TokenStoreWriter(TokenStoreWriter&&) noexcept;
   TokenStoreWriter& operator=(TokenStoreWriter&&) noexcept;
 
-  // Adds one record: beats.tokens, positions and rr_seconds must have one entry per beat;
-  // labels may be empty (stored as BeatClass::kNone). Throws DataError for a duplicate or empty
-  // record name, mismatched sizes or a token >= vocab_size.
+  // Adds one record: beats.tokens, positions and rr_seconds must have one entry per beat,
+  // descriptors descriptor_count per beat; labels may be empty (stored as BeatClass::kNone).
+  // Throws DataError for a duplicate or empty record name, mismatched sizes or a token >=
+  // vocab_size.
   void append(const Beats& beats);
   bool has_record(const std::string& record) const;
   size_t record_count() const;
@@ -90,6 +94,10 @@ class TokenStore {
   const int64_t* positions() const;
   const float* rr_seconds() const;
   const uint8_t* labels() const;  // BeatClass values
+  // Values per beat of descriptors() (0 when the tokenizer gave none).
+  uint32_t descriptor_count() const { return descriptor_count_; }
+  // descriptor_count() values per beat, beat-major; nullptr when there are none.
+  const float* descriptors() const;
 
   // Copies tokens [start, start + n) into out, widened to int64 (a training window).
   // Throws InternalError when the window runs past token_count().
@@ -105,9 +113,11 @@ class TokenStore {
   size_t mapped_bytes_ = 0;
   uint32_t vocab_size_ = 0;
   uint32_t token_bytes_ = 2;
+  uint32_t descriptor_count_ = 0;
   size_t record_count_ = 0;
   size_t token_count_ = 0;
   uint64_t tokens_offset_ = 0, positions_offset_ = 0, rr_offset_ = 0, labels_offset_ = 0;
+  uint64_t descriptors_offset_ = 0;
   uint64_t index_offset_ = 0, names_offset_ = 0, names_bytes_ = 0;
 };
 

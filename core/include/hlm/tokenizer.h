@@ -26,6 +26,9 @@ struct Beats {
   int feature_dim = 0;
   std::vector<float> features;
   std::vector<uint32_t> tokens;
+  // Values a head may read beside the tokens (Tokenizer::descriptor_names() per beat,
+  // beat-major), kept in the token store; empty when the tokenizer gives none.
+  std::vector<float> descriptors;
   size_t size() const { return positions.size(); }
 };
 
@@ -48,6 +51,8 @@ class Tokenizer {
   virtual void load_state(const std::string& path) { (void)path; }
   // Fills beats.tokens. Thread-safe after fit().
   virtual void assign(Beats& beats) const = 0;
+  // What extract() puts in Beats::descriptors, one name per value of a beat; empty for none.
+  virtual std::vector<std::string> descriptor_names() const { return {}; }
 };
 
 }  // namespace hlm

@@ -45,14 +45,18 @@ float log_distance(double distance, double size) {
   return float(std::log(distance / std::max(size, 1e-9) + 0.01));
 }
 
-// The template of beat i: element-wise median of the shapes of the beats with a shape in
-// [lo, hi).
+// Element-wise median of the shapes of the beats with a shape in [lo, hi); zeros when there
+// are none.
 void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& row, size_t lo,
-                  size_t hi, std::vector<float>& scratch, std::vector<double>& out) {
+                  size_t hi, std::vector<float>& scratch, float* out) {
   for (size_t j = 0; j < dim; ++j) {
     scratch.clear();
     for (size_t k = lo; k < hi; ++k)
       if (row[k] >= 0) scratch.push_back(shapes[size_t(row[k]) * dim + j]);
+    if (scratch.empty()) {
+      out[j] = 0.0f;
+      continue;
+    }
     const auto mid = scratch.begin() + ptrdiff_t(scratch.size() / 2);
     std::nth_element(scratch.begin(), mid, scratch.end());
     out[j] = *mid;
@@ -61,9 +65,29 @@ void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& r
 
 }  // namespace
 
+std::vector<float> local_templates(const float* shapes, int points,
+                                   const std::vector<int64_t>& row_of_beat) {
+  const size_t n = row_of_beat.size(), dim = size_t(points);
+  std::vector<float> templates(n * dim), scratch;
+  for (size_t i = 0; i < n; ++i)
+    median_shape(shapes, dim, row_of_beat, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
+                 std::min(n, i + kTemplateBeats + 1), scratch, templates.data() + i * dim);
+  return templates;
+}
+
 std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
                                        const std::vector<int64_t>& row_of_beat) {
+  return relative_morphology(shapes, layout, row_of_beat,
+                             local_templates(shapes, layout.points, row_of_beat));
+}
+
+std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
+                                       const std::vector<int64_t>& row_of_beat,
+                                       const std::vector<float>& templates) {
   const size_t n = row_of_beat.size(), dim = size_t(layout.points);
+  if (templates.size() != n * dim)
+    throw InternalError("relative_morphology: {} template values for {} beats of {} points",
+                        templates.size(), n, dim);
   std::vector<float> out(n * kMorphologyFeatureCount, 0.0f);
   const float typical_distance = float(std::log(0.01));
   for (size_t i = 0; i < n; ++i) {
@@ -71,12 +95,10 @@ std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayou
     f[0] = f[3] = f[4] = typical_distance;
     f[1] = 1.0f;
   }
-  std::vector<float> scratch;
-  std::vector<double> t(dim);
   for (size_t i = 0; i < n; ++i) {
     if (row_of_beat[i] < 0) continue;  // no shape: stays typical
-    median_shape(shapes, dim, row_of_beat, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
-                 std::min(n, i + kTemplateBeats + 1), scratch, t);
+    const std::vector<double> t(templates.begin() + ptrdiff_t(i * dim),
+                                templates.begin() + ptrdiff_t((i + 1) * dim));
     const float* c = shapes + size_t(row_of_beat[i]) * dim;
     double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0, c_mean = 0, t_mean = 0;
     double c_min = c[0], c_max = c[0], t_min = t[0], t_max = t[0];

@@ -15,6 +15,7 @@
 #include "ops/compute.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/beat_features.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 #include "train/checkpoint.h"
@@ -88,7 +89,7 @@ StageOutput run_finetune(StageContext& ctx) {
   const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
   const auto options = TrainOptions::from_params(training_options_json(p));
   set_compute_threads(options.threads);
-  const HeadOptions head = HeadOptions::from_json(p);
+  HeadOptions head = HeadOptions::from_json(p);
 
   const nlohmann::json model_block = foundation.at("results").at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
@@ -112,6 +113,9 @@ StageOutput run_finetune(StageContext& ctx) {
           "stage '{}': {} describe single beats (task beats), not {}; segment heads read their "
           "segment's RR statistics with rr_features",
           ctx.instance.id, key, task);
+  // Standardised on the beats the head trains on, so no held-out record shapes its inputs.
+  if (head.descriptors)
+    fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false));
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
@@ -206,6 +210,9 @@ StageOutput run_finetune(StageContext& ctx) {
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
                                   "correlation, amplitude ratio, distance in and outside the QRS)"
                                 : "") +
+      (head.descriptors ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
+                              " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
+                        : "") +
       ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
       " records";
   if (!validation.empty()) {
@@ -261,6 +268,11 @@ StageKind finetune_stage() {
        "distance, correlation, amplitude, distance in and outside the QRS) to the head's input; "
        "task beats, beat-vq tokens",
        false},
+      {"descriptors", "bool", "false",
+       "append the token store's per-beat descriptors (beat-vq's template_descriptors: the "
+       "beat's template and the beat against it), standardised on the training records, to the "
+       "head's input; segment heads read their mean over the segment",
+       false},
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
        "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
       {"head_lr_scale", "float", "1.0", "the head's learning rate over the backbone's (lr); > 0",
@@ -275,7 +287,7 @@ StageKind finetune_stage() {
       {"classes", "list", "[]",
        "task record: the classes, in order (default: the sorted labels of the records)", false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "5", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "6", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -123,7 +123,9 @@ StageOutput run_tokenize(StageContext& ctx) {
   const double fit_seconds = now_seconds() - fit_start;
 
   const std::string store_path = ctx.stage_dir + "/tokens.hlmt";
-  TokenStoreWriter writer(store_path, tokenizer->vocab_size(), tokenizer->identity());
+  const std::vector<std::string> descriptor_names = tokenizer->descriptor_names();
+  TokenStoreWriter writer(store_path, tokenizer->vocab_size(), tokenizer->identity(),
+                          /*resume=*/true, uint32_t(descriptor_names.size()));
   std::atomic<uint64_t> beats_total{0};
   const double start = now_seconds();
   parallel_for(records.size(), threads, [&](size_t i) {
@@ -172,6 +174,7 @@ StageOutput run_tokenize(StageContext& ctx) {
                  {"beats", store.token_count()},
                  {"vocab_size", store.vocab_size()},
                  {"tokenizer", store.tokenizer_identity()},
+                 {"descriptors", descriptor_names},
                  {"failed_records", failures},
                  {"fit_seconds", fit_seconds},
                  {"tokenize_seconds", seconds},

@@ -27,8 +27,9 @@ void copy(uint8_t* to, const void* from, size_t bytes) {
 
 }  // namespace
 
-ChunkLog::ChunkLog(std::string path, uint32_t vocab_size, const std::string& identity, bool resume)
-    : path_(std::move(path)) {
+ChunkLog::ChunkLog(std::string path, uint32_t vocab_size, const std::string& identity,
+                   uint32_t descriptor_count, bool resume)
+    : path_(std::move(path)), descriptor_count_(descriptor_count) {
   if (!resume || !recover(vocab_size, identity)) start_fresh(vocab_size, identity);
 }
 
@@ -46,6 +47,7 @@ void ChunkLog::start_fresh(uint32_t vocab_size, const std::string& identity) {
   std::memcpy(h.magic, kTmpMagic, sizeof(h.magic));
   h.vocab_size = vocab_size;
   h.identity_bytes = static_cast<uint32_t>(identity.size());
+  h.descriptor_count = descriptor_count_;
   pwrite_all(fd_, &h, sizeof(h), 0, path_);
   pwrite_all(fd_, identity.data(), identity.size(), sizeof(h), path_);
   end_ = sizeof(h) + identity.size();
@@ -63,11 +65,13 @@ bool ChunkLog::recover(uint32_t vocab_size, const std::string& identity) {
   std::string found(h.identity_bytes == identity.size() ? identity.size() : 0, '\0');
   pread_all(fd_, found.data(), found.size(), sizeof(h), path_);
   if (std::memcmp(h.magic, kTmpMagic, sizeof(h.magic)) != 0 || h.vocab_size != vocab_size ||
-      h.identity_bytes != identity.size() || found != identity) {
-    spdlog::warn("{}: made for another tokenizer or vocabulary; starting over", path_);
+      h.identity_bytes != identity.size() || found != identity ||
+      h.descriptor_count != descriptor_count_) {
+    spdlog::warn("{}: made for another tokenizer, vocabulary or hlm version; starting over", path_);
     return false;
   }
   uint64_t pos = sizeof(h) + identity.size();
+  const uint64_t bytes_per_beat = chunk_bytes_per_beat(descriptor_count_);
   std::vector<uint8_t> rest;
   std::unordered_set<std::string> names;
   while (pos + sizeof(ChunkHeader) <= size) {
@@ -75,9 +79,9 @@ bool ChunkLog::recover(uint32_t vocab_size, const std::string& identity) {
     pread_all(fd_, &c, sizeof(c), pos, path_);
     const uint64_t left = size - pos - sizeof(c);
     if (c.magic != kChunkMagic || c.name_bytes > left ||
-        c.beats > (left - c.name_bytes) / kChunkBytesPerBeat)
+        c.beats > (left - c.name_bytes) / bytes_per_beat)
       break;
-    rest.resize(c.name_bytes + c.beats * kChunkBytesPerBeat);
+    rest.resize(c.name_bytes + c.beats * bytes_per_beat);
     pread_all(fd_, rest.data(), rest.size(), pos + sizeof(c), path_);
     if (chunk_checksum(c, rest.data(), rest.size()) != c.checksum) break;
     std::string name(reinterpret_cast<const char*>(rest.data()), c.name_bytes);
@@ -96,10 +100,11 @@ bool ChunkLog::recover(uint32_t vocab_size, const std::string& identity) {
   return true;
 }
 
-std::vector<uint8_t> ChunkLog::encode(const Beats& beats) {
+std::vector<uint8_t> ChunkLog::encode(const Beats& beats, uint32_t descriptor_count) {
   const uint64_t n = beats.tokens.size();
   ChunkHeader c{kChunkMagic, static_cast<uint32_t>(beats.record.size()), n, 0};
-  std::vector<uint8_t> chunk(sizeof(c) + beats.record.size() + n * kChunkBytesPerBeat);
+  std::vector<uint8_t> chunk(sizeof(c) + beats.record.size() +
+                             n * chunk_bytes_per_beat(descriptor_count));
   uint8_t* p = chunk.data() + sizeof(c);
   copy(p, beats.record.data(), beats.record.size());
   p += beats.record.size();
@@ -110,6 +115,7 @@ std::vector<uint8_t> ChunkLog::encode(const Beats& beats) {
     std::fill(p + n * 16, p + n * 17, static_cast<uint8_t>(BeatClass::kNone));
   else
     copy(p + n * 16, beats.labels.data(), n);
+  copy(p + n * 17, beats.descriptors.data(), n * 4 * uint64_t{descriptor_count});
   c.checksum = chunk_checksum(c, chunk.data() + sizeof(c), chunk.size() - sizeof(c));
   std::memcpy(chunk.data(), &c, sizeof(c));
   return chunk;

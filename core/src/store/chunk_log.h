@@ -20,14 +20,17 @@ struct ChunkEntry {
 class ChunkLog {
  public:
   // Opens `path`. With `resume`, keeps the complete chunks of an earlier log written for the
-  // same vocabulary and identity; otherwise (or when it does not match) starts empty.
-  ChunkLog(std::string path, uint32_t vocab_size, const std::string& identity, bool resume);
+  // same vocabulary, identity and descriptor count; otherwise (or when it does not match)
+  // starts empty.
+  ChunkLog(std::string path, uint32_t vocab_size, const std::string& identity,
+           uint32_t descriptor_count, bool resume);
   ~ChunkLog();
   ChunkLog(const ChunkLog&) = delete;
   ChunkLog& operator=(const ChunkLog&) = delete;
 
-  // Header, name and body of one chunk (tokens kept as uint32; labels default to kNone).
-  static std::vector<uint8_t> encode(const Beats& beats);
+  // Header, name and body of one chunk (tokens kept as uint32; labels default to kNone), with
+  // descriptor_count descriptors per beat (the caller checked beats.descriptors' size).
+  static std::vector<uint8_t> encode(const Beats& beats, uint32_t descriptor_count);
   // Appends an encoded chunk. On a failed write the log is cut back to its last whole chunk.
   void append(const std::vector<uint8_t>& chunk, const std::string& name, uint64_t beats);
   const std::vector<ChunkEntry>& entries() const { return entries_; }
@@ -60,6 +63,7 @@ class ChunkLog {
   void start_fresh(uint32_t vocab_size, const std::string& identity);
 
   std::string path_;
+  uint32_t descriptor_count_ = 0;
   int fd_ = -1;
   uint64_t end_ = 0;  // bytes of whole chunks
   std::vector<ChunkEntry> entries_;

@@ -60,9 +60,9 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
   if (std::memcmp(h.magic, kTokenStoreMagic, sizeof(h.magic)) != 0)
     throw DataError("{}: not a token store (magic '{}', expected '{}')", path,
                     printable(h.magic, 8), printable(kTokenStoreMagic, 8));
-  if (h.version != kTokenStoreVersion)
+  if (h.version != kTokenStoreVersion && h.version != 1)
     throw DataError(
-        "{}: token store format version {} is not supported (this hlm reads version {}); "
+        "{}: token store format version {} is not supported (this hlm reads versions 1 to {}); "
         "re-run the tokenize stage with this hlm build",
         path, h.version, kTokenStoreVersion);
   const uint64_t header_bytes = store::align8(sizeof(h) + uint64_t{h.identity_bytes});
@@ -80,10 +80,14 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
     throw DataError("{}: token store is {} bytes but its header says {}{}{}", path, size,
                     h.file_bytes, (size < h.file_bytes ? " (truncated)" : ""), kRerunHint);
   // Counts bounded by the file size first, so the layout arithmetic cannot overflow.
+  // Version 1 wrote 0 where the descriptor count now is.
   const bool counts_fit =
-      h.token_count <= size / 15 && h.record_count <= size / 32 && h.names_bytes <= size;
-  const store::Layout l = store::compute_layout(h.identity_bytes, h.token_bytes, h.token_count,
-                                                h.record_count, h.names_bytes);
+      h.token_count <= size / 15 && h.record_count <= size / 32 && h.names_bytes <= size &&
+      h.descriptor_count <= size / 4 && (h.version > 1 || h.descriptor_count == 0) &&
+      (h.descriptor_count == 0 || h.token_count <= size / 4 / h.descriptor_count);
+  const store::Layout l =
+      store::compute_layout(h.identity_bytes, h.token_bytes, h.token_count, h.record_count,
+                            h.names_bytes, counts_fit ? h.descriptor_count : 0);
   const bool layout_ok = counts_fit && (h.token_bytes == 2 || h.token_bytes == 4) &&
                          l.file_bytes == h.file_bytes && l.tokens_offset == h.tokens_offset &&
                          l.positions_offset == h.positions_offset && l.rr_offset == h.rr_offset &&
@@ -110,6 +114,8 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
   s.positions_offset_ = h.positions_offset;
   s.rr_offset_ = h.rr_offset;
   s.labels_offset_ = h.labels_offset;
+  s.descriptor_count_ = h.descriptor_count;
+  s.descriptors_offset_ = l.descriptors_offset;
   s.index_offset_ = h.index_offset;
   s.names_offset_ = h.names_offset;
   s.names_bytes_ = h.names_bytes;
@@ -151,6 +157,8 @@ TokenStore& TokenStore::operator=(TokenStore&& other) noexcept {
     positions_offset_ = other.positions_offset_;
     rr_offset_ = other.rr_offset_;
     labels_offset_ = other.labels_offset_;
+    descriptor_count_ = other.descriptor_count_;
+    descriptors_offset_ = other.descriptors_offset_;
     index_offset_ = other.index_offset_;
     names_offset_ = other.names_offset_;
     names_bytes_ = other.names_bytes_;
@@ -201,6 +209,10 @@ const float* TokenStore::rr_seconds() const {
   return reinterpret_cast<const float*>(base_ + rr_offset_);
 }
 const uint8_t* TokenStore::labels() const { return base_ + labels_offset_; }
+const float* TokenStore::descriptors() const {
+  return descriptor_count_ > 0 ? reinterpret_cast<const float*>(base_ + descriptors_offset_)
+                               : nullptr;
+}
 
 void TokenStore::copy_window(uint64_t start, size_t n, int64_t* out) const {
   if (start > token_count_ || n > token_count_ - start)

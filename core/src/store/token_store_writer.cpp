@@ -19,6 +19,7 @@ namespace hlm {
 struct TokenStoreWriter::Impl {
   std::string path;
   uint32_t vocab_size = 0;
+  uint32_t descriptor_count = 0;
   std::string identity;
   std::unique_ptr<store::ChunkLog> log;
   std::unordered_set<std::string> names;
@@ -30,14 +31,16 @@ struct TokenStoreWriter::Impl {
 };
 
 TokenStoreWriter::TokenStoreWriter(std::string path, uint32_t vocab_size,
-                                   std::string tokenizer_identity, bool resume)
+                                   std::string tokenizer_identity, bool resume,
+                                   uint32_t descriptor_count)
     : impl_(std::make_unique<Impl>()) {
   if (vocab_size == 0) throw InternalError("{}: token store vocab_size must be > 0", path);
   impl_->path = std::move(path);
   impl_->vocab_size = vocab_size;
+  impl_->descriptor_count = descriptor_count;
   impl_->identity = std::move(tokenizer_identity);
-  impl_->log =
-      std::make_unique<store::ChunkLog>(impl_->path + ".tmp", vocab_size, impl_->identity, resume);
+  impl_->log = std::make_unique<store::ChunkLog>(impl_->path + ".tmp", vocab_size, impl_->identity,
+                                                 descriptor_count, resume);
   for (const store::ChunkEntry& e : impl_->log->entries()) {
     impl_->names.insert(e.name);
     impl_->tokens += e.beats;
@@ -59,12 +62,17 @@ void TokenStoreWriter::append(const Beats& beats) {
         "they must match",
         where, beats.record, n, beats.positions.size(), beats.rr_seconds.size(),
         beats.labels.size());
+  if (beats.descriptors.size() != n * impl_->descriptor_count)
+    throw DataError(
+        "{}: record '{}' has {} descriptor values for {} beats; the store takes {} "
+        "per beat",
+        where, beats.record, beats.descriptors.size(), n, impl_->descriptor_count);
   for (size_t i = 0; i < n; ++i)
     if (beats.tokens[i] >= impl_->vocab_size)
       throw DataError("{}: record '{}' beat {} has token {} >= vocab_size {}", where, beats.record,
                       i, beats.tokens[i], impl_->vocab_size);
   // Encoded outside the lock: parallel workers only serialise on the write itself.
-  const std::vector<uint8_t> chunk = store::ChunkLog::encode(beats);
+  const std::vector<uint8_t> chunk = store::ChunkLog::encode(beats, impl_->descriptor_count);
 
   std::lock_guard<std::mutex> lock(impl_->mutex);
   if (impl_->finished) throw InternalError("{}: append() after finish()", where);
@@ -115,8 +123,8 @@ void TokenStoreWriter::Impl::write_store(const std::string& part) {
   for (const store::ChunkEntry& e : entries) names_bytes += e.name.size();
   // Tokens are < vocab_size, so uint16 holds every vocabulary of up to 65536 entries.
   const uint32_t token_bytes = vocab_size > 65536 ? 4 : 2;
-  const store::Layout l =
-      store::compute_layout(identity.size(), token_bytes, tokens, entries.size(), names_bytes);
+  const store::Layout l = store::compute_layout(identity.size(), token_bytes, tokens,
+                                                entries.size(), names_bytes, descriptor_count);
 
   const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw DataError("{}: cannot create: {}", part, store::errno_text());
@@ -135,6 +143,11 @@ void TokenStoreWriter::Impl::write_store(const std::string& part) {
     log->for_each_field(order, 12, 4, [&](const uint8_t* d, uint64_t n) { out.write(d, n * 4); });
     out.pad_to(l.labels_offset);
     log->for_each_field(order, 16, 1, [&](const uint8_t* d, uint64_t n) { out.write(d, n); });
+    out.pad_to(l.descriptors_offset);
+    if (descriptor_count > 0)
+      log->for_each_field(order, 17, 4 * descriptor_count, [&](const uint8_t* d, uint64_t n) {
+        out.write(d, n * 4 * descriptor_count);
+      });
     out.pad_to(l.index_offset);
     uint64_t offset = 0, name_offset = 0;
     for (const size_t i : order) {
@@ -164,6 +177,7 @@ void TokenStoreWriter::Impl::write_store(const std::string& part) {
     h.names_offset = l.names_offset;
     h.names_bytes = names_bytes;
     h.identity_bytes = static_cast<uint32_t>(identity.size());
+    h.descriptor_count = descriptor_count;
     h.payload_checksum = out.hash();
     // The header checksum covers the struct (with itself zero), the identity and padding.
     std::vector<uint8_t> head(l.header_bytes, 0);

@@ -2,6 +2,7 @@
 #include "tasks/beat_features.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/rr_features.h"
@@ -42,8 +43,52 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used) {
   return store_features(store, kRrFeatureCount, rr_features);
 }
 
+void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
+                            const std::vector<size_t>& records) {
+  const size_t k = store.descriptor_count();
+  if (k == 0)
+    throw ConfigError(
+        "{}: the head's descriptors input needs a token store with descriptors; this one has "
+        "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
+        "false)",
+        store.path());
+  std::vector<double> sum(k, 0.0), squares(k, 0.0);
+  double beats = 0;
+  for (size_t r : records) {
+    const auto rec = store.record(r);
+    const float* d = store.descriptors() + rec.offset * k;
+    for (size_t i = 0; i < rec.length * k; ++i) sum[i % k] += d[i], squares[i % k] += d[i] * d[i];
+    beats += double(rec.length);
+  }
+  options.descriptor_mean.assign(k, 0.0f);
+  options.descriptor_scale.assign(k, 1.0f);
+  for (size_t j = 0; j < k && beats > 0; ++j) {
+    const double mean = sum[j] / beats, var = squares[j] / beats - mean * mean;
+    options.descriptor_mean[j] = float(mean);
+    if (var > 1e-12 * (1.0 + mean * mean)) options.descriptor_scale[j] = float(std::sqrt(var));
+  }
+}
+
+std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions& options) {
+  if (!options.descriptors) return {};
+  const size_t k = options.descriptor_mean.size();
+  if (store.descriptor_count() != k)
+    throw DataError(
+        "{}: the classifier reads {} descriptors per beat, this token store has {} (HINT: "
+        "tokenize it with the tokenizer parameters of the fine-tuning store, "
+        "template_descriptors included)",
+        store.path(), k, store.descriptor_count());
+  std::vector<float> out(store.descriptors(), store.descriptors() + store.token_count() * k);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = (out[i] - options.descriptor_mean[i % k]) / options.descriptor_scale[i % k];
+  return out;
+}
+
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
     : rr_(options.rr_features), record_rhythm_(options.record_rhythm_features) {
+  if (options.descriptors && options.descriptor_mean.empty())
+    throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
+  if (options.descriptors) descriptors_ = options;
   if (!options.morphology_features) return;
   if (codebook.empty())
     throw ConfigError(
@@ -58,7 +103,7 @@ BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebo
 
 int BeatFeatures::count() const {
   return (rr_ ? kRrFeatureCount : 0) + (record_rhythm_ ? kRecordRhythmFeatureCount : 0) +
-         (codebook_ ? kMorphologyFeatureCount : 0);
+         (codebook_ ? kMorphologyFeatureCount : 0) + int(descriptors_.descriptor_mean.size());
 }
 
 std::vector<float> BeatFeatures::of(const TokenStore& store) const {
@@ -75,7 +120,14 @@ std::vector<float> BeatFeatures::of(const TokenStore& store) const {
           kRecordRhythmFeatureCount, k, column, all);
     column += kRecordRhythmFeatureCount;
   }
-  if (codebook_) add_morphology(store, k, column, all);
+  if (codebook_) {
+    add_morphology(store, k, column, all);
+    column += kMorphologyFeatureCount;
+  }
+  if (descriptors_.descriptors) {
+    const size_t width = descriptors_.descriptor_mean.size();
+    place(store_descriptors(store, descriptors_), width, k, column, all);
+  }
   return all;
 }
 

@@ -1,9 +1,9 @@
 // The per-beat inputs a beat classifier's head reads beside the backbone's hidden state, in this
 // order: RR features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, the beat's rhythm
 // against its whole record (record_rhythm_features, same header) when
-// HeadOptions::record_rhythm_features, then the beat's shape against its record's template
+// HeadOptions::record_rhythm_features, the beat's shape against its record's template
 // (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which needs the codebook
-// the store was tokenized with.
+// the store was tokenized with, then the store's own descriptors when HeadOptions::descriptors.
 #pragma once
 #include <memory>
 #include <string>
@@ -19,6 +19,16 @@ namespace hlm {
 // RR features (hlm/dsp/rr_features.h) of every beat of the store, record by record,
 // beat-major; empty when not used. The segment classifier reads them too.
 std::vector<float> store_rr_features(const TokenStore& store, bool used);
+
+// Sets options.descriptor_mean and descriptor_scale from the store's descriptors over the
+// beats of `records` (a scale of 1 where a descriptor does not vary). ConfigError naming the
+// store when it has no descriptors.
+void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
+                            const std::vector<size_t>& records);
+// The store's descriptors standardised as options say, beat-major; empty when
+// options.descriptors is off. DataError naming the store when it has not the descriptors the
+// head was trained on.
+std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions& options);
 
 class BeatFeatures {
  public:
@@ -37,6 +47,7 @@ class BeatFeatures {
                       std::vector<float>& all) const;
   bool rr_ = false;
   bool record_rhythm_ = false;
+  HeadOptions descriptors_;  // what store_descriptors needs, when options.descriptors
   std::shared_ptr<const dsp::Codebook> codebook_;  // set when morphology features are used
   BeatShapeLayout layout_;
 };

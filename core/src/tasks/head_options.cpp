@@ -13,6 +13,12 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.rr_features = p.value("rr_features", o.rr_features);
   o.record_rhythm_features = p.value("record_rhythm_features", o.record_rhythm_features);
   o.morphology_features = p.value("morphology_features", o.morphology_features);
+  o.descriptors = p.value("descriptors", o.descriptors);
+  o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
+  o.descriptor_scale = p.value("descriptor_scale", o.descriptor_scale);
+  if (o.descriptor_mean.size() != o.descriptor_scale.size())
+    throw ConfigError("descriptor_mean has {} values but descriptor_scale {}",
+                      o.descriptor_mean.size(), o.descriptor_scale.size());
   o.class_weights = p.value("class_weights", o.class_weights);
   o.lr_scale = p.value("head_lr_scale", o.lr_scale);
   if (!(o.lr_scale > 0.0 && std::isfinite(o.lr_scale)))
@@ -25,12 +31,18 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
 }
 
 nlohmann::json HeadOptions::to_json() const {
-  return {{"backbone", backbone},
-          {"rr_features", rr_features},
-          {"record_rhythm_features", record_rhythm_features},
-          {"morphology_features", morphology_features},
-          {"class_weights", class_weights},
-          {"head_lr_scale", lr_scale}};
+  nlohmann::json out = {{"backbone", backbone},
+                        {"rr_features", rr_features},
+                        {"record_rhythm_features", record_rhythm_features},
+                        {"morphology_features", morphology_features},
+                        {"descriptors", descriptors},
+                        {"class_weights", class_weights},
+                        {"head_lr_scale", lr_scale}};
+  if (descriptors) {
+    out["descriptor_mean"] = descriptor_mean;
+    out["descriptor_scale"] = descriptor_scale;
+  }
+  return out;
 }
 
 std::vector<float> loss_weights(const std::vector<double>& counts, const std::string& scheme) {

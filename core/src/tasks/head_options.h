@@ -16,6 +16,11 @@ struct HeadOptions {
   // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
   bool morphology_features = false;
+  // The token store's per-beat descriptors (hlm/tokenizer.h's Beats::descriptors, such as
+  // beat-vq's template_descriptors) as input, each standardised by the mean and scale it has
+  // over the training records' beats (set by fit_descriptor_scaling, kept in the results).
+  bool descriptors = false;
+  std::vector<float> descriptor_mean, descriptor_scale;
   std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
   // The head's learning rate over the backbone's. A fresh head on a pretrained backbone wants
   // larger steps (discriminative rates, Howard & Ruder 2018): Adam moves each weight about

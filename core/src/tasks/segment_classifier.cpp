@@ -41,33 +41,47 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
   return out;
 }
 
-namespace {
-
-// Rows of segments: tokens padded with kPad, a mask of real beats, and RR features.
-void fill(const TokenStore& store, const std::vector<float>& rr, const std::vector<Segment>& all,
-          const std::vector<size_t>& rows, int64_t width, at::Tensor& tokens, at::Tensor& mask,
-          at::Tensor& features) {
-  tokens.fill_(int64_t(kPad));
-  mask.zero_();
-  features.zero_();
-  for (size_t row = 0; row < rows.size(); ++row) {
-    const Segment& s = all[rows[row]];
-    store.copy_window(s.start, size_t(s.length), tokens.data_ptr<int64_t>() + int64_t(row) * width);
-    std::fill_n(mask.data_ptr<float>() + int64_t(row) * width, s.length, 1.0f);
-    if (!rr.empty())
-      std::copy_n(rr.begin() + ptrdiff_t(s.start * kRrFeatureCount), s.length * kRrFeatureCount,
-                  features.data_ptr<float>() + int64_t(row) * width * kRrFeatureCount);
-  }
-}
-
-}  // namespace
-
 SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed,
                                      HeadOptions options, int classes)
     : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
+  if (options_.descriptors && options_.descriptor_mean.empty())
+    throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
   torch::manual_seed(seed);
-  head_ = torch::nn::Linear(model_->d_model() + (options_.rr_features ? kSegmentRrInputs : 0),
-                            classes_);
+  head_ = torch::nn::Linear(
+      model_->d_model() + (options_.rr_features ? kSegmentRrInputs : 0) + descriptor_count(),
+      classes_);
+}
+
+SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {
+  return {store_rr_features(store, options_.rr_features), store_descriptors(store, options_)};
+}
+
+SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t width) const {
+  return {torch::empty({rows, width}, torch::kLong), torch::empty({rows, width}, torch::kFloat32),
+          torch::empty({rows, width, kRrFeatureCount}, torch::kFloat32),
+          torch::empty({rows, width, descriptor_count()}, torch::kFloat32)};
+}
+
+void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
+                             const std::vector<Segment>& all, const std::vector<size_t>& rows,
+                             Batch& batch) const {
+  batch.tokens.fill_(int64_t(kPad));
+  batch.mask.zero_();
+  batch.rr.zero_();
+  batch.descriptors.zero_();
+  const int64_t width = batch.tokens.size(1), k = descriptor_count();
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const Segment& s = all[rows[row]];
+    const int64_t first = int64_t(row) * width;
+    store.copy_window(s.start, size_t(s.length), batch.tokens.data_ptr<int64_t>() + first);
+    std::fill_n(batch.mask.data_ptr<float>() + first, s.length, 1.0f);
+    if (!inputs.rr.empty())
+      std::copy_n(inputs.rr.begin() + ptrdiff_t(s.start * kRrFeatureCount),
+                  s.length * kRrFeatureCount, batch.rr.data_ptr<float>() + first * kRrFeatureCount);
+    if (!inputs.descriptors.empty())
+      std::copy_n(inputs.descriptors.begin() + ptrdiff_t(s.start * uint64_t(k)), s.length * k,
+                  batch.descriptors.data_ptr<float>() + first * k);
+  }
 }
 
 at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& mask) {
@@ -86,13 +100,19 @@ at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& m
   return (torch::cat(out, 1) + 1e-3f).log();
 }
 
-at::Tensor SegmentClassifier::logits(const at::Tensor& tokens, const at::Tensor& mask,
-                                     const at::Tensor& rr) {
-  const at::Tensor hidden = backbone_hidden(*model_, options_, tokens);
+at::Tensor SegmentClassifier::logits(const Batch& batch) {
+  const at::Tensor& mask = batch.mask;
+  const at::Tensor& rr = batch.rr;
+  const at::Tensor hidden = backbone_hidden(*model_, options_, batch.tokens);
   // Mean over the segment's beats (padding masked out).
   const auto m = mask.unsqueeze(-1).to(hidden.dtype());
   const auto count = m.sum(1).clamp_min(1.0);
   auto pooled = (hidden * m).sum(1) / count;
+  if (options_.descriptors) {
+    const auto rm = mask.unsqueeze(-1);
+    const auto mean = (batch.descriptors * rm).sum(1) / rm.sum(1).clamp_min(1.0);
+    pooled = torch::cat({pooled, mean.to(pooled.dtype())}, -1);
+  }
   if (options_.rr_features) {
     const auto rm = mask.unsqueeze(-1);
     const auto mean = (rr * rm).sum(1) / rm.sum(1).clamp_min(1.0);
@@ -120,14 +140,12 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
     width = std::max(width, s.length);
   }
   const auto weights = torch::tensor(loss_weights(counts, options_.class_weights));
-  const std::vector<float> rr = store_rr_features(store, options_.rr_features);
+  const StoreInputs inputs = store_inputs(store);
   std::vector<size_t> order(segments.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(o.seed);
   std::shuffle(order.begin(), order.end(), rng);
-  auto tokens = torch::empty({o.batch, width}, torch::kLong);
-  auto mask = torch::empty({o.batch, width}, torch::kFloat32);
-  auto features = torch::empty({o.batch, width, kRrFeatureCount}, torch::kFloat32);
+  Batch batch = make_batch(o.batch, width);
   auto labels = torch::empty({o.batch}, torch::kLong);
 
   FitLoop loop;
@@ -141,13 +159,13 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
     std::vector<size_t> rows;
     for (int64_t row = 0; row < o.batch; ++row)
       rows.push_back(order[size_t(micro * o.batch + row) % order.size()]);
-    fill(store, rr, segments, rows, width, tokens, mask, features);
+    fill(store, inputs, segments, rows, batch);
     for (size_t row = 0; row < rows.size(); ++row)
       labels[int64_t(row)] = int64_t(segments[rows[row]].label);
     at::Tensor logits;
     {
       const Bf16Autocast autocast(o.bf16);
-      logits = this->logits(tokens, mask, features);
+      logits = this->logits(batch);
     }
     return torch::nn::functional::cross_entropy(
         logits.to(torch::kFloat32), labels,
@@ -155,7 +173,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
   };
   if (!validation.empty())
     loop.validate = [&] {
-      const auto probs = predict(store, validation, rr);
+      const auto probs = predict(store, validation, inputs);
       eval::Confusion m{size_t(classes_)};
       for (size_t i = 0; i < validation.size(); ++i) {
         const float* p = probs.data() + i * size_t(classes_);
@@ -168,12 +186,12 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
 
 std::vector<float> SegmentClassifier::predict(const TokenStore& store,
                                               const std::vector<Segment>& segments) {
-  return predict(store, segments, store_rr_features(store, options_.rr_features));
+  return predict(store, segments, store_inputs(store));
 }
 
 std::vector<float> SegmentClassifier::predict(const TokenStore& store,
                                               const std::vector<Segment>& segments,
-                                              const std::vector<float>& rr) {
+                                              const StoreInputs& inputs) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
   std::vector<float> out;
@@ -187,12 +205,9 @@ std::vector<float> SegmentClassifier::predict(const TokenStore& store,
       rows.push_back(i);
       width = std::max(width, segments[i].length);
     }
-    auto tokens = torch::empty({int64_t(rows.size()), width}, torch::kLong);
-    auto mask = torch::empty({int64_t(rows.size()), width}, torch::kFloat32);
-    auto features = torch::empty({int64_t(rows.size()), width, kRrFeatureCount}, torch::kFloat32);
-    fill(store, rr, segments, rows, width, tokens, mask, features);
-    const auto probs =
-        torch::softmax(logits(tokens, mask, features).to(torch::kFloat32), -1).contiguous();
+    Batch batch = make_batch(int64_t(rows.size()), width);
+    fill(store, inputs, segments, rows, batch);
+    const auto probs = torch::softmax(logits(batch).to(torch::kFloat32), -1).contiguous();
     out.insert(out.end(), probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
   }
   return out;

@@ -35,6 +35,7 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
                                    const std::function<int(size_t, uint64_t, int64_t)>& label_of,
                                    bool cover_tail = false);
 
+// With descriptors (HeadOptions::descriptors) it reads their mean over the segment's beats too.
 // With RR features, a segment's head reads, beside its mean hidden state: the mean and the
 // spread of its beats' RR features, and these quantiles of the change between successive RR
 // intervals (|log(RR after / RR before)|, on a log scale), the irregularity of AF measured so
@@ -60,10 +61,23 @@ class SegmentClassifier {
   void load(const std::string& path);
 
  private:
-  // predict() with the store's RR features already computed (validation reuses fit's).
+  // The store's per-beat inputs, beat-major (each empty when not used).
+  struct StoreInputs {
+    std::vector<float> rr, descriptors;
+  };
+  // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
+  struct Batch {
+    at::Tensor tokens, mask, rr, descriptors;
+  };
+  StoreInputs store_inputs(const TokenStore& store) const;
+  Batch make_batch(int64_t rows, int64_t width) const;
+  void fill(const TokenStore& store, const StoreInputs& inputs, const std::vector<Segment>& all,
+            const std::vector<size_t>& rows, Batch& batch) const;
+  // predict() with the store's inputs already computed (validation reuses fit's).
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
-                             const std::vector<float>& rr);
-  at::Tensor logits(const at::Tensor& tokens, const at::Tensor& mask, const at::Tensor& rr);
+                             const StoreInputs& inputs);
+  at::Tensor logits(const Batch& batch);
+  int descriptor_count() const { return int(options_.descriptor_mean.size()); }
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;

@@ -2,7 +2,9 @@
 // beat windows, and give each beat the index of its nearest k-means code as its token.
 // With `shape: relative` a beat is described instead by how it differs from its own record:
 // its RR features (hlm/dsp/rr_features.h) and its window against the record's template
-// (hlm/dsp/beat_morphology.h), so a code means the same in every patient.
+// (hlm/dsp/beat_morphology.h), so a code means the same in every patient. With
+// `template_descriptors` each beat also carries numbers describing its template
+// (hlm/dsp/template_descriptors.h) into the token store, for heads to read.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -14,6 +16,7 @@
 #include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/qrs.h"
 #include "hlm/dsp/rr_features.h"
+#include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
 #include "hlm/plugin.h"
 #include "hlm/tokenizer.h"
@@ -53,6 +56,14 @@ class BeatVq final : public hlm::Tokenizer {
       throw hlm::ConfigError("beat-vq: shape='{}', expected 'window' or 'relative'{}", shape,
                              hlm::did_you_mean(shape, {"window", "relative"}));
     relative_ = shape == "relative";
+    descriptors_ = p.value("template_descriptors", false);
+    if (descriptors_ && !hlm::covers_template_descriptors(window_))
+      throw hlm::ConfigError(
+          "beat-vq: template_descriptors read the beat from {} s before the R peak to {} s after "
+          "it; window_before_s={} and window_after_s={} do not reach that far (HINT: widen the "
+          "window or leave template_descriptors off)",
+          -hlm::kPWaveSeconds[0], hlm::kTWaveSeconds[1], window_.before_seconds,
+          window_.after_seconds);
     if (codes_ < 1 || codes_ > 65000)
       throw hlm::ConfigError("beat-vq: codes={} must be in [1, 65000]", codes_);
     if (lead_ < 0) throw hlm::ConfigError("beat-vq: lead={} must be >= 0", lead_);
@@ -126,11 +137,24 @@ class BeatVq final : public hlm::Tokenizer {
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
     mark_invalid_windows(record.digital[lead_], b);
-    if (relative_) describe_relative(b);
+    if (!relative_ && !descriptors_) return b;
+    std::vector<int64_t> row(b.size());
+    for (size_t i = 0; i < b.size(); ++i)
+      row[i] = std::isnan(b.features[i * size_t(window_.points)]) ? -1 : int64_t(i);
+    const std::vector<float> templates =
+        hlm::local_templates(b.features.data(), window_.points, row);
+    if (descriptors_)
+      b.descriptors = hlm::template_descriptors(b.features.data(), window_, row, templates);
+    if (relative_) describe_relative(b, row, templates);
     return b;
   }
 
   bool needs_fit() const override { return codebook_.empty(); }
+
+  std::vector<std::string> descriptor_names() const override {
+    if (!descriptors_) return {};
+    return {std::begin(hlm::kTemplateDescriptorNames), std::end(hlm::kTemplateDescriptorNames)};
+  }
 
   void fit(const std::vector<const hlm::Beats*>& sample) override {
     std::vector<const float*> rows;
@@ -181,16 +205,16 @@ class BeatVq final : public hlm::Tokenizer {
   int feature_dim() const { return relative_ ? kRelativeFeatures : window_.points; }
 
   // shape relative: replaces each beat's window by its RR features and its window against
-  // the record's template. A beat whose window is invalid stays NaN (kUnk) and is left out
+  // its template. A beat whose window is invalid (row -1) stays NaN (kUnk) and is left out
   // of its neighbours' templates.
-  void describe_relative(hlm::Beats& b) const {
-    const size_t n = b.size(), points = size_t(window_.points);
-    std::vector<int64_t> row(n);
-    for (size_t i = 0; i < n; ++i) row[i] = std::isnan(b.features[i * points]) ? -1 : int64_t(i);
+  void describe_relative(hlm::Beats& b, const std::vector<int64_t>& row,
+                         const std::vector<float>& templates) const {
+    const size_t n = b.size();
     const auto rr = hlm::rr_features(b.rr_seconds.data(), n);
     const auto shape = hlm::relative_morphology(
         b.features.data(),
-        hlm::beat_shape_layout(window_.points, window_.before_seconds, window_.after_seconds), row);
+        hlm::beat_shape_layout(window_.points, window_.before_seconds, window_.after_seconds), row,
+        templates);
     std::vector<float> out(n * kRelativeFeatures);
     for (size_t i = 0; i < n; ++i) {
       float* f = out.data() + i * kRelativeFeatures;
@@ -223,7 +247,7 @@ class BeatVq final : public hlm::Tokenizer {
   }
 
   int codes_ = 500, lead_ = 0;
-  bool detect_all_leads_ = false, relative_ = false;
+  bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
   hlm::dsp::CleanOptions clean_;
@@ -251,6 +275,9 @@ const hlm_param_decl kBeatVqParams[] = {
     {"shape", "string", "\"window\"",
      "what a code describes: \"window\" (the beat's samples) or \"relative\" (its RR features "
      "and its window against its record's template: the same meaning in every patient)"},
+    {"template_descriptors", "bool", "false",
+     "store with each beat 10 numbers describing its template (QRS width, P and T waves "
+     "against the QRS) and the beat against it, for a head's `descriptors` input"},
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "hlm/dataset.h"
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/rr_features.h"
+#include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
 #include "plugin/plugin_host.h"
@@ -162,5 +163,37 @@ TEST_F(BeatVq, RelativeShapeDescribesEachBeatAgainstItsOwnRecord) {
     ADD_FAILURE() << "shape relatve accepted";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'relative'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(BeatVq, TemplateDescriptorsRideWithTheTokensWithoutChangingThem) {
+  const hlm::Record rec = dataset_->read("syn000");
+  for (const char* shape : {"window", "relative"}) {
+    SCOPED_TRACE(shape);
+    auto plain = tokenizer({{"codes", 16}, {"shape", shape}});
+    auto described = tokenizer({{"codes", 16}, {"shape", shape}, {"template_descriptors", true}});
+    // The tokens, so the identity a checkpoint is matched on, stay the same.
+    EXPECT_EQ(described->identity(), plain->identity());
+    EXPECT_TRUE(plain->descriptor_names().empty());
+    ASSERT_EQ(described->descriptor_names().size(), size_t(hlm::kTemplateDescriptorCount));
+    const hlm::Beats a = plain->extract(rec), b = described->extract(rec);
+    EXPECT_TRUE(a.descriptors.empty());
+    ASSERT_EQ(b.descriptors.size(), b.size() * size_t(hlm::kTemplateDescriptorCount));
+    EXPECT_EQ(b.features, a.features);
+    // A PVC correlates less with its template than a normal beat does.
+    double corr[2] = {}, count[2] = {};
+    for (size_t i = 0; i < b.size(); ++i) {
+      const int v = b.labels[i] == uint8_t(hlm::BeatClass::kV);
+      if (!v && b.labels[i] != uint8_t(hlm::BeatClass::kN)) continue;
+      corr[v] += b.descriptors[i * hlm::kTemplateDescriptorCount + 7], count[v] += 1;
+    }
+    ASSERT_GT(count[1], 0) << "syn001 has no PVC";
+    EXPECT_LT(corr[1] / count[1], corr[0] / count[0] - 0.1);
+  }
+  try {
+    tokenizer({{"template_descriptors", true}, {"window_after_s", 0.3}});
+    ADD_FAILURE() << "a window too short for the T wave accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("template_descriptors"), std::string::npos) << e.what();
   }
 }

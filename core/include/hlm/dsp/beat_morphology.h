@@ -41,10 +41,20 @@ BeatShapeLayout beat_shape_layout(int points, double before_s, double after_s);
 BeatShapeLayout codebook_shape_layout(const std::string& metadata, int dim,
                                       const std::string& path);
 
-// Features of one record's beats, beat-major. shapes holds rows of layout.points values;
-// row_of_beat[i] is beat i's row, or -1 where the beat has no shape (an unknown token, a window
-// over invalid samples): its features are those of a typical beat (the logs at log(0.01),
-// correlation 1, amplitude 0) and it is left out of the templates.
+// The template of each of one record's beats (points values per beat, beat-major). shapes
+// holds rows of `points` values; row_of_beat[i] is beat i's row, or -1 where the beat has no
+// shape (an unknown token, a window over invalid samples): it is left out of every template,
+// and its own is that of its neighbours (all zero when none of them has a shape either).
+std::vector<float> local_templates(const float* shapes, int points,
+                                   const std::vector<int64_t>& row_of_beat);
+
+// Features of one record's beats, beat-major, against `templates` (local_templates of the same
+// shapes). A beat without a shape has those of a typical beat (the logs at log(0.01),
+// correlation 1, amplitude 0).
+std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
+                                       const std::vector<int64_t>& row_of_beat,
+                                       const std::vector<float>& templates);
+// The same, computing the templates.
 std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayout& layout,
                                        const std::vector<int64_t>& row_of_beat);
 
