@@ -70,7 +70,7 @@ TEST(TemplateDescriptors, ReadTheQrsWidthThePWaveAndAnInvertedTWave) {
   EXPECT_NEAR(narrow[0], 5.2 * 0.012, 0.015);
   EXPECT_NEAR(wide[0], 5.2 * 0.03, 0.02);
   EXPECT_NEAR(narrow[1], std::log(1.0 + 0.01), 0.1);  // the QRS is 1 unit high
-  EXPECT_GT(narrow[2], 0.95);                           // and all positive
+  EXPECT_GT(narrow[2], 0.95);                         // and all positive
   // A P wave of 15 % of the QRS, and none.
   const auto no_p = record_of(beat(0.012, false, 0.3));
   EXPECT_NEAR(narrow[3], 0.15, 0.04);
@@ -109,7 +109,9 @@ TEST(TemplateDescriptors, AreTheSameAtAnySamplingRateGainOrPolarity) {
 
 TEST(TemplateDescriptors, SetAnEctopicFibrillatingOrNoisyBeatApartFromItsTemplate) {
   const Shape normal = beat(0.012, true, 0.3);
-  const Shape ectopic = [](double t) { return 1.2 * gauss(t, 0.02, 0.035) - 0.4 * gauss(t, 0.2, 0.06); };
+  const Shape ectopic = [](double t) {
+    return 1.2 * gauss(t, 0.02, 0.035) - 0.4 * gauss(t, 0.2, 0.06);
+  };
   // Fibrillatory waves where the P wave should be.
   const Shape fibrillating = [&](double t) {
     return normal(t) - 0.15 * gauss(t, -0.17, 0.025) + 0.1 * std::sin(2 * M_PI * 7 * t);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -321,29 +322,31 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
 }
 
-// A head input key (`key`=true) reaches the head: the same split, seed and RR features as the
-// shared run's fold 0, so only the head's input differs, and so do the losses; evaluate
-// rebuilds the head for a store of other records (another sampling rate) tokenized with the
-// same codebook, and the report names the input (`phrase`). Inputs from the codebook
+// A head input key (`key`=value, true by default) reaches the head: the same split, seed and RR
+// features as the shared run's fold 0, so only the head's input differs, and so do the losses;
+// evaluate rebuilds the head for a store of other records (another sampling rate) tokenized with
+// the same codebook, and the report names the input (`phrase`). Inputs from the codebook
 // (`uses_codebook`) name it in the fine-tune's results.
 namespace {
 void expect_head_input_acts(const std::string& key, const std::string& phrase, bool uses_codebook,
-                            const std::string& more_overrides = "") {
+                            const std::string& more_overrides = "",
+                            const std::string& value = "true",
+                            const std::function<void(const fs::path&)>& also = nullptr) {
   const auto& cv = cross_validation_run();
   hlm::test::ScratchDir runs("hlm_finetune_" + key);
   const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
                          " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]' finetune." +
-                         key + "=true" + more_overrides);
+                         key + "=" + value + more_overrides);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
-  EXPECT_EQ(got["head"][key], true);
+  EXPECT_EQ(got["head"][key], nlohmann::json::parse(value));
   if (uses_codebook)
     EXPECT_EQ(got["codebook"], stage_manifest(run_dir, "tokenize")["artifacts"]["codebook"]);
   else
     EXPECT_FALSE(got.contains("codebook"));
   const auto without = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];
-  EXPECT_EQ(without["head"][key], false);
+  EXPECT_NE(without["head"][key], got["head"][key]);
   EXPECT_EQ(got["train_records"], without["train_records"]);
   EXPECT_NE(got["losses"], without["losses"]);
   std::ifstream in(run_dir / "evaluate" / "results.json");
@@ -353,6 +356,7 @@ void expect_head_input_acts(const std::string& key, const std::string& phrase, b
   std::ifstream report(run_dir / "report.md");
   const std::string md((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
   EXPECT_NE(md.find(phrase), std::string::npos);
+  if (also) also(run_dir);
 }
 }  // namespace
 
@@ -377,6 +381,17 @@ TEST(FinetuneEvaluate, DescriptorsReachTheHeadAndAnotherStore) {
       " tokenize.tokenizer.template_descriptors=true"
       " tokenize_more.tokenizer.template_descriptors=true";
   expect_head_input_acts("descriptors", "10 descriptors per beat", /*uses_codebook=*/false, both);
+}
+
+// head_hidden: a hidden layer in the head, saved beside the output layer and rebuilt by
+// evaluate.
+TEST(FinetuneEvaluate, AHiddenHeadLayerTrainsAndIsRebuiltForEvaluation) {
+  expect_head_input_acts("head_hidden", "a head with 16 hidden units", /*uses_codebook=*/false, "",
+                         "16", [](const fs::path& run_dir) {
+                           const fs::path tuned = run_dir / "finetune[backbone=full,fold=0]";
+                           EXPECT_TRUE(fs::exists(tuned / "classifier.head_hidden"));
+                           EXPECT_TRUE(fs::exists(tuned / "classifier.head"));
+                         });
 }
 
 TEST(FinetuneEvaluate, DescriptorsAreRefusedWhereAStoreHasNone) {

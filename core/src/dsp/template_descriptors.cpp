@@ -86,7 +86,8 @@ TemplateShape describe_template(const float* t, const PointClock& clock) {
   // of its steepest slope near the R peak.
   const int s0 = clock.first(-kQrsSearchSeconds), s1 = clock.end(kQrsSearchSeconds);
   double steepest = 0;
-  for (int j = s0; j + 1 < s1; ++j) steepest = std::max(steepest, std::abs(double(t[j + 1]) - t[j]));
+  for (int j = s0; j + 1 < s1; ++j)
+    steepest = std::max(steepest, std::abs(double(t[j + 1]) - t[j]));
   int onset = -1, offset = -1;
   for (int j = s0; j + 1 < s1; ++j)
     if (steepest > 0 && std::abs(double(t[j + 1]) - t[j]) > kQrsSlopeFraction * steepest) {
@@ -96,7 +97,7 @@ TemplateShape describe_template(const float* t, const PointClock& clock) {
   const double width = onset < 0 ? 0.0 : (offset - onset) / clock.per_second;
 
   // The highest and lowest point of a wave's part, against the isoelectric level.
-  auto wave = [&](const double (&seconds)[2], double& top, double& bottom) {
+  auto wave = [&](const double(&seconds)[2], double& top, double& bottom) {
     top = bottom = 0.0;
     for (int j = clock.first(seconds[0]); j < clock.end(seconds[1]); ++j)
       top = std::max(top, sign * (t[j] - base)), bottom = std::min(bottom, sign * (t[j] - base));

@@ -213,6 +213,9 @@ StageOutput run_finetune(StageContext& ctx) {
       (head.descriptors ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
                               " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
                         : "") +
+      (head.hidden_units > 0
+           ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
+           : "") +
       ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
       " records";
   if (!validation.empty()) {
@@ -276,6 +279,10 @@ StageKind finetune_stage() {
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
        "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
       {"head_lr_scale", "float", "1.0", "the head's learning rate over the backbone's (lr); > 0",
+       false},
+      {"head_hidden", "int", "0",
+       "units of a hidden layer (GELU) between the head's inputs and the classes; 0: one linear "
+       "layer",
        false},
       {"task", "choice:beats|af|record", "\"beats\"",
        "beats: AAMI class of each beat; af: AF or not of segments of segment_beats beats (rhythm "

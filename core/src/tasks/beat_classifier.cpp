@@ -47,7 +47,7 @@ BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, Head
                                const std::string& codebook)
     : model_(std::move(model)), options_(std::move(options)), features_(options_, codebook) {
   torch::manual_seed(seed);
-  head_ = torch::nn::Linear(model_->d_model() + features_.count(), kBeatClassCount);
+  head_ = HeadLayers(model_->d_model() + features_.count(), options_.hidden_units, kBeatClassCount);
 }
 
 at::Tensor BeatClassifier::logits(const at::Tensor& tokens, const at::Tensor& features) {

@@ -13,6 +13,7 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "tasks/beat_features.h"
+#include "tasks/classifier_parts.h"
 #include "tasks/fit_loop.h"
 #include "tasks/head_options.h"
 #include "train/train_options.h"
@@ -74,7 +75,7 @@ class BeatClassifier {
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   BeatFeatures features_;
-  torch::nn::Linear head_{nullptr};
+  HeadLayers head_;
 };
 
 }  // namespace hlm

@@ -19,6 +19,8 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   if (o.descriptor_mean.size() != o.descriptor_scale.size())
     throw ConfigError("descriptor_mean has {} values but descriptor_scale {}",
                       o.descriptor_mean.size(), o.descriptor_scale.size());
+  o.hidden_units = p.value("head_hidden", o.hidden_units);
+  if (o.hidden_units < 0) throw ConfigError("head_hidden {} must be >= 0", o.hidden_units);
   o.class_weights = p.value("class_weights", o.class_weights);
   o.lr_scale = p.value("head_lr_scale", o.lr_scale);
   if (!(o.lr_scale > 0.0 && std::isfinite(o.lr_scale)))
@@ -36,6 +38,7 @@ nlohmann::json HeadOptions::to_json() const {
                         {"record_rhythm_features", record_rhythm_features},
                         {"morphology_features", morphology_features},
                         {"descriptors", descriptors},
+                        {"head_hidden", hidden_units},
                         {"class_weights", class_weights},
                         {"head_lr_scale", lr_scale}};
   if (descriptors) {

@@ -21,6 +21,9 @@ struct HeadOptions {
   // over the training records' beats (set by fit_descriptor_scaling, kept in the results).
   bool descriptors = false;
   std::vector<float> descriptor_mean, descriptor_scale;
+  // Units of a hidden layer between the inputs and the classes (classifier_parts.h); 0: the
+  // head is one linear layer.
+  int hidden_units = 0;
   std::string class_weights = "sqrt";  // loss weight per class: sqrt, inverse (frequency), none
   // The head's learning rate over the backbone's. A fresh head on a pretrained backbone wants
   // larger steps (discriminative rates, Howard & Ruder 2018): Adam moves each weight about

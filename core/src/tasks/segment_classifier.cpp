@@ -47,9 +47,9 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
   if (options_.descriptors && options_.descriptor_mean.empty())
     throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
   torch::manual_seed(seed);
-  head_ = torch::nn::Linear(
+  head_ = HeadLayers(
       model_->d_model() + (options_.rr_features ? kSegmentRrInputs : 0) + descriptor_count(),
-      classes_);
+      options_.hidden_units, classes_);
 }
 
 SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {

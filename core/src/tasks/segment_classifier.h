@@ -12,6 +12,7 @@
 #include "hlm/dsp/rr_features.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/classifier_parts.h"
 #include "tasks/fit_loop.h"
 #include "tasks/head_options.h"
 
@@ -81,7 +82,7 @@ class SegmentClassifier {
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;
-  torch::nn::Linear head_{nullptr};
+  HeadLayers head_;
 };
 
 }  // namespace hlm

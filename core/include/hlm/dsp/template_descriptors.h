@@ -4,8 +4,9 @@
 // a missing P wave (atrial fibrillation, flutter), an inverted T wave. Those are what tells
 // many "other rhythm" records of the Challenge 2017 from normal ones. The descriptors give them
 // back, measured on the beat's local template (hlm/dsp/beat_morphology.h), plus three values of
-// the beat itself against that template (its noise: second differences outside the QRS). Every duration is in seconds and every amplitude but
-// one is a ratio to the QRS amplitude, so they mean the same at any sampling rate and gain.
+// the beat itself against that template (its noise: second differences outside the QRS). Every
+// duration is in seconds and every amplitude but one is a ratio to the QRS amplitude, so they mean
+// the same at any sampling rate and gain.
 #pragma once
 #include <cstdint>
 #include <vector>
