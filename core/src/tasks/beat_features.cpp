@@ -44,7 +44,7 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used) {
 }
 
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
-                            const std::vector<size_t>& records) {
+                            const std::vector<size_t>& records, double tail) {
   const size_t k = store.descriptor_count();
   if (k == 0)
     throw ConfigError(
@@ -52,20 +52,28 @@ void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
         "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
         "false)",
         store.path());
-  std::vector<double> sum(k, 0.0), squares(k, 0.0);
+  // Two passes (mean, then spread around it), in double: a descriptor whose mean is large
+  // beside its spread keeps its precision.
+  auto for_each_value = [&](auto&& visit) {
+    for (size_t r : records) {
+      const auto rec = store.record(r);
+      const size_t beats = size_t(std::floor(double(rec.length) * (1.0 - tail)));
+      const float* d = store.descriptors() + rec.offset * k;
+      for (size_t i = 0; i < beats * k; ++i) visit(i % k, double(d[i]));
+    }
+  };
+  std::vector<double> mean(k, 0.0), spread(k, 0.0);
   double beats = 0;
-  for (size_t r : records) {
-    const auto rec = store.record(r);
-    const float* d = store.descriptors() + rec.offset * k;
-    for (size_t i = 0; i < rec.length * k; ++i) sum[i % k] += d[i], squares[i % k] += d[i] * d[i];
-    beats += double(rec.length);
-  }
+  for_each_value([&](size_t j, double v) { mean[j] += v, beats += j == 0; });
   options.descriptor_mean.assign(k, 0.0f);
   options.descriptor_scale.assign(k, 1.0f);
-  for (size_t j = 0; j < k && beats > 0; ++j) {
-    const double mean = sum[j] / beats, var = squares[j] / beats - mean * mean;
-    options.descriptor_mean[j] = float(mean);
-    if (var > 1e-12 * (1.0 + mean * mean)) options.descriptor_scale[j] = float(std::sqrt(var));
+  if (beats == 0) return;
+  for (double& m : mean) m /= beats;
+  for_each_value([&](size_t j, double v) { spread[j] += (v - mean[j]) * (v - mean[j]); });
+  for (size_t j = 0; j < k; ++j) {
+    const double sd = std::sqrt(spread[j] / beats);
+    options.descriptor_mean[j] = float(mean[j]);
+    if (sd > 1e-6 * (1.0 + std::abs(mean[j]))) options.descriptor_scale[j] = float(sd);
   }
 }
 

@@ -21,10 +21,10 @@ namespace hlm {
 std::vector<float> store_rr_features(const TokenStore& store, bool used);
 
 // Sets options.descriptor_mean and descriptor_scale from the store's descriptors over the
-// beats of `records` (a scale of 1 where a descriptor does not vary). ConfigError naming the
-// store when it has no descriptors.
+// beats of `records` but the last `tail` fraction of each (held out; a scale of 1 where a
+// descriptor does not vary). ConfigError naming the store when it has no descriptors.
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
-                            const std::vector<size_t>& records);
+                            const std::vector<size_t>& records, double tail = 0.0);
 // The store's descriptors standardised as options say, beat-major; empty when
 // options.descriptors is off. DataError naming the store when it has not the descriptors the
 // head was trained on.

@@ -16,9 +16,17 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.descriptors = p.value("descriptors", o.descriptors);
   o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
   o.descriptor_scale = p.value("descriptor_scale", o.descriptor_scale);
-  if (o.descriptor_mean.size() != o.descriptor_scale.size())
-    throw ConfigError("descriptor_mean has {} values but descriptor_scale {}",
-                      o.descriptor_mean.size(), o.descriptor_scale.size());
+  // Written by finetune beside the classifier; evaluate reads them back.
+  bool scales_ok = o.descriptor_mean.size() == o.descriptor_scale.size() &&
+                   (o.descriptor_mean.empty() || o.descriptors);
+  for (size_t j = 0; j < o.descriptor_scale.size(); ++j)
+    scales_ok = scales_ok && std::isfinite(o.descriptor_mean[j]) &&
+                std::isfinite(o.descriptor_scale[j]) && o.descriptor_scale[j] > 0;
+  if (!scales_ok)
+    throw ConfigError(
+        "the head's descriptor scaling is malformed ({} means, {} scales, descriptors {}); "
+        "re-run the finetune stage that wrote it",
+        o.descriptor_mean.size(), o.descriptor_scale.size(), o.descriptors);
   o.hidden_units = p.value("head_hidden", o.hidden_units);
   if (o.hidden_units < 0) throw ConfigError("head_hidden {} must be >= 0", o.hidden_units);
   o.class_weights = p.value("class_weights", o.class_weights);

@@ -78,7 +78,9 @@ class SegmentClassifier {
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
                              const StoreInputs& inputs);
   at::Tensor logits(const Batch& batch);
-  int descriptor_count() const { return int(options_.descriptor_mean.size()); }
+  int descriptor_count() const {
+    return options_.descriptors ? int(options_.descriptor_mean.size()) : 0;
+  }
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;

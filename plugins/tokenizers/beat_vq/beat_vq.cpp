@@ -57,6 +57,11 @@ class BeatVq final : public hlm::Tokenizer {
                              hlm::did_you_mean(shape, {"window", "relative"}));
     relative_ = shape == "relative";
     descriptors_ = p.value("template_descriptors", false);
+    if (descriptors_ && window_.points < 3)
+      throw hlm::ConfigError(
+          "beat-vq: template_descriptors need windows of at least 3 points (points={}) (HINT: "
+          "raise points, 64 by default)",
+          window_.points);
     if (descriptors_ && !hlm::covers_template_descriptors(window_))
       throw hlm::ConfigError(
           "beat-vq: template_descriptors read the beat from {} s before the R peak to {} s after "

@@ -196,4 +196,10 @@ TEST_F(BeatVq, TemplateDescriptorsRideWithTheTokensWithoutChangingThem) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("template_descriptors"), std::string::npos) << e.what();
   }
+  try {
+    tokenizer({{"template_descriptors", true}, {"points", 2}});
+    ADD_FAILURE() << "windows of 2 points accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("at least 3 points"), std::string::npos) << e.what();
+  }
 }
