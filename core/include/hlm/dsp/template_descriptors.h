@@ -19,7 +19,7 @@ constexpr int kTemplateDescriptorCount = 10;
 constexpr const char* kTemplateDescriptorNames[kTemplateDescriptorCount] = {
     "template QRS width (s)",
     "template log QRS peak-to-peak (lead units)",
-    "template QRS positive part / peak-to-peak",
+    "template QRS main deflection / peak-to-peak",
     "template P wave height above the isoelectric level / QRS",
     "template P window range / QRS",
     "template T wave maximum / QRS",
