@@ -95,10 +95,10 @@ std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayou
     f[0] = f[3] = f[4] = typical_distance;
     f[1] = 1.0f;
   }
+  std::vector<double> t(dim);
   for (size_t i = 0; i < n; ++i) {
     if (row_of_beat[i] < 0) continue;  // no shape: stays typical
-    const std::vector<double> t(templates.begin() + ptrdiff_t(i * dim),
-                                templates.begin() + ptrdiff_t((i + 1) * dim));
+    std::copy_n(templates.begin() + ptrdiff_t(i * dim), dim, t.begin());
     const float* c = shapes + size_t(row_of_beat[i]) * dim;
     double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0, c_mean = 0, t_mean = 0;
     double c_min = c[0], c_max = c[0], t_min = t[0], t_max = t[0];

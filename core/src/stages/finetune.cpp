@@ -115,8 +115,7 @@ StageOutput run_finetune(StageContext& ctx) {
           ctx.instance.id, key, task);
   // Standardised on the beats the head trains on, so no held-out beat shapes its inputs.
   if (head.descriptors)
-    fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false),
-                           p.at("holdout_tail").get<double>());
+    fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false), tail);
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";

@@ -77,9 +77,16 @@ void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
   }
 }
 
+int descriptor_inputs(const HeadOptions& options) {
+  if (!options.descriptors) return 0;
+  if (options.descriptor_mean.empty())
+    throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
+  return int(options.descriptor_mean.size());
+}
+
 std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions& options) {
-  if (!options.descriptors) return {};
-  const size_t k = options.descriptor_mean.size();
+  const size_t k = size_t(descriptor_inputs(options));
+  if (k == 0) return {};
   if (store.descriptor_count() != k)
     throw DataError(
         "{}: the classifier reads {} descriptors per beat, this token store has {} (HINT: "
@@ -94,9 +101,7 @@ std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions&
 
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
     : rr_(options.rr_features), record_rhythm_(options.record_rhythm_features) {
-  if (options.descriptors && options.descriptor_mean.empty())
-    throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
-  if (options.descriptors) descriptors_ = options;
+  if (descriptor_inputs(options) > 0) descriptors_ = options;
   if (!options.morphology_features) return;
   if (codebook.empty())
     throw ConfigError(
@@ -111,7 +116,7 @@ BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebo
 
 int BeatFeatures::count() const {
   return (rr_ ? kRrFeatureCount : 0) + (record_rhythm_ ? kRecordRhythmFeatureCount : 0) +
-         (codebook_ ? kMorphologyFeatureCount : 0) + int(descriptors_.descriptor_mean.size());
+         (codebook_ ? kMorphologyFeatureCount : 0) + descriptor_inputs(descriptors_);
 }
 
 std::vector<float> BeatFeatures::of(const TokenStore& store) const {
@@ -132,10 +137,8 @@ std::vector<float> BeatFeatures::of(const TokenStore& store) const {
     add_morphology(store, k, column, all);
     column += kMorphologyFeatureCount;
   }
-  if (descriptors_.descriptors) {
-    const size_t width = descriptors_.descriptor_mean.size();
-    place(store_descriptors(store, descriptors_), width, k, column, all);
-  }
+  if (const int width = descriptor_inputs(descriptors_); width > 0)
+    place(store_descriptors(store, descriptors_), size_t(width), k, column, all);
   return all;
 }
 

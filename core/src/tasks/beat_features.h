@@ -25,6 +25,9 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used);
 // descriptor does not vary). ConfigError naming the store when it has no descriptors.
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
                             const std::vector<size_t>& records, double tail = 0.0);
+// Descriptor values per beat a head with these options reads: 0 when options.descriptors is
+// off. InternalError when it is on and fit_descriptor_scaling has not set its scaling.
+int descriptor_inputs(const HeadOptions& options);
 // The store's descriptors standardised as options say, beat-major; empty when
 // options.descriptors is off. DataError naming the store when it has not the descriptors the
 // head was trained on.

@@ -44,8 +44,6 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
 SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed,
                                      HeadOptions options, int classes)
     : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
-  if (options_.descriptors && options_.descriptor_mean.empty())
-    throw InternalError("descriptors input without its scaling (fit_descriptor_scaling first)");
   torch::manual_seed(seed);
   head_ = HeadLayers(
       model_->d_model() + (options_.rr_features ? kSegmentRrInputs : 0) + descriptor_count(),
@@ -100,24 +98,25 @@ at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& m
   return (torch::cat(out, 1) + 1e-3f).log();
 }
 
+namespace {
+
+// Mean over each segment's beats, padding left out: values [rows, beats, k], mask [rows, beats].
+at::Tensor masked_mean(const at::Tensor& values, const at::Tensor& mask) {
+  const auto m = mask.unsqueeze(-1).to(values.dtype());
+  return (values * m).sum(1) / m.sum(1).clamp_min(1.0);
+}
+
+}  // namespace
+
 at::Tensor SegmentClassifier::logits(const Batch& batch) {
   const at::Tensor& mask = batch.mask;
   const at::Tensor& rr = batch.rr;
-  const at::Tensor hidden = backbone_hidden(*model_, options_, batch.tokens);
-  // Mean over the segment's beats (padding masked out).
-  const auto m = mask.unsqueeze(-1).to(hidden.dtype());
-  const auto count = m.sum(1).clamp_min(1.0);
-  auto pooled = (hidden * m).sum(1) / count;
-  if (options_.descriptors) {
-    const auto rm = mask.unsqueeze(-1);
-    const auto mean = (batch.descriptors * rm).sum(1) / rm.sum(1).clamp_min(1.0);
-    pooled = torch::cat({pooled, mean.to(pooled.dtype())}, -1);
-  }
+  auto pooled = masked_mean(backbone_hidden(*model_, options_, batch.tokens), mask);
+  if (options_.descriptors)
+    pooled = torch::cat({pooled, masked_mean(batch.descriptors, mask).to(pooled.dtype())}, -1);
   if (options_.rr_features) {
-    const auto rm = mask.unsqueeze(-1);
-    const auto mean = (rr * rm).sum(1) / rm.sum(1).clamp_min(1.0);
-    const auto spread =
-        (((rr - mean.unsqueeze(1)) * rm).pow(2).sum(1) / rm.sum(1).clamp_min(1.0)).sqrt();
+    const auto mean = masked_mean(rr, mask);
+    const auto spread = masked_mean((rr - mean.unsqueeze(1)).pow(2), mask).sqrt();
     const auto irregularity = successive_change_quantiles(rr, mask);
     pooled = torch::cat({pooled, mean.to(pooled.dtype()), spread.to(pooled.dtype()),
                          irregularity.to(pooled.dtype())},

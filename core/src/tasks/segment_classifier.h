@@ -12,6 +12,7 @@
 #include "hlm/dsp/rr_features.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/beat_features.h"
 #include "tasks/classifier_parts.h"
 #include "tasks/fit_loop.h"
 #include "tasks/head_options.h"
@@ -78,9 +79,7 @@ class SegmentClassifier {
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
                              const StoreInputs& inputs);
   at::Tensor logits(const Batch& batch);
-  int descriptor_count() const {
-    return options_.descriptors ? int(options_.descriptor_mean.size()) : 0;
-  }
+  int descriptor_count() const { return descriptor_inputs(options_); }
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;
