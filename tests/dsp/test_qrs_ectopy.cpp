@@ -5,6 +5,7 @@
 // ectopic ones wholesale.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -48,11 +49,12 @@ struct Grid {
   double worst_se = 2.0;
 };
 
-Grid run_grid(const std::vector<double>& amplitudes, const std::vector<double>& widths) {
+Grid run_grid(const std::vector<double>& amplitudes, const std::vector<double>& widths,
+              const std::vector<double>& sinus_bpm = {60.0, 110.0}) {
   Grid g;
   for (const double fs : {128.0, 250.0, 360.0, 500.0, 1000.0})
     for (const int every : {2, 3})
-      for (const double bpm : {60.0, 110.0})
+      for (const double bpm : sinus_bpm)
         for (const double amplitude : amplitudes)
           for (const double width : widths)
             for (const bool both : {false, true}) {
@@ -92,12 +94,28 @@ TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
-// Not met yet (issue 14, item 0): PVCs smaller (0.4) or wider (1.8) than the sinus beats, in
-// bigeminy or trigeminy from the record's first beats, are missed wholesale, at every sampling
-// rate. Their envelope is 0.14 to 0.3 of the sinus beats': the T-wave rule rejects them when
-// the coupling is under 0.36 s (110 bpm), the threshold rejects them otherwise, the rejected
-// PVCs raise the noise level, and once the detected RR has doubled the search-back never
-// fires. The target is the one asserted here. Run it with --gtest_also_run_disabled_tests.
+// Wide PVCs (1.8 times the generator's width) at any coupling, and small (0.4) or small and
+// wide ones coupled past the T wave (60 bpm: 0.55-0.65 s). The main band shrinks them to 0.14-0.3
+// of the sinus beats, below the threshold; the slow band keeps them tall, and the pause after
+// each lets them through (the ectopic path of qrs_decide.h).
+TEST(QrsEctopy, FindsWidePvcsAtAnyRateAndSmallOnesCoupledPastTheTWave) {
+  Grid wide = run_grid({1.0}, {1.8});
+  const Grid late = run_grid({0.4}, {1.0, 1.8}, {60.0});
+  wide.all += late.all;
+  wide.ventricular += late.ventricular;
+  EXPECT_GE(std::min(wide.worst_se, late.worst_se), 0.97) << wide.worst << "\n" << late.worst;
+  EXPECT_GE(wide.ventricular.sensitivity(), 0.995);
+  EXPECT_GE(wide.all.sensitivity(), 0.995);
+  EXPECT_GE(wide.all.positive_predictivity(), 0.998);
+}
+
+// Not met yet (issue 14, item 0): small PVCs (0.4) coupled within the T wave's reach (110 bpm:
+// 0.30-0.35 s after the sinus beat). In the main band they are barely taller than the sinus T
+// waves (0.13-0.35 against 0.1), and in the slow band they stand 0.6-0.8 of the beat before
+// them, which is also what the T wave after a ventricular beat does (0.7-1.1 of it, MIT-BIH
+// 201), so the T-wave rule keeps them out. Letting 0.6 through after sinus beats still missed
+// most of them and added 122 false beats on DS1's first lead. Run it with
+// --gtest_also_run_disabled_tests.
 TEST(QrsEctopy, DISABLED_FindsSmallOrWidePvcsOfBigeminyAndTrigeminy) {
   const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

@@ -58,27 +58,35 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
   if (n < 2) return {};
   // Big arrays live in a per-thread workspace, reused from record to record.
   struct Workspace {
-    std::vector<qrs::LeadEnvelope> env;
+    std::vector<qrs::LeadEnvelope> env, slow;
     qrs::Fused fused;
   };
   thread_local Workspace ws;
   const size_t leads = leads_mv.size();
   ws.env.resize(leads);
-  std::vector<std::vector<float>> level(leads), weight(leads);
+  ws.slow.resize(leads);
+  std::vector<std::vector<float>> level(leads), slow_level(leads), weight(leads);
   for (size_t k = 0; k < leads; ++k) {
     qrs::lead_envelope(leads_mv[k], n, sampling_hz, ws.env[k]);
+    qrs::lead_envelope(ws.env[k].resampled.data(), ws.env[k].resampled.size(),
+                       qrs::kRateHz * qrs::kSlowStretch, ws.slow[k]);
     level[k] = qrs::qrs_level(ws.env[k]);
+    slow_level[k] = qrs::qrs_level(ws.slow[k]);
     weight[k] = leads > 1 ? qrs::peak_weight(ws.env[k], level[k])
                           : std::vector<float>(level[k].size(), 1.0f);
   }
   const int64_t separation = std::llround(0.10 * kRateHz);
-  qrs::fuse(ws.env, level, weight, ws.fused);
-  std::vector<Candidate> beats = qrs::decide(qrs::find_candidates(ws.fused, separation), options);
+  auto candidates = [&] {
+    qrs::fuse(ws.env, level, weight, ws.fused);
+    std::vector<Candidate> c = qrs::find_candidates(ws.fused, separation);
+    qrs::add_slow_heights(ws.slow, slow_level, weight, c);
+    return c;
+  };
+  std::vector<Candidate> beats = qrs::decide(candidates(), options);
   // With several leads, a second pass weighs each lead by how well it shows the beats found.
   if (leads > 1) {
     for (size_t k = 0; k < leads; ++k) weight[k] = qrs::beat_weight(ws.env[k], level[k], beats);
-    qrs::fuse(ws.env, level, weight, ws.fused);
-    beats = qrs::decide(qrs::find_candidates(ws.fused, separation), options);
+    beats = qrs::decide(candidates(), options);
   }
 
   // R peaks at the native rate on the fiducial lead; a beat that lands within half a
@@ -93,10 +101,12 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
     if (!out.empty() && r - out.back() < half_refractory) continue;
     out.push_back(r);
   }
-  for (qrs::LeadEnvelope& e : ws.env) {
-    qrs::release_if_large(e.slope);
-    qrs::release_if_large(e.energy);
-  }
+  for (auto* envelopes : {&ws.env, &ws.slow})
+    for (qrs::LeadEnvelope& e : *envelopes) {
+      qrs::release_if_large(e.resampled);
+      qrs::release_if_large(e.slope);
+      qrs::release_if_large(e.energy);
+    }
   qrs::release_if_large(ws.fused.slope);
   qrs::release_if_large(ws.fused.energy);
   std::sort(out.begin(), out.end());

@@ -10,7 +10,17 @@ namespace {
 constexpr float kThreshold = 0.35f;   // share of the way from the noise to the beat level
 constexpr float kSearchBack = 0.5f;   // threshold factor when searching a gap again
 constexpr float kTWaveSlope = 0.5f;   // a T wave is flatter than half the QRS slope ...
-constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level
+constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level ...
+// ... and, in the slow band, not 25 % taller than the beat before it. A complex that is taller
+// there is wider than that beat (an early ectopic beat); a T wave is smaller than its own QRS
+// (0.2-0.5 of it), or about as tall after a wide ectopic beat (MIT-BIH 201: 1.0-1.1).
+constexpr float kTWaveSlow = 1.25f;
+// The ectopic path (see decide): a candidate at least half as tall as the beats in the slow
+// band (T waves reach 0.2-0.5 of them) needs only a tenth of the way from the noise to the beat
+// level in the main band, and twice the noise level, when a pause follows it.
+constexpr float kEctopicSlow = 0.5f;
+constexpr float kEctopicThreshold = 0.1f;
+constexpr float kEctopicOverNoise = 2.0f;
 
 // A ring of the last 8 values; the median is recomputed only when a value changes.
 template <class T>
@@ -48,43 +58,72 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   const int64_t refractory = std::llround(options.refractory_seconds * kRateHz);
   const int64_t t_wave = std::llround(options.t_wave_seconds * kRateHz);
   // The fused envelope is scaled to a beat level near 1, which seeds the running estimates.
-  Recent<float> beat_h(0.6f), noise_h(0.02f);
+  Recent<float> beat_h(0.6f), noise_h(0.02f), beat_slow(0.6f);
   Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
+  std::vector<Candidate> beats;
+  size_t since = 0;  // first candidate after the last beat
   auto threshold = [&] {
     const float q = beat_h.median(), z = noise_h.median();
     return z + kThreshold * (q - z);
   };
-  std::vector<Candidate> beats;
-  size_t since = 0;  // first candidate after the last beat
+  // An ectopic beat comes early and a pause follows it: no candidate clears the threshold
+  // sooner after it than the last beat came before it. (This also turns away P waves and the
+  // onsets of taller complexes.)
+  auto pause_follows = [&](size_t ci) {
+    if (beats.empty()) return true;
+    const float th = threshold();
+    const int64_t end = cand[ci].i + (cand[ci].i - beats.back().i);
+    for (size_t k = ci + 1; k < cand.size() && cand[k].i < end; ++k)
+      if (cand[k].height > th) return false;
+    return true;
+  };
+  // Whether candidate ci is tall enough for a beat, with the thresholds scaled by `factor`.
+  // Besides the main threshold, the ectopic path: wide or small ventricular beats, which the
+  // main band shrinks to the height of T waves, keep their height in the slow band. Without it
+  // the PVCs of a bigeminy below the threshold are missed wholesale: the median of the last 8
+  // beat heights stays with the sinus beats, and the detected RR, doubled, is regular.
+  auto clears = [&](size_t ci, float factor) {
+    const Candidate& c = cand[ci];
+    if (c.height > factor * threshold()) return true;
+    const float q = beat_h.median(), z = noise_h.median();
+    const float floor = std::max(z + kEctopicThreshold * (q - z), kEctopicOverNoise * z);
+    // Within the T wave's reach of the last beat, only a complex wider than that beat.
+    const bool past_t =
+        beats.empty() || c.i - beats.back().i >= t_wave || c.slow >= kTWaveSlow * beats.back().slow;
+    return past_t && c.slow >= kEctopicSlow * beat_slow.median() && c.height > factor * floor &&
+           pause_follows(ci);
+  };
   auto t_like = [&](const Candidate& c) {
     return !beats.empty() && c.i - beats.back().i < t_wave &&
-           c.slope < kTWaveSlope * beats.back().slope && c.height < kTWaveHeight * beat_h.median();
+           c.slope < kTWaveSlope * beats.back().slope &&
+           c.height < kTWaveHeight * beat_h.median() && c.slow < kTWaveSlow * beats.back().slow;
   };
   auto accept = [&](size_t ci) {
     if (!beats.empty()) rr.push(cand[ci].i - beats.back().i);
     beat_h.push(cand[ci].height);
+    beat_slow.push(cand[ci].slow);
     beats.push_back(cand[ci]);
     since = ci + 1;
   };
   for (size_t ci = 0; ci < cand.size(); ++ci) {
     const Candidate& c = cand[ci];
     if (!beats.empty() && c.i - beats.back().i > options.search_back_rr * rr.mean()) {
-      const float low = kSearchBack * threshold();
       size_t best = cand.size();
       for (size_t j = since; j < ci; ++j)
         if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
-            cand[j].height > low && !t_like(cand[j]) &&
+            clears(j, kSearchBack) && !t_like(cand[j]) &&
             (best == cand.size() || cand[j].height > cand[best].height))
           best = j;
       if (best != cand.size()) accept(best);
     }
     const bool near = !beats.empty() && c.i - beats.back().i < refractory;
-    if (!near && !t_like(c) && c.height > threshold()) {
+    if (!near && !t_like(c) && clears(ci, 1.0f)) {
       accept(ci);
     } else if (near && c.height > beats.back().height && c.height > threshold()) {
       // The beat just taken was the onset (or P wave) of this bigger complex.
       beats.back() = c;
       beat_h.replace_last(c.height);
+      beat_slow.replace_last(c.slow);
       if (beats.size() > 1) rr.replace_last(c.i - beats[beats.size() - 2].i);
       since = ci + 1;
     } else if (!near) {

@@ -60,6 +60,7 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
 }  // namespace
 
 void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e) {
+  e.resampled.clear();
   e.slope.clear();
   e.energy.clear();
   if (n == 0) return;
@@ -82,8 +83,9 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
     for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
     return sum * inv;
   };
-  // Work buffers are kept per thread: fresh pages cost more than the arithmetic.
-  thread_local std::vector<float> y, band;
+  // The work buffer is kept per thread: fresh pages cost more than the arithmetic.
+  thread_local std::vector<float> band;
+  std::vector<float>& y = e.resampled;
   y.resize(m);
   for (ptrdiff_t j = 0; j < m; ++j) {
     const double t = double(j) * ratio;
@@ -102,7 +104,6 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   if (m > 1) e.slope[m - 1] = 0.5f * std::fabs(band[m - 1] - band[m - 2]);
   // The envelope: the 125 ms centred moving mean of the slope.
   centred_means(e.slope, false, e.energy);
-  release_if_large(y);
   release_if_large(band);
 }
 

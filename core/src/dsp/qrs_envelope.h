@@ -23,12 +23,20 @@ void release_if_large(Vector& v) {
 // One lead at kRateHz: |slope| of its ~5-30 Hz band and the 125 ms moving mean of that (the
 // envelope), both centred on the input (no delay). Sample j lies at time j / kRateHz.
 struct LeadEnvelope {
+  std::vector<float> resampled;  // the lead itself at kRateHz
   std::vector<float> slope;
   std::vector<float> energy;
 };
 // Fills `out`, reusing its storage (the detector keeps one per thread: on a 30-minute record,
 // fresh pages cost more than the arithmetic). Scratch buffers are per thread too.
 void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& out);
+
+// The slow band: the same front end run on a lead's `resampled` signal as if it were recorded
+// at kSlowStretch * kRateHz, so its windows last twice as long (band about 2-15 Hz, 250 ms
+// integration). A wide ventricular complex, which the main band shrinks to the height of a T
+// wave, stands about as tall as a narrow QRS there. Sample j of a slow envelope lies at time
+// j * kSlowStretch / kRateHz.
+constexpr int kSlowStretch = 2;
 
 // Indices of the local maxima of h that are the largest within `separation` samples either
 // side (the first of equal values wins).

@@ -176,4 +176,28 @@ std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation) {
   return out;
 }
 
+void add_slow_heights(const std::vector<LeadEnvelope>& slow,
+                      const std::vector<std::vector<float>>& slow_level,
+                      const std::vector<std::vector<float>>& weight,
+                      std::vector<Candidate>& candidates) {
+  const int64_t reach = std::llround(0.06 * kRateHz / kSlowStretch);
+  for (Candidate& c : candidates) {
+    const size_t b = size_t(c.i / kBlock);
+    float weight_sum = 0.0f, height = 0.0f;
+    for (size_t k = 0; k < slow.size(); ++k) {
+      const std::vector<float>& e = slow[k].energy;
+      if (e.empty() || weight[k].empty()) continue;
+      const int64_t m = static_cast<int64_t>(e.size());
+      const int64_t j = std::min(m - 1, c.i / kSlowStretch);
+      const int64_t a = std::max<int64_t>(0, j - reach), z = std::min(m - 1, j + reach);
+      const float top = *std::max_element(e.begin() + a, e.begin() + z + 1);
+      const std::vector<float>& level = slow_level[k];
+      const float w = weight[k][std::min(b, weight[k].size() - 1)];
+      height += w * top / level[std::min(size_t(j / kBlock), level.size() - 1)];
+      weight_sum += w;
+    }
+    c.slow = weight_sum > 0.0f ? height / weight_sum : 0.0f;
+  }
+}
+
 }  // namespace hlm::dsp::qrs

@@ -15,6 +15,9 @@ struct Candidate {
   int64_t i = 0;        // internal sample
   float height = 0.0f;  // fused envelope
   float slope = 0.0f;   // steepest fused slope within 60 ms
+  // The slow band's envelope near the peak (see add_slow_heights): wide complexes that the
+  // main band shrinks keep their height there, T waves stay small next to their own QRS.
+  float slow = 0.0f;
 };
 
 // A lead's QRS level per block: the median of the block maxima over about a minute.
@@ -41,5 +44,13 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
 
 // Local maxima of the fused envelope (see local_maxima) with their height and nearby slope.
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);
+
+// Sets each candidate's `slow`: the highest point within 60 ms of it of each lead's slow-band
+// envelope (lead_envelope at half the rate, kSlowStretch), over that lead's QRS level in the
+// slow band, summed with the leads' weights (per block of the main band).
+void add_slow_heights(const std::vector<LeadEnvelope>& slow,
+                      const std::vector<std::vector<float>>& slow_level,
+                      const std::vector<std::vector<float>>& weight,
+                      std::vector<Candidate>& candidates);
 
 }  // namespace hlm::dsp::qrs
