@@ -67,9 +67,7 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
   ws.slow.resize(leads);
   std::vector<std::vector<float>> level(leads), slow_level(leads), weight(leads);
   for (size_t k = 0; k < leads; ++k) {
-    qrs::lead_envelope(leads_mv[k], n, sampling_hz, ws.env[k]);
-    qrs::lead_envelope(ws.env[k].resampled.data(), ws.env[k].resampled.size(),
-                       qrs::kRateHz * qrs::kSlowStretch, ws.slow[k]);
+    qrs::lead_envelope(leads_mv[k], n, sampling_hz, ws.env[k], &ws.slow[k]);
     level[k] = qrs::qrs_level(ws.env[k]);
     slow_level[k] = qrs::qrs_level(ws.slow[k]);
     weight[k] = leads > 1 ? qrs::peak_weight(ws.env[k], level[k])
@@ -103,7 +101,6 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
   }
   for (auto* envelopes : {&ws.env, &ws.slow})
     for (qrs::LeadEnvelope& e : *envelopes) {
-      qrs::release_if_large(e.resampled);
       qrs::release_if_large(e.slope);
       qrs::release_if_large(e.energy);
     }

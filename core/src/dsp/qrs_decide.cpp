@@ -10,17 +10,14 @@ namespace {
 constexpr float kThreshold = 0.35f;   // share of the way from the noise to the beat level
 constexpr float kSearchBack = 0.5f;   // threshold factor when searching a gap again
 constexpr float kTWaveSlope = 0.5f;   // a T wave is flatter than half the QRS slope ...
-constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level ...
-// ... and, in the slow band, not 25 % taller than the beat before it. A complex that is taller
-// there is wider than that beat (an early ectopic beat); a T wave is smaller than its own QRS
-// (0.2-0.5 of it), or about as tall after a wide ectopic beat (MIT-BIH 201: 1.0-1.1).
-constexpr float kTWaveSlow = 1.25f;
+constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level
 // The ectopic path (see decide): a candidate at least half as tall as the beats in the slow
 // band (T waves reach 0.2-0.5 of them) needs only a tenth of the way from the noise to the beat
 // level in the main band, and twice the noise level, when a pause follows it.
 constexpr float kEctopicSlow = 0.5f;
 constexpr float kEctopicThreshold = 0.1f;
 constexpr float kEctopicOverNoise = 2.0f;
+constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
 
 // A ring of the last 8 values; the median is recomputed only when a value changes.
 template <class T>
@@ -61,21 +58,24 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   Recent<float> beat_h(0.6f), noise_h(0.02f), beat_slow(0.6f);
   Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
   std::vector<Candidate> beats;
-  size_t since = 0;  // first candidate after the last beat
+  size_t since = 0;       // first candidate after the last beat
+  size_t noise_seen = 0;  // noise heights pushed so far
   auto threshold = [&] {
     const float q = beat_h.median(), z = noise_h.median();
     return z + kThreshold * (q - z);
   };
   // An ectopic beat comes early and a pause follows it: no candidate clears the threshold
   // sooner after it than the last beat came before it. (This also turns away P waves and the
-  // onsets of taller complexes.)
+  // onsets of taller complexes.) The look-ahead stops at two mean intervals, so a long gap is
+  // not scanned again and again.
   auto pause_follows = [&](size_t ci) {
-    if (beats.empty()) return true;
     const float th = threshold();
-    const int64_t end = cand[ci].i + (cand[ci].i - beats.back().i);
-    for (size_t k = ci + 1; k < cand.size() && cand[k].i < end; ++k)
+    const int64_t before = cand[ci].i - beats.back().i;
+    const int64_t end = cand[ci].i + std::min<int64_t>(before, std::llround(2.0 * rr.mean()));
+    size_t k = ci + 1;
+    for (; k < cand.size() && cand[k].i < end; ++k)
       if (cand[k].height > th) return false;
-    return true;
+    return k < cand.size();  // at the record's end the pause cannot be seen
   };
   // Whether candidate ci is tall enough for a beat, with the thresholds scaled by `factor`.
   // Besides the main threshold, the ectopic path: wide or small ventricular beats, which the
@@ -86,17 +86,18 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
     const Candidate& c = cand[ci];
     if (c.height > factor * threshold()) return true;
     const float q = beat_h.median(), z = noise_h.median();
-    const float floor = std::max(z + kEctopicThreshold * (q - z), kEctopicOverNoise * z);
-    // Within the T wave's reach of the last beat, only a complex wider than that beat.
-    const bool past_t =
-        beats.empty() || c.i - beats.back().i >= t_wave || c.slow >= kTWaveSlow * beats.back().slow;
-    return past_t && c.slow >= kEctopicSlow * beat_slow.median() && c.height > factor * floor &&
+    // Search-back lowers the share of the way from the noise, never the margin over it.
+    const float floor = std::max(factor * (z + kEctopicThreshold * (q - z)), kEctopicOverNoise * z);
+    // Only once the noise level is measured (at first it is a guess, and the T waves of the
+    // first beats would clear twice that), and beyond the T wave's reach of the last beat.
+    const bool settled =
+        noise_seen >= kNoiseSettled && !beats.empty() && c.i - beats.back().i >= t_wave;
+    return settled && c.slow >= kEctopicSlow * beat_slow.median() && c.height > floor &&
            pause_follows(ci);
   };
   auto t_like = [&](const Candidate& c) {
     return !beats.empty() && c.i - beats.back().i < t_wave &&
-           c.slope < kTWaveSlope * beats.back().slope &&
-           c.height < kTWaveHeight * beat_h.median() && c.slow < kTWaveSlow * beats.back().slow;
+           c.slope < kTWaveSlope * beats.back().slope && c.height < kTWaveHeight * beat_h.median();
   };
   auto accept = [&](size_t ci) {
     if (!beats.empty()) rr.push(cand[ci].i - beats.back().i);
@@ -128,6 +129,7 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       since = ci + 1;
     } else if (!near) {
       noise_h.push(c.height);
+      ++noise_seen;
     }
   }
   return prune_split_intervals(beats);

@@ -9,13 +9,13 @@ namespace hlm::dsp::qrs {
 
 // Walks the candidates in time order: a candidate is a beat when it clears a threshold between
 // the medians of the last 8 beat and noise heights, is not within the refractory period, and
-// is not a T wave (close, flat and low, and not taller than the beat before it in the slow
-// band); a bigger peak within the refractory period replaces the beat before it; a long gap is
-// searched again at half the threshold. An ectopic path lets through a candidate below the
-// threshold that is at least half as tall as the beats in the slow band, clears a lower one
-// (a tenth of the way from the noise, and twice the noise) and is followed by a pause: wide
-// or small ventricular beats. Finally, weak beats that split one normal interval in two are
-// dropped (see prune_split_intervals).
+// is not a T wave (close, flat and low); a bigger peak within the refractory period replaces
+// the beat before it; a long gap is searched again at half the threshold. An ectopic path lets
+// through a candidate below the threshold, beyond the T wave's reach of the last beat, that is
+// at least half as tall as the beats in the slow band, clears a lower threshold (a tenth of
+// the way from the noise, and twice the noise, once the noise level is measured) and is
+// followed by a pause: wide or small ventricular beats. Finally, weak beats that split one
+// normal interval in two are dropped (see prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
 
 // Drops a beat that is weaker than its 20 neighbours (< 0.7 of their median height), early

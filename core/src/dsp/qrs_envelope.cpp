@@ -59,15 +59,12 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
 }
 }  // namespace
 
-void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e) {
-  e.resampled.clear();
-  e.slope.clear();
-  e.energy.clear();
-  if (n == 0) return;
-  const double ratio = sampling_hz / kRateHz;
+namespace {
+// y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
+// samples against aliasing, then linear interpolation.
+void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
-  // Resample: a centred boxcar of ~ratio samples against aliasing, then linear interpolation.
   const ptrdiff_t h = std::max<ptrdiff_t>(1, std::lround(ratio)) / 2;
   const float inv = 1.0f / float(2 * h + 1);
   auto box = [&](ptrdiff_t i) {
@@ -83,9 +80,6 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
     for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
     return sum * inv;
   };
-  // The work buffer is kept per thread: fresh pages cost more than the arithmetic.
-  thread_local std::vector<float> band;
-  std::vector<float>& y = e.resampled;
   y.resize(m);
   for (ptrdiff_t j = 0; j < m; ++j) {
     const double t = double(j) * ratio;
@@ -94,6 +88,13 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
     const float a = box(i);
     y[j] = i + 1 < nn ? a + f * (box(i + 1) - a) : a;
   }
+}
+
+// The band, its slope and the envelope of a resampled lead (see LeadEnvelope).
+void band_envelope(const std::vector<float>& y, LeadEnvelope& e) {
+  const ptrdiff_t m = static_cast<ptrdiff_t>(y.size());
+  // The work buffer is kept per thread: fresh pages cost more than the arithmetic.
+  thread_local std::vector<float> band;
   // Band-pass: a 25 ms mean minus a 125 ms mean; its rectified central difference is the
   // slope. Unlike the squared slope, that keeps wide ventricular beats and flutter waves within
   // reach of narrow QRS complexes.
@@ -105,6 +106,26 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   // The envelope: the 125 ms centred moving mean of the slope.
   centred_means(e.slope, false, e.energy);
   release_if_large(band);
+}
+}  // namespace
+
+void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e,
+                   LeadEnvelope* slow) {
+  e.slope.clear();
+  e.energy.clear();
+  if (slow) slow->slope.clear(), slow->energy.clear();
+  if (n == 0) return;
+  thread_local std::vector<float> y, y_slow;
+  resample(x, n, sampling_hz / kRateHz, y);
+  band_envelope(y, e);
+  if (slow) {
+    // The same band and windows on the lead at kRateHz / kSlowStretch: each lasts that many
+    // times longer.
+    resample(y.data(), y.size(), double(kSlowStretch), y_slow);
+    band_envelope(y_slow, *slow);
+    release_if_large(y_slow);
+  }
+  release_if_large(y);
 }
 
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation) {

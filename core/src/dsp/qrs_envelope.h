@@ -20,23 +20,24 @@ void release_if_large(Vector& v) {
   if (v.capacity() > kKeepFloats) Vector().swap(v);
 }
 
+// The slow band: the same front end on the lead resampled to kRateHz / kSlowStretch, so its
+// windows last twice as long (50 ms minus 250 ms means, about 2-15 Hz; 250 ms envelope). A wide
+// ventricular complex, which the main band shrinks to the height of a T wave, stands about as
+// tall as a narrow QRS there. Sample j of a slow envelope lies at time j * kSlowStretch / kRateHz.
+constexpr int kSlowStretch = 2;
+
 // One lead at kRateHz: |slope| of its ~5-30 Hz band and the 125 ms moving mean of that (the
-// envelope), both centred on the input (no delay). Sample j lies at time j / kRateHz.
+// envelope), both centred on the input (no delay). Sample j lies at time j / kRateHz (for a
+// slow envelope, j * kSlowStretch / kRateHz).
 struct LeadEnvelope {
-  std::vector<float> resampled;  // the lead itself at kRateHz
   std::vector<float> slope;
   std::vector<float> energy;
 };
-// Fills `out`, reusing its storage (the detector keeps one per thread: on a 30-minute record,
-// fresh pages cost more than the arithmetic). Scratch buffers are per thread too.
-void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& out);
-
-// The slow band: the same front end run on a lead's `resampled` signal as if it were recorded
-// at kSlowStretch * kRateHz, so its windows last twice as long (band about 2-15 Hz, 250 ms
-// integration). A wide ventricular complex, which the main band shrinks to the height of a T
-// wave, stands about as tall as a narrow QRS there. Sample j of a slow envelope lies at time
-// j * kSlowStretch / kRateHz.
-constexpr int kSlowStretch = 2;
+// Fills `out`, and `slow` with the slow band when given, reusing their storage (the detector
+// keeps them per thread: on a 30-minute record, fresh pages cost more than the arithmetic).
+// Scratch buffers are per thread too.
+void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& out,
+                   LeadEnvelope* slow = nullptr);
 
 // Indices of the local maxima of h that are the largest within `separation` samples either
 // side (the first of equal values wins).

@@ -20,7 +20,8 @@ struct Candidate {
   float slow = 0.0f;
 };
 
-// A lead's QRS level per block: the median of the block maxima over about a minute.
+// A lead's QRS level per block: the median of the maxima of 31 blocks around it (about a
+// minute; two for a slow envelope, whose blocks last twice as long).
 std::vector<float> qrs_level(const LeadEnvelope& lead);
 
 // Lead weights per block: a squared quality over about 10 s, so the best lead dominates.
@@ -46,8 +47,8 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);
 
 // Sets each candidate's `slow`: the highest point within 60 ms of it of each lead's slow-band
-// envelope (lead_envelope at half the rate, kSlowStretch), over that lead's QRS level in the
-// slow band, summed with the leads' weights (per block of the main band).
+// envelope (see kSlowStretch), over that lead's QRS level in the slow band, summed with the
+// leads' weights (per block of the main band).
 void add_slow_heights(const std::vector<LeadEnvelope>& slow,
                       const std::vector<std::vector<float>>& slow_level,
                       const std::vector<std::vector<float>>& weight,
