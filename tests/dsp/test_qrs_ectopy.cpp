@@ -5,7 +5,6 @@
 // ectopic ones wholesale.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>

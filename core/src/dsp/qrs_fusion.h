@@ -16,7 +16,7 @@ struct Candidate {
   float height = 0.0f;  // fused envelope
   float slope = 0.0f;   // steepest fused slope within 60 ms
   // The slow band's envelope near the peak (see add_slow_heights): wide complexes that the
-  // main band shrinks keep their height there, T waves stay small next to their own QRS.
+  // main band shrinks keep their height there.
   float slow = 0.0f;
 };
 
@@ -47,7 +47,7 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);
 
 // Sets each candidate's `slow`: the highest point within 60 ms of it of each lead's slow-band
-// envelope (see kSlowStretch), over that lead's QRS level in the slow band, summed with the
+// envelope (see kSlowStretch), over that lead's QRS level in the slow band, averaged with the
 // leads' weights (per block of the main band).
 void add_slow_heights(const std::vector<LeadEnvelope>& slow,
                       const std::vector<std::vector<float>>& slow_level,

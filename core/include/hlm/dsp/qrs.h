@@ -16,7 +16,8 @@ struct QrsOptions {
   // Shortest interval between two beats; a bigger peak within it replaces the beat before.
   double refractory_seconds = 0.20;
   // A peak closer than this to the previous beat, with less than half its slope and less
-  // than 0.6 of the recent beat height, is taken for a T wave.
+  // than 0.6 of the recent beat height, is taken for a T wave. A peak below the threshold is
+  // taken for an ectopic beat only beyond this (see detect_qrs).
   double t_wave_seconds = 0.36;
   // When no beat came for this many mean RR intervals, the gap is searched again with half
   // the threshold.
@@ -29,12 +30,12 @@ struct QrsOptions {
 // linear phase); the 125 ms moving mean of its rectified slope is the envelope, scaled to the
 // local QRS level. Local maxima of the envelope are accepted as beats when they clear a
 // threshold between the medians of the last 8 beat and noise heights (Hamilton-Tompkins style),
-// with a refractory period, T-wave rejection and search-back. A slow band (50 ms minus 250 ms
-// means, 250 ms envelope) keeps wide or small ventricular beats, which the main band shrinks to
-// the height of T waves, about as tall as a QRS: a peak beyond the T wave's reach that is at
-// least half the beats' slow-band height, clearly above the noise and followed by a pause is a
-// beat too. Weak
-// early peaks that split one normal interval in two are then dropped. Each beat's R peak is the
+// with a refractory period, T-wave rejection and search-back. The main band shrinks wide or
+// small ventricular beats to the height of T waves; a slow band (50 ms minus 250 ms means,
+// 250 ms envelope) keeps a wide one about as tall as a QRS, and a peak beyond the T wave's
+// reach that is at least half the beats' slow-band height, clearly above the noise and
+// followed by a pause is a beat too. Weak early peaks that split one normal interval in two
+// are then dropped. Each beat's R peak is the
 // largest deflection from the local baseline within 80 ms, at the original rate. Thread-safe (work
 // buffers are per thread and reused between calls). Throws ConfigError for sampling_hz <= 0.
 std::vector<int64_t> detect_qrs(const float* ecg_mv, size_t n, double sampling_hz,
