@@ -57,9 +57,7 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
   }
   release_if_large(sum5);
 }
-}  // namespace
 
-namespace {
 // y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
 // samples against aliasing, then linear interpolation.
 void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
