@@ -17,16 +17,21 @@ namespace {
 const std::string kData = HLM_TEST_DATA_DIR;
 
 // Runs a workflow at vars.size=ci with more overrides; returns the results.json of its stage
-// `evaluate` (and the report in *report).
+// `evaluate` (and the report in *report, the manifest of stage instance `stage` in *manifest).
 nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
                       std::string* report = nullptr, const std::string& overrides = "",
-                      const std::string& evaluate = "evaluate") {
+                      const std::string& evaluate = "evaluate", const std::string& stage = "",
+                      nlohmann::json* manifest = nullptr) {
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   hlm::test::ScratchDir runs(scratch);
   const auto r = hlm::test::run_hlm("run " + workflow + " vars.size=ci " + overrides +
                                     " --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
+  if (manifest) {
+    std::ifstream in(hlm::test::run_dir_of(r.output) / stage / "manifest.json");
+    *manifest = in ? nlohmann::json::parse(in) : nlohmann::json::object();
+  }
   std::ifstream in(hlm::test::run_dir_of(r.output) / evaluate / "results.json");
   if (!in) return nlohmann::json::object();
   return nlohmann::json::parse(in);
@@ -131,7 +136,10 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsAndMitdb) {
 TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
     GTEST_SKIP() << kData << "/challenge2017 is absent";
-  const auto results = run_ci("workflows/challenge2017.yaml", "hlm_challenge2017");
+  std::string report;
+  nlohmann::json tuned;
+  const auto results = run_ci("workflows/challenge2017.yaml", "hlm_challenge2017", &report, "",
+                              "evaluate", "finetune[fold=0,seed=0]", &tuned);
   const auto& d = results["datasets"]["holdout"];
   EXPECT_EQ(d["records"], 40);  // one item per record: its segments pooled
   EXPECT_EQ(d["items"], 40);
@@ -139,6 +147,15 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_GE(score, 0.0);
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
+  // The head's statistics, standardised over the training segments, the scaling kept for
+  // evaluate: 10 descriptor means, 9 RR statistics, the record's 6 rhythm extremes.
+  const auto& head = tuned["results"]["head"];
+  EXPECT_EQ(head["record_rhythm_features"], true) << tuned.dump().substr(0, 400);
+  ASSERT_EQ(head["input_mean"].size(), 25u) << head.dump();
+  ASSERT_EQ(head["input_scale"].size(), 25u);
+  for (const auto& scale : head["input_scale"]) EXPECT_GT(scale.get<double>(), 0.0);
+  EXPECT_NE(report.find("local irregularity), as the record's minimum and maximum"),
+            std::string::npos);
 }
 
 // vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with

@@ -341,6 +341,12 @@ void expect_head_input_acts(const std::string& key, const std::string& phrase, b
   const auto run_dir = hlm::test::run_dir_of(r.output);
   const auto got = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
   EXPECT_EQ(got["head"][key], nlohmann::json::parse(value));
+  // Every one of the head's per-beat inputs is standardised; the scaling is kept for evaluate.
+  EXPECT_FALSE(got["head"]["input_mean"].empty()) << got["head"].dump();
+  EXPECT_EQ(got["head"]["input_mean"].size(), got["head"]["input_scale"].size());
+  EXPECT_NE(hlm::test::read_text(run_dir / "report.md")
+                .find("these inputs standardised over the training beats"),
+            std::string::npos);
   if (uses_codebook)
     EXPECT_EQ(got["codebook"], stage_manifest(run_dir, "tokenize")["artifacts"]["codebook"]);
   else
@@ -416,7 +422,7 @@ TEST(FinetuneEvaluate, DescriptorsAreRefusedWhereAStoreHasNone) {
   EXPECT_NE(other.output.find("tokenize_more"), std::string::npos) << other.output;
 }
 
-TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForSegmentsAreRefused) {
+TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) {
   hlm::test::ScratchDir runs("hlm_finetune_morphology_refused");
   const std::string base =
       "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
@@ -431,11 +437,11 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForSegmentsAreRefused) {
   EXPECT_NE(segments.exit_code, 0);
   EXPECT_NE(segments.output.find("morphology_features describe single beats"), std::string::npos)
       << segments.output;
+  // A record's rhythm extremes are one value for all its segments: no use to task af.
   const auto rhythm =
       run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
-              " 'finetune.matrix.segment_beats=[16]' "
-              "finetune.record_rhythm_features=true");
+              " 'finetune.matrix.segment_beats=[16]' finetune.record_rhythm_features=true");
   EXPECT_NE(rhythm.exit_code, 0);
-  EXPECT_NE(rhythm.output.find("record_rhythm_features describe single beats"), std::string::npos)
+  EXPECT_NE(rhythm.output.find("cannot tell AF stretches of one record apart"), std::string::npos)
       << rhythm.output;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "hlm/dsp/rr_features.h"
@@ -77,4 +78,35 @@ TEST(BeatFeatures, EachGroupSitsInItsColumnsRecordByRecord) {
     first += rr.size();
   }
   EXPECT_TRUE(hlm::BeatFeatures(hlm::HeadOptions{}, "").of(store).empty());
+}
+
+// The record's extremes a segment head reads: per record, the smallest then the largest value
+// of each rhythm feature over its beats, on every beat of that record (record 0's most
+// premature beats are its tachycardia run, beats 30-39; record 1 has no run).
+TEST(BeatFeatures, RecordRhythmExtremesAreEachRecordsMinimaAndMaxima) {
+  const TwoRecordStore file;
+  const auto store = hlm::TokenStore::open(file.path);
+  EXPECT_TRUE(hlm::store_record_rhythm_extremes(store, false).empty());
+  const auto all = hlm::store_record_rhythm_extremes(store, true);
+  constexpr size_t k = hlm::kRecordRhythmFeatureCount;
+  ASSERT_EQ(all.size(), store.token_count() * 2 * k);
+  size_t first = 0;
+  for (size_t r = 0; r < 2; ++r) {
+    const auto rhythm = hlm::record_rhythm_features(file.rr[r].data(), file.rr[r].size());
+    std::vector<float> expected(2 * k);
+    for (size_t j = 0; j < k; ++j) {
+      float lowest = rhythm[j], highest = rhythm[j];
+      for (size_t b = 0; b < file.rr[r].size(); ++b) {
+        lowest = std::min(lowest, rhythm[b * k + j]);
+        highest = std::max(highest, rhythm[b * k + j]);
+      }
+      expected[j] = lowest;
+      expected[k + j] = highest;
+    }
+    EXPECT_LT(expected[0], expected[k]) << "record " << r;  // its RR before does vary
+    for (size_t b = 0; b < file.rr[r].size(); ++b)
+      for (size_t j = 0; j < 2 * k; ++j)
+        ASSERT_EQ(all[(first + b) * 2 * k + j], expected[j]) << "record " << r << " beat " << b;
+    first += file.rr[r].size();
+  }
 }

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "hlm/errors.h"
 #include "hlm/token_store.h"
+#include "tasks/head_options.h"
 #include "tasks/segment_classifier.h"
 
 namespace {
@@ -80,6 +82,28 @@ TEST(Segments, IrregularityQuantilesAreThoseOfTheSuccessiveRrChangesOfRealBeats)
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 3; ++k)
       EXPECT_NEAR(q[r][k].item<float>(), std::log(expected[r][k] + 1e-3f), 1e-4f) << r << k;
+}
+
+// The input scaling a fine-tune writes round-trips through the results; a scaling that does not
+// fit (sizes differ, a scale of 0) is refused, naming what to do.
+TEST(Segments, TheHeadsInputScalingRoundTripsAndAMalformedOneIsRefused) {
+  hlm::HeadOptions o;
+  o.input_mean = {0.5f, -1.0f};
+  o.input_scale = {2.0f, 0.25f};
+  const auto back = hlm::HeadOptions::from_json(o.to_json());
+  EXPECT_EQ(back.input_mean, o.input_mean);
+  EXPECT_EQ(back.input_scale, o.input_scale);
+  EXPECT_FALSE(hlm::HeadOptions().to_json().contains("input_mean"));
+  for (const auto& bad : {nlohmann::json{{"input_mean", {0.5}}, {"input_scale", {1, 2}}},
+                          nlohmann::json{{"input_mean", {0.5}}, {"input_scale", {0}}}}) {
+    try {
+      hlm::HeadOptions::from_json(bad);
+      ADD_FAILURE() << "accepted " << bad.dump();
+    } catch (const hlm::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("re-run the finetune stage"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

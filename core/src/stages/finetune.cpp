@@ -106,13 +106,19 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
-  for (const auto& [key, on] : {std::pair{"morphology_features", head.morphology_features},
-                                {"record_rhythm_features", head.record_rhythm_features}})
-    if (on && task != "beats")
-      throw ConfigError(
-          "stage '{}': {} describe single beats (task beats), not {}; segment heads read their "
-          "segment's RR statistics with rr_features",
-          ctx.instance.id, key, task);
+  if (head.morphology_features && task != "beats")
+    throw ConfigError(
+        "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
+        "heads read their segment's RR statistics with rr_features",
+        ctx.instance.id, task);
+  // A segment head reads the extremes over the whole record: what a record's class needs, but
+  // a constant over the stretches of one long record that task af tells apart.
+  if (head.record_rhythm_features && task == "af")
+    throw ConfigError(
+        "stage '{}': record_rhythm_features give a segment head its record's extremes, the same "
+        "for every segment of a record, so they cannot tell AF stretches of one record apart "
+        "(use them with task beats or record, or set record_rhythm_features: false)",
+        ctx.instance.id);
   // Standardised on the beats the head trains on, so no held-out beat shapes its inputs.
   if (head.descriptors)
     fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false), tail);
@@ -136,6 +142,7 @@ StageOutput run_finetune(StageContext& ctx) {
                  " windows, " + std::to_string(options.steps) + " steps");
     fit = classifier.fit(store, windows, options, hooks, validation_windows, early);
     classifier.save(path);
+    head = classifier.options();  // with the input scaling fit() set, for evaluate
     task_results["classes"] = {"N", "S", "V", "F", "Q"};
   } else {
     if (tail > 0.0)
@@ -169,6 +176,7 @@ StageOutput run_finetune(StageContext& ctx) {
                  std::to_string(options.steps) + " steps");
     fit = classifier.fit(store, segments, options, hooks, validation_segments, early);
     classifier.save(path);
+    head = classifier.options();  // with the input scaling fit() set, for evaluate
     task_results["classes"] = classes;
     task_results["segment_beats"] = length;
     task_results["min_segment_beats"] = min_beats;
@@ -204,8 +212,9 @@ StageOutput run_finetune(StageContext& ctx) {
       std::string(line) + "; backbone " + head.backbone +
       (head.rr_features ? ", RR features (before, after, local average)" : "") +
       (head.record_rhythm_features
-           ? ", rhythm against the record (RR before and after over the record's median RR, "
-             "local irregularity)"
+           ? std::string(", rhythm against the record (RR before and after over the record's "
+                         "median RR, local irregularity)") +
+                 (task == "beats" ? "" : ", as the record's minimum and maximum")
            : "") +
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
                                   "correlation, amplitude ratio, distance in and outside the QRS)"
@@ -216,6 +225,9 @@ StageOutput run_finetune(StageContext& ctx) {
       (head.hidden_units > 0
            ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
            : "") +
+      (head.input_mean.empty() ? ""
+                               : ", these inputs standardised over the training " +
+                                     std::string(task == "beats" ? "beats" : "segments")) +
       ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
       " records";
   if (!validation.empty()) {
@@ -264,7 +276,8 @@ StageKind finetune_stage() {
        false},
       {"record_rhythm_features", "bool", "false",
        "append each beat's rhythm against its whole record (RR before and after it over the "
-       "record's median RR, the local irregularity of the rhythm) to the head's input; task beats",
+       "record's median RR, the local irregularity of the rhythm) to the head's input; task "
+       "record reads each one's minimum and maximum over the record; not task af",
        false},
       {"morphology_features", "bool", "false",
        "append each beat's shape against its own record's template (the median beat around it: "
@@ -294,7 +307,7 @@ StageKind finetune_stage() {
       {"classes", "list", "[]",
        "task record: the classes, in order (default: the sorted labels of the records)", false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "6", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "7", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -10,6 +10,7 @@
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
 #include "tasks/classifier_parts.h"
+#include "tasks/input_scaling.h"
 #include "train/autocast_guard.h"
 
 namespace hlm {
@@ -48,6 +49,31 @@ BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, Head
     : model_(std::move(model)), options_(std::move(options)), features_(options_, codebook) {
   torch::manual_seed(seed);
   head_ = HeadLayers(model_->d_model() + features_.count(), options_.hidden_units, kBeatClassCount);
+  if (!options_.input_mean.empty() && options_.input_mean.size() != size_t(features_.count()))
+    throw DataError(
+        "the beat head was fine-tuned with {} scaled inputs per beat and reads {}; re-run the "
+        "finetune stage",
+        options_.input_mean.size(), features_.count());
+}
+
+std::vector<float> BeatClassifier::inputs(const TokenStore& store) const {
+  std::vector<float> features = features_.of(store);
+  standardise_inputs(features, options_);
+  return features;
+}
+
+void BeatClassifier::fit_input_scaling(std::vector<float>& features,
+                                       const std::vector<BeatWindow>& windows) {
+  const size_t k = size_t(features_.count());
+  // The descriptors among them are standardised already (store_descriptors, over the same
+  // beats); this leaves them nearly as they are.
+  InputMoments moments(k);
+  if (k > 0)
+    for (const auto& w : windows)  // each beat once: from keep_from on
+      for (int64_t i = w.keep_from; i < w.length; ++i)
+        moments.add(features.data() + (w.start + uint64_t(i)) * k);
+  moments.set(options_);
+  standardise_inputs(features, options_);
 }
 
 at::Tensor BeatClassifier::logits(const at::Tensor& tokens, const at::Tensor& features) {
@@ -121,7 +147,9 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   torch::nn::Module bundle;
   bundle_classifier(bundle, *model_, head_);
   const auto weights = class_weights(store, windows, options_.class_weights);
-  const std::vector<float> beat_features = features_.of(store);
+  std::vector<float> beat_features = features_.of(store);
+  // Recomputed on a resume: the same windows give the same scaling.
+  fit_input_scaling(beat_features, windows);
   std::vector<size_t> order(windows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(o.seed);
@@ -158,7 +186,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
 std::vector<std::pair<uint64_t, std::vector<float>>> BeatClassifier::probabilities(
     const TokenStore& store, const std::vector<BeatWindow>& windows) {
   std::vector<std::pair<uint64_t, std::vector<float>>> out;
-  score(store, windows, features_.of(store), [&](uint64_t beat, const float* logits) {
+  score(store, windows, inputs(store), [&](uint64_t beat, const float* logits) {
     // Softmax, shifted by the largest logit so exp cannot overflow.
     const float top = *std::max_element(logits, logits + kBeatClassCount);
     std::vector<float> p(kBeatClassCount);

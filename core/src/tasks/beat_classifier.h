@@ -60,8 +60,15 @@ class BeatClassifier {
       const TokenStore& store, const std::vector<BeatWindow>& windows);
   void save(const std::string& path);
   void load(const std::string& path);
+  // The head's options, with the input scaling fit() set (what evaluate needs to rebuild it).
+  const HeadOptions& options() const { return options_; }
 
  private:
+  // The store's per-beat features (see BeatFeatures), standardised as options_ say.
+  std::vector<float> inputs(const TokenStore& store) const;
+  // Sets options_.input_mean and scale from the features of the beats `windows` train on (each
+  // beat once), and standardises `features` (the store's, beat-major) with them.
+  void fit_input_scaling(std::vector<float>& features, const std::vector<BeatWindow>& windows);
   // The logits of every kept position, with the store's beat features already computed
   // (validation reuses fit's): calls visit(beat index, kBeatClassCount logits).
   void score(const TokenStore& store, const std::vector<BeatWindow>& windows,

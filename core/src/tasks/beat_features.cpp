@@ -43,6 +43,29 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used) {
   return store_features(store, kRrFeatureCount, rr_features);
 }
 
+std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool used) {
+  if (!used) return {};
+  constexpr int k = kRecordRhythmFeatureCount;
+  return store_features(store, kRecordRhythmExtremeCount, [](const float* rr, size_t beats) {
+    const std::vector<float> rhythm = record_rhythm_features(rr, beats);
+    std::vector<float> extremes(2 * k, 0.0f);
+    if (beats > 0)
+      for (int j = 0; j < k; ++j) {
+        float lowest = rhythm[size_t(j)], highest = rhythm[size_t(j)];
+        for (size_t b = 1; b < beats; ++b) {
+          lowest = std::min(lowest, rhythm[b * k + size_t(j)]);
+          highest = std::max(highest, rhythm[b * k + size_t(j)]);
+        }
+        extremes[size_t(j)] = lowest;
+        extremes[size_t(k + j)] = highest;
+      }
+    std::vector<float> out(beats * 2 * k);
+    for (size_t b = 0; b < beats; ++b)
+      std::copy(extremes.begin(), extremes.end(), out.begin() + ptrdiff_t(b * 2 * k));
+    return out;
+  });
+}
+
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
                             const std::vector<size_t>& records, double tail) {
   const size_t k = store.descriptor_count();

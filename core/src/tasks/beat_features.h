@@ -11,6 +11,7 @@
 
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/kmeans.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/token_store.h"
 #include "tasks/head_options.h"
 
@@ -19,6 +20,14 @@ namespace hlm {
 // RR features (hlm/dsp/rr_features.h) of every beat of the store, record by record,
 // beat-major; empty when not used. The segment classifier reads them too.
 std::vector<float> store_rr_features(const TokenStore& store, bool used);
+// Each beat's rhythm against its whole record (record_rhythm_features in hlm/dsp/rr_features.h),
+// over the record: its smallest values, then its largest (the earliest beat and the longest
+// pause against the record's median RR, the most and least irregular stretch), the same for
+// every beat of the record; beat-major, empty when not used. A segment head of task record
+// reads them: one premature beat or one pause is all that marks many records of Challenge
+// 2017's "other rhythm" class, and a mean over the segment dilutes it.
+constexpr int kRecordRhythmExtremeCount = 2 * kRecordRhythmFeatureCount;
+std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool used);
 
 // Sets options.descriptor_mean and descriptor_scale from the store's descriptors over the
 // beats of `records` but the last `tail` fraction of each (held out; a scale of 1 where a

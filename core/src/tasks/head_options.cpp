@@ -7,6 +7,18 @@
 
 namespace hlm {
 
+namespace {
+
+// A mean and a positive scale per input, all finite.
+bool valid_scaling(const std::vector<float>& mean, const std::vector<float>& scale) {
+  if (mean.size() != scale.size()) return false;
+  for (size_t j = 0; j < scale.size(); ++j)
+    if (!std::isfinite(mean[j]) || !std::isfinite(scale[j]) || !(scale[j] > 0)) return false;
+  return true;
+}
+
+}  // namespace
+
 HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   HeadOptions o;
   o.backbone = p.value("backbone", o.backbone);
@@ -17,16 +29,19 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
   o.descriptor_scale = p.value("descriptor_scale", o.descriptor_scale);
   // Written by finetune beside the classifier; evaluate reads them back.
-  bool scales_ok = o.descriptor_mean.size() == o.descriptor_scale.size() &&
-                   (o.descriptor_mean.empty() || o.descriptors);
-  for (size_t j = 0; j < o.descriptor_scale.size(); ++j)
-    scales_ok = scales_ok && std::isfinite(o.descriptor_mean[j]) &&
-                std::isfinite(o.descriptor_scale[j]) && o.descriptor_scale[j] > 0;
-  if (!scales_ok)
+  if (!valid_scaling(o.descriptor_mean, o.descriptor_scale) ||
+      (!o.descriptor_mean.empty() && !o.descriptors))
     throw ConfigError(
         "the head's descriptor scaling is malformed ({} means, {} scales, descriptors {}); "
         "re-run the finetune stage that wrote it",
         o.descriptor_mean.size(), o.descriptor_scale.size(), o.descriptors);
+  o.input_mean = p.value("input_mean", o.input_mean);
+  o.input_scale = p.value("input_scale", o.input_scale);
+  if (!valid_scaling(o.input_mean, o.input_scale))
+    throw ConfigError(
+        "the head's input scaling is malformed ({} means, {} scales); re-run the finetune "
+        "stage that wrote it",
+        o.input_mean.size(), o.input_scale.size());
   o.hidden_units = p.value("head_hidden", o.hidden_units);
   if (o.hidden_units < 0) throw ConfigError("head_hidden {} must be >= 0", o.hidden_units);
   o.class_weights = p.value("class_weights", o.class_weights);
@@ -52,6 +67,10 @@ nlohmann::json HeadOptions::to_json() const {
   if (descriptors) {
     out["descriptor_mean"] = descriptor_mean;
     out["descriptor_scale"] = descriptor_scale;
+  }
+  if (!input_mean.empty()) {
+    out["input_mean"] = input_mean;
+    out["input_scale"] = input_scale;
   }
   return out;
 }

@@ -11,7 +11,8 @@ struct HeadOptions {
   std::string backbone = "full";  // full (fine-tuned), frozen (linear probe), scratch
   bool rr_features = false;       // RR features of each beat (dsp/rr_features.h) as input
   // Each beat's rhythm against its whole record (record_rhythm_features in dsp/rr_features.h)
-  // as input: task beats.
+  // as input: task beats; a segment head (task record) reads their extremes over the record
+  // (store_record_rhythm_extremes in tasks/beat_features.h).
   bool record_rhythm_features = false;
   // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
@@ -21,6 +22,11 @@ struct HeadOptions {
   // over the training records' beats (set by fit_descriptor_scaling, kept in the results).
   bool descriptors = false;
   std::vector<float> descriptor_mean, descriptor_scale;
+  // The head's scalar inputs (a beat head's per-beat features, a segment head's statistics),
+  // each standardised by its mean and scale over the training items (tasks/input_scaling.h):
+  // set by the classifier's fit, kept in the results for evaluate. Empty: unscaled (a head
+  // fine-tuned before the scaling existed, or one without such inputs).
+  std::vector<float> input_mean, input_scale;
   // Units of a hidden layer between the inputs and the classes (classifier_parts.h); 0: the
   // head is one linear layer.
   int hidden_units = 0;

@@ -11,6 +11,7 @@
 #include "hlm/tokenizer.h"
 #include "tasks/beat_features.h"
 #include "tasks/classifier_parts.h"
+#include "tasks/input_scaling.h"
 #include "train/autocast_guard.h"
 
 namespace hlm {
@@ -45,18 +46,35 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
                                      HeadOptions options, int classes)
     : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
   torch::manual_seed(seed);
-  head_ = HeadLayers(
-      model_->d_model() + (options_.rr_features ? kSegmentRrInputs : 0) + descriptor_count(),
-      options_.hidden_units, classes_);
+  head_ = HeadLayers(model_->d_model() + statistic_count(), options_.hidden_units, classes_);
+  if (!options_.input_mean.empty() && options_.input_mean.size() != size_t(statistic_count()))
+    throw DataError(
+        "the segment head was fine-tuned with {} scaled statistics and reads {}; re-run the "
+        "finetune stage",
+        options_.input_mean.size(), statistic_count());
+  set_scaling_tensors();
+}
+
+void SegmentClassifier::set_scaling_tensors() {
+  input_mean_ = torch::tensor(options_.input_mean);
+  input_scale_ = torch::tensor(options_.input_scale);
+}
+
+int SegmentClassifier::statistic_count() const {
+  return descriptor_count() + (options_.rr_features ? kSegmentRrInputs : 0) +
+         (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0);
 }
 
 SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {
-  return {store_rr_features(store, options_.rr_features), store_descriptors(store, options_)};
+  return {store_rr_features(store, options_.rr_features),
+          store_record_rhythm_extremes(store, options_.record_rhythm_features),
+          store_descriptors(store, options_)};
 }
 
 SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t width) const {
   return {torch::empty({rows, width}, torch::kLong), torch::empty({rows, width}, torch::kFloat32),
           torch::empty({rows, width, kRrFeatureCount}, torch::kFloat32),
+          torch::empty({rows, width, kRecordRhythmExtremeCount}, torch::kFloat32),
           torch::empty({rows, width, descriptor_count()}, torch::kFloat32)};
 }
 
@@ -66,6 +84,7 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
   batch.tokens.fill_(int64_t(kPad));
   batch.mask.zero_();
   batch.rr.zero_();
+  batch.rhythm.zero_();
   batch.descriptors.zero_();
   const int64_t width = batch.tokens.size(1), k = descriptor_count();
   for (size_t row = 0; row < rows.size(); ++row) {
@@ -76,9 +95,29 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
     if (!inputs.rr.empty())
       std::copy_n(inputs.rr.begin() + ptrdiff_t(s.start * kRrFeatureCount),
                   s.length * kRrFeatureCount, batch.rr.data_ptr<float>() + first * kRrFeatureCount);
+    if (!inputs.rhythm.empty())
+      std::copy_n(inputs.rhythm.begin() + ptrdiff_t(s.start * kRecordRhythmExtremeCount),
+                  s.length * kRecordRhythmExtremeCount,
+                  batch.rhythm.data_ptr<float>() + first * kRecordRhythmExtremeCount);
     if (!inputs.descriptors.empty())
       std::copy_n(inputs.descriptors.begin() + ptrdiff_t(s.start * uint64_t(k)), s.length * k,
                   batch.descriptors.data_ptr<float>() + first * k);
+  }
+}
+
+void SegmentClassifier::for_each_batch(
+    const TokenStore& store, const StoreInputs& inputs, const std::vector<Segment>& segments,
+    size_t size, const std::function<void(const Batch&, size_t)>& visit) const {
+  for (size_t first = 0; first < segments.size(); first += size) {
+    std::vector<size_t> rows;
+    int64_t width = 1;
+    for (size_t i = first; i < std::min(segments.size(), first + size); ++i) {
+      rows.push_back(i);
+      width = std::max(width, segments[i].length);
+    }
+    Batch batch = make_batch(int64_t(rows.size()), width);
+    fill(store, inputs, segments, rows, batch);
+    visit(batch, rows.size());
   }
 }
 
@@ -108,21 +147,46 @@ at::Tensor masked_mean(const at::Tensor& values, const at::Tensor& mask) {
 
 }  // namespace
 
-at::Tensor SegmentClassifier::logits(const Batch& batch) {
+at::Tensor SegmentClassifier::statistics(const Batch& batch) const {
   const at::Tensor& mask = batch.mask;
   const at::Tensor& rr = batch.rr;
-  auto pooled = masked_mean(backbone_hidden(*model_, options_, batch.tokens), mask);
-  if (options_.descriptors)
-    pooled = torch::cat({pooled, masked_mean(batch.descriptors, mask).to(pooled.dtype())}, -1);
+  std::vector<at::Tensor> parts;
+  if (options_.descriptors) parts.push_back(masked_mean(batch.descriptors, mask));
   if (options_.rr_features) {
     const auto mean = masked_mean(rr, mask);
-    const auto spread = masked_mean((rr - mean.unsqueeze(1)).pow(2), mask).sqrt();
-    const auto irregularity = successive_change_quantiles(rr, mask);
-    pooled = torch::cat({pooled, mean.to(pooled.dtype()), spread.to(pooled.dtype()),
-                         irregularity.to(pooled.dtype())},
-                        -1);
+    parts.push_back(mean);
+    parts.push_back(masked_mean((rr - mean.unsqueeze(1)).pow(2), mask).sqrt());
+    parts.push_back(successive_change_quantiles(rr, mask));
   }
-  return head_(pooled);
+  // The same for every beat of a record, so the mean is the record's value.
+  if (options_.record_rhythm_features) parts.push_back(masked_mean(batch.rhythm, mask));
+  if (parts.empty()) return torch::empty({mask.size(0), 0}, torch::kFloat32);
+  return torch::cat(parts, -1);
+}
+
+void SegmentClassifier::fit_input_scaling(const TokenStore& store, const StoreInputs& inputs,
+                                          const std::vector<Segment>& segments) {
+  options_.input_mean.clear();
+  options_.input_scale.clear();
+  if (statistic_count() > 0) {
+    torch::NoGradGuard no_grad;
+    InputMoments moments{size_t(statistic_count())};
+    for_each_batch(store, inputs, segments, 256, [&](const Batch& batch, size_t rows) {
+      const auto values = statistics(batch).contiguous();
+      for (size_t row = 0; row < rows; ++row)
+        moments.add(values.data_ptr<float>() + row * size_t(statistic_count()));
+    });
+    moments.set(options_);
+  }
+  set_scaling_tensors();
+}
+
+at::Tensor SegmentClassifier::logits(const Batch& batch) {
+  auto pooled = masked_mean(backbone_hidden(*model_, options_, batch.tokens), batch.mask);
+  if (statistic_count() == 0) return head_(pooled);
+  auto stats = statistics(batch);
+  if (!options_.input_mean.empty()) stats = (stats - input_mean_) / input_scale_;
+  return head_(torch::cat({pooled, stats.to(pooled.dtype())}, -1));
 }
 
 FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segment>& segments,
@@ -140,6 +204,8 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
   }
   const auto weights = torch::tensor(loss_weights(counts, options_.class_weights));
   const StoreInputs inputs = store_inputs(store);
+  // Recomputed on a resume: the same segments give the same scaling.
+  fit_input_scaling(store, inputs, segments);
   std::vector<size_t> order(segments.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(o.seed);
@@ -195,20 +261,11 @@ std::vector<float> SegmentClassifier::predict(const TokenStore& store,
   model_->module().eval();
   std::vector<float> out;
   out.reserve(segments.size() * size_t(classes_));
-  constexpr size_t kBatch = 16;
-  for (size_t first = 0; first < segments.size(); first += kBatch) {
+  for_each_batch(store, inputs, segments, 16, [&](const Batch& batch, size_t) {
     if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
-    std::vector<size_t> rows;
-    int64_t width = 1;
-    for (size_t i = first; i < std::min(segments.size(), first + kBatch); ++i) {
-      rows.push_back(i);
-      width = std::max(width, segments[i].length);
-    }
-    Batch batch = make_batch(int64_t(rows.size()), width);
-    fill(store, inputs, segments, rows, batch);
     const auto probs = torch::softmax(logits(batch).to(torch::kFloat32), -1).contiguous();
     out.insert(out.end(), probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
-  }
+  });
   return out;
 }
 

@@ -1,8 +1,8 @@
 // Classification of segments of consecutive beats (atrial fibrillation in 41 to 512 beats, a
 // Challenge 2017 record's class from the segments it is cut into) on a pretrained language
-// model: the hidden states of a segment's beats are averaged (with, if chosen, the mean and
-// spread of their RR features, the irregularity AF shows) and a linear head maps that to a
-// class. Shares the fine-tuning loop and head options of the beat classifier.
+// model: the hidden states of a segment's beats are averaged (with, if chosen, statistics of
+// their RR intervals and descriptors) and a head maps that to a class. Shares the fine-tuning
+// loop and head options of the beat classifier.
 #pragma once
 #include <functional>
 #include <memory>
@@ -37,11 +37,15 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
                                    const std::function<int(size_t, uint64_t, int64_t)>& label_of,
                                    bool cover_tail = false);
 
-// With descriptors (HeadOptions::descriptors) it reads their mean over the segment's beats too.
-// With RR features, a segment's head reads, beside its mean hidden state: the mean and the
-// spread of its beats' RR features, and these quantiles of the change between successive RR
-// intervals (|log(RR after / RR before)|, on a log scale), the irregularity of AF measured so
-// that one missed or extra beat moves it little (unlike the spread).
+// Beside the mean hidden state, a segment's head reads these statistics, each standardised over
+// the training segments (HeadOptions::input_mean and scale):
+// - with descriptors (HeadOptions::descriptors), their mean over the segment's beats;
+// - with RR features, the mean and the spread of the beats' RR features, and these quantiles of
+//   the change between successive RR intervals (|log(RR after / RR before)|, on a log scale),
+//   the irregularity of AF measured so that one missed or extra beat moves it little (unlike
+//   the spread);
+// - with record rhythm features, the record's extremes (store_record_rhythm_extremes in
+//   tasks/beat_features.h).
 constexpr float kSuccessiveChangeQuantiles[] = {0.25f, 0.5f, 0.75f};
 constexpr int kSegmentRrInputs =
     2 * kRrFeatureCount + int(sizeof(kSuccessiveChangeQuantiles) / sizeof(float));
@@ -59,31 +63,49 @@ class SegmentClassifier {
   // Class probabilities of each segment, row-major [segments x classes].
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments);
   int classes() const { return classes_; }
+  // The head's options, with the input scaling fit() set (what evaluate needs to rebuild it).
+  const HeadOptions& options() const { return options_; }
   void save(const std::string& path);
   void load(const std::string& path);
 
  private:
   // The store's per-beat inputs, beat-major (each empty when not used).
   struct StoreInputs {
-    std::vector<float> rr, descriptors;
+    std::vector<float> rr, rhythm, descriptors;
   };
   // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
   struct Batch {
-    at::Tensor tokens, mask, rr, descriptors;
+    at::Tensor tokens, mask, rr, rhythm, descriptors;
   };
   StoreInputs store_inputs(const TokenStore& store) const;
   Batch make_batch(int64_t rows, int64_t width) const;
   void fill(const TokenStore& store, const StoreInputs& inputs, const std::vector<Segment>& all,
             const std::vector<size_t>& rows, Batch& batch) const;
+  // Calls visit(batch, rows) for `segments` in order, `size` at a time (rows: how many of the
+  // batch's rows they fill), each batch as wide as its longest segment.
+  void for_each_batch(const TokenStore& store, const StoreInputs& inputs,
+                      const std::vector<Segment>& segments, size_t size,
+                      const std::function<void(const Batch&, size_t)>& visit) const;
   // predict() with the store's inputs already computed (validation reuses fit's).
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
                              const StoreInputs& inputs);
+  // The statistics the head reads beside the mean hidden state, [rows, statistic_count()],
+  // before scaling: the descriptors' means, the RR statistics, the record's rhythm extremes.
+  at::Tensor statistics(const Batch& batch) const;
+  int statistic_count() const;
+  // Sets options_.input_mean and scale from the statistics of `segments` (a scale of 1
+  // where one does not vary).
+  void fit_input_scaling(const TokenStore& store, const StoreInputs& inputs,
+                         const std::vector<Segment>& segments);
+  // input_mean_ and input_scale_ from options_.input_mean and scale (empty when unscaled).
+  void set_scaling_tensors();
   at::Tensor logits(const Batch& batch);
   int descriptor_count() const { return descriptor_inputs(options_); }
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;
   HeadLayers head_;
+  at::Tensor input_mean_, input_scale_;
 };
 
 }  // namespace hlm
