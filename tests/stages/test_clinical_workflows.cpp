@@ -28,10 +28,8 @@ nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
                                     " --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
-  if (manifest) {
-    std::ifstream in(hlm::test::run_dir_of(r.output) / stage / "manifest.json");
-    *manifest = in ? nlohmann::json::parse(in) : nlohmann::json::object();
-  }
+  if (manifest && r.exit_code == 0)
+    *manifest = hlm::test::stage_manifest(hlm::test::run_dir_of(r.output), stage);
   std::ifstream in(hlm::test::run_dir_of(r.output) / evaluate / "results.json");
   if (!in) return nlohmann::json::object();
   return nlohmann::json::parse(in);
