@@ -154,6 +154,40 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   for (const auto& scale : head["input_scale"]) EXPECT_GT(scale.get<double>(), 0.0);
   EXPECT_NE(report.find("local irregularity), as the record's minimum and maximum"),
             std::string::npos);
+  // Beside the head, boosted trees over each record's statistics of the same 16 per-beat inputs
+  // (9 summaries each) and of its RR changes (5) and beat count; evaluate blends the two and
+  // scores each alone.
+  const auto& trees = tuned["results"]["trees"];
+  ASSERT_TRUE(trees.is_object()) << tuned["results"].dump().substr(0, 400);
+  EXPECT_EQ(trees["statistics"].size(), 16u * 9u + 5u + 1u);
+  EXPECT_GE(trees["rounds"].get<int>(), 1);
+  EXPECT_LE(trees["rounds"].get<int>(), trees["max_rounds"].get<int>());
+  EXPECT_NE(tuned["artifacts"].value("trees", std::string()).find("/trees.json"),
+            std::string::npos);
+  const double weight = trees["weight"];  // fit on the validation records by default
+  EXPECT_TRUE(weight >= 0.0 && weight <= 1.0) << weight;
+  EXPECT_EQ(trees["weight_from"], "validation records' log loss");
+  for (const char* part : {"head", "trees"}) {
+    const auto& alone = d["parts"][part];
+    ASSERT_TRUE(alone.is_object()) << part << ": " << d.dump().substr(0, 400);
+    EXPECT_GE(alone["cinc2017_score"].get<double>(), 0.0);
+    EXPECT_LE(alone["cinc2017_score"].get<double>(), 1.0);
+  }
+  EXPECT_NE(report.find("Each part of the blend alone (cinc2017_score): head "), std::string::npos);
+}
+
+// record_trees_weight fixes the trees' share: at 1 the blend is the trees alone.
+TEST(ClinicalWorkflows, Challenge2017TreesAloneAtWeightOne) {
+  if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
+    GTEST_SKIP() << kData << "/challenge2017 is absent";
+  nlohmann::json tuned;
+  const auto results =
+      run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_trees", nullptr,
+             "finetune.record_trees_weight=1", "evaluate", "finetune[fold=0,seed=0]", &tuned);
+  EXPECT_EQ(tuned["results"]["trees"]["weight"], 1.0);
+  EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "record_trees_weight");
+  const auto& d = results["datasets"]["holdout"];
+  EXPECT_EQ(d["cinc2017_score"], d["parts"]["trees"]["cinc2017_score"]) << d.dump().substr(0, 400);
 }
 
 // vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with
@@ -183,4 +217,5 @@ TEST(ClinicalWorkflows, Challenge2017ScoresTheRecordsOfTestDirWithItsOwnLabels) 
   EXPECT_EQ(d["records"], 20);
   EXPECT_EQ(d["items"], 20);
   EXPECT_TRUE(d.contains("cinc2017_score"));
+  EXPECT_TRUE(d["parts"].contains("trees")) << d.dump().substr(0, 400);
 }

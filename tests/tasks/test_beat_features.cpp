@@ -1,47 +1,24 @@
 // The head inputs of a beat classifier: each group of features sits in its own columns, in
 // the documented order, record by record, whichever groups are on.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "hlm/dsp/rr_features.h"
 #include "hlm/token_store.h"
+#include "support/rr_token_store.h"
 #include "tasks/beat_features.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
 // Two records of different rhythms (one regular with a tachycardia run, one irregular), so a
 // feature computed over the wrong record or put in the wrong columns shows.
-struct TwoRecordStore {
-  std::string path =
-      (fs::temp_directory_path() / ("hlm_beat_features_" + std::to_string(::getpid()) + ".hlmt"))
-          .string();
-  std::vector<std::vector<float>> rr;
-  TwoRecordStore() {
-    rr.resize(2);
-    for (size_t i = 0; i < 60; ++i)
-      rr[0].push_back(i == 0 ? 0.0f : i >= 30 && i < 40 ? 0.4f : 0.8f);
-    for (size_t i = 0; i < 45; ++i) rr[1].push_back(i == 0 ? 0.0f : 0.5f + 0.1f * float(i % 4));
-    hlm::TokenStoreWriter writer(path, 16, "test-tokenizer");
-    for (size_t r = 0; r < 2; ++r) {
-      hlm::Beats b;
-      b.record = "r" + std::to_string(r);
-      b.sampling_hz = 250;
-      for (size_t i = 0; i < rr[r].size(); ++i) {
-        b.positions.push_back(int64_t(i) * 200);
-        b.tokens.push_back(uint32_t(4 + i % 7));
-      }
-      b.rr_seconds = rr[r];
-      writer.append(b);
-    }
-    writer.finish();
-  }
-  ~TwoRecordStore() { fs::remove(path); }
-};
+hlm::test::RrTokenStore two_record_store() {
+  std::vector<std::vector<float>> rr(2);
+  for (size_t i = 0; i < 60; ++i) rr[0].push_back(i == 0 ? 0.0f : i >= 30 && i < 40 ? 0.4f : 0.8f);
+  for (size_t i = 0; i < 45; ++i) rr[1].push_back(i == 0 ? 0.0f : 0.5f + 0.1f * float(i % 4));
+  return hlm::test::RrTokenStore("hlm_beat_features", std::move(rr));
+}
 
 // Columns [column, column + width) of `all` (k per beat) against `expected` (width per beat).
 void expect_columns(const std::vector<float>& all, size_t k, size_t column, size_t width,
@@ -55,7 +32,7 @@ void expect_columns(const std::vector<float>& all, size_t k, size_t column, size
 }  // namespace
 
 TEST(BeatFeatures, EachGroupSitsInItsColumnsRecordByRecord) {
-  const TwoRecordStore file;
+  const auto file = two_record_store();
   const auto store = hlm::TokenStore::open(file.path);
   hlm::HeadOptions both;
   both.rr_features = true;
@@ -84,7 +61,7 @@ TEST(BeatFeatures, EachGroupSitsInItsColumnsRecordByRecord) {
 // of each rhythm feature over its beats, on every beat of that record (record 0's most
 // premature beats are its tachycardia run, beats 30-39; record 1 has no run).
 TEST(BeatFeatures, RecordRhythmExtremesAreEachRecordsMinimaAndMaxima) {
-  const TwoRecordStore file;
+  const auto file = two_record_store();
   const auto store = hlm::TokenStore::open(file.path);
   EXPECT_TRUE(hlm::store_record_rhythm_extremes(store, false).empty());
   const auto all = hlm::store_record_rhythm_extremes(store, true);

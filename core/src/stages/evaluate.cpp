@@ -140,7 +140,8 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
   const nlohmann::json& labelled_by =
       own ? tuned.at("artifacts") : ctx.inputs.at(dataset.stage).at("artifacts");
   auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
-                           labelled_by.value("record_labels", std::string()));
+                           labelled_by.value("record_labels", std::string()),
+                           tuned.at("artifacts").value("trees", std::string()));
   if (scope.empty()) {
     if (all) scope = "every record of " + store.path();
     if (!records.empty()) scope = "records " + nlohmann::json(records).dump();
@@ -172,23 +173,36 @@ std::pair<std::string, std::function<double(const eval::Confusion&)>> headline_m
   return {"macro_f1", [](const eval::Confusion& m) { return eval::macro_f1(m); }};
 }
 
+// Each record's confusion matrix, an item's prediction the most probable class of
+// probs_of(item).
+std::map<std::string, eval::Confusion> record_matrices(
+    const std::vector<ScoredItem>& items, const TokenStore& store, size_t classes,
+    const std::function<const std::vector<float>&(const ScoredItem&)>& probs_of) {
+  std::map<std::string, eval::Confusion> by_record;
+  for (const auto& item : items) {
+    const auto& probs = probs_of(item);
+    const size_t predicted = size_t(std::max_element(probs.begin(), probs.end()) - probs.begin());
+    by_record.try_emplace(store.record(item.record).name, classes)
+        .first->second.add(size_t(item.truth), predicted);
+  }
+  return by_record;
+}
+
 // Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
 // and the Challenge 2017 score when the classes include N, A and O.
 nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
                          const std::vector<std::string>& classes, std::string& table,
                          std::map<std::string, eval::Confusion>& by_record) {
+  by_record = record_matrices(
+      items, store, classes.size(),
+      [](const ScoredItem& item) -> const auto& { return item.probs; });
   std::vector<double> positive;
   std::vector<int> truth;
-  for (const auto& item : items) {
-    const size_t predicted =
-        size_t(std::max_element(item.probs.begin(), item.probs.end()) - item.probs.begin());
-    by_record.try_emplace(store.record(item.record).name, classes.size())
-        .first->second.add(size_t(item.truth), predicted);
-    if (classes.size() == 2) {
+  if (classes.size() == 2)
+    for (const auto& item : items) {
       positive.push_back(item.probs[1]);
       truth.push_back(item.truth);
     }
-  }
   std::vector<eval::Confusion> per_record;
   for (const auto& [record, m] : by_record) per_record.push_back(m);
   nlohmann::json r;
@@ -216,6 +230,34 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
     table += line;
   }
   return r;
+}
+
+// A blended model's parts alone (items' parts: the head and the boosted trees of task record),
+// by the headline metric with its interval by record: what each part brings. Adds
+// results["parts"]; returns the markdown (empty without parts).
+std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& store,
+                        const std::vector<std::string>& classes, nlohmann::json& results) {
+  if (items.empty() || items.front().parts.empty()) return "";
+  const auto [metric_name, metric] = headline_metric(classes);
+  std::string md = "\nEach part of the blend alone (" + metric_name + "):";
+  for (const auto& [part, unused] : items.front().parts) {
+    const auto by_record =
+        record_matrices(items, store, classes.size(),
+                        [&part = part](const ScoredItem& item) -> const std::vector<float>& {
+                          return item.parts.at(part);
+                        });
+    std::vector<eval::Confusion> per_record;
+    eval::Confusion pooled(classes.size());
+    for (const auto& [record, m] : by_record) per_record.push_back(m), pooled += m;
+    const auto ci = eval::bootstrap_by_record(per_record, metric);
+    results["parts"][part] = {{metric_name, metric(pooled)}, {"ci95", {ci.low, ci.high}}};
+    char line[160];
+    std::snprintf(line, sizeof(line), " %s %.3f (%.3f-%.3f);", part.c_str(), metric(pooled), ci.low,
+                  ci.high);
+    md += line;
+  }
+  md.back() = '.';
+  return md + "\n";
 }
 
 // What each model scored on one dataset, record by record.
@@ -337,14 +379,19 @@ StageOutput run_evaluate(StageContext& ctx) {
             items.push_back(std::move(item));
             votes.push_back(1);
           } else {
-            for (size_t c = 0; c < item.probs.size(); ++c)
-              items[it->second].probs[c] += item.probs[c];
+            ScoredItem& sum = items[it->second];
+            for (size_t c = 0; c < item.probs.size(); ++c) sum.probs[c] += item.probs[c];
+            for (const auto& [part, probs] : item.parts)
+              for (size_t c = 0; c < probs.size(); ++c) sum.parts[part][c] += probs[c];
             ++votes[it->second];
           }
         }
       }
-      for (size_t i = 0; i < items.size(); ++i)
+      for (size_t i = 0; i < items.size(); ++i) {
         for (float& p : items[i].probs) p /= float(votes[i]);
+        for (auto& [part, probs] : items[i].parts)
+          for (float& p : probs) p /= float(votes[i]);
+      }
       const std::string ensemble = seeds.size() > 1
                                        ? ", the mean of " + std::to_string(seeds.size()) +
                                              " seeds' probabilities (an ensemble)"
@@ -356,6 +403,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       ScoredModel& model_scores = scored[dataset.name][label];
       model_scores.classes = classes;
       r = scores_of(items, *store, classes, table, model_scores.by_record);
+      table += part_scores(items, *store, classes, r);
       r["scope"] =
           cross_validated
               ? "cross-validation over " + std::to_string(folds.size()) +
@@ -409,7 +457,7 @@ StageOutput run_evaluate(StageContext& ctx) {
 
 StageKind evaluate_stage() {
   return {"evaluate",
-          "2",
+          "3",
           {{"records", "list", "[]", "records to evaluate (default: the finetune holdout)", false},
            {"datasets", "list:map", "[]",
             "labelled datasets scored, each {name, stage: a tokenize stage in needs, records: "

@@ -16,6 +16,9 @@
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beat_features.h"
+#include "tasks/record_statistics.h"
+#include "tasks/record_trees.h"
+#include "tasks/score_items.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 #include "train/checkpoint.h"
@@ -83,6 +86,95 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
   return pool;
 }
 
+// Task record: boosted trees over the training records' statistics, early-stopped on the
+// validation records' log loss, weighted by class as the head's loss is. `names` gets the
+// statistics' names.
+RecordTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
+                             const HeadOptions& head, const SegmentLabeler& label_of,
+                             const std::vector<std::string>& train,
+                             const std::vector<std::string>& validation, int classes,
+                             const TrainOptions& train_options, std::vector<std::string>& names) {
+  auto data_of = [&](const std::vector<std::string>& records, TreeData& data) {
+    std::vector<size_t> labelled;
+    for (size_t r : select_records(store, records, /*exclude=*/false)) {
+      const int label = label_of(r, 0, int64_t(store.record(r).length));
+      if (label < 0) continue;
+      labelled.push_back(r);
+      data.labels.push_back(label);
+    }
+    RecordStatistics statistics = record_statistics(store, labelled, head);
+    data.rows = std::move(statistics.values);
+    data.columns = statistics.columns();
+    names = std::move(statistics.names);
+  };
+  TreeData train_data, validation_data;
+  if (!validation.empty()) data_of(validation, validation_data);
+  data_of(train, train_data);
+  std::vector<double> counts(size_t(classes), 0.0);
+  for (int label : train_data.labels) counts[size_t(label)] += 1.0;
+  const std::vector<float> class_weight = loss_weights(counts, head.class_weights);
+  for (int label : train_data.labels) train_data.weights.push_back(class_weight[size_t(label)]);
+  TreeOptions options;
+  options.rounds = ctx.params().at("record_trees");
+  options.threads = train_options.threads;
+  options.seed = train_options.seed;
+  ctx.progress("boosting trees over " + std::to_string(train_data.size()) + " records' " +
+               std::to_string(names.size()) + " statistics");
+  return RecordTrees::fit(train_data, classes, options, validation_data);
+}
+
+// The trees' share of the blend with the lowest log loss on the validation records, each
+// scored as evaluate scores a record (the mean of its segments' probabilities).
+double validation_blend_weight(SegmentClassifier& classifier, const RecordTrees& trees,
+                               const TokenStore& store, const HeadOptions& head,
+                               const std::vector<Segment>& validation_segments) {
+  const int k = classifier.classes();
+  const auto items = pool_by_record(validation_segments,
+                                    classifier.predict(store, validation_segments), size_t(k));
+  std::vector<size_t> records;
+  std::vector<int> labels;
+  std::vector<float> head_probs;
+  for (const auto& item : items) {
+    records.push_back(item.record);
+    labels.push_back(item.truth);
+    head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
+  }
+  const RecordStatistics statistics = record_statistics(store, records, head);
+  return fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
+                          labels, k);
+}
+
+// The record_trees keys act on task record only, the weight only with trees; a weight fit on
+// the validation records needs some.
+void expect_tree_keys(const StageContext& ctx, const std::string& task) {
+  const auto& p = ctx.params();
+  const int rounds = p.at("record_trees");
+  const double weight = p.at("record_trees_weight");
+  if (rounds < 0)
+    throw ConfigError("stage '{}': record_trees={} must be 0 (off) or a number of rounds",
+                      ctx.instance.id, rounds);
+  if (rounds > 0 && task != "record")
+    throw ConfigError(
+        "stage '{}': record_trees read each record's statistics to classify records (task "
+        "record), not task {}; set record_trees: 0",
+        ctx.instance.id, task);
+  if (!(weight >= 0.0 && weight <= 1.0) && weight != -1.0)
+    throw ConfigError(
+        "stage '{}': record_trees_weight={} must be from 0 to 1, or -1 to fit it on the "
+        "validation records",
+        ctx.instance.id, weight);
+  if (rounds == 0 && weight != -1.0)
+    throw ConfigError(
+        "stage '{}': record_trees_weight weighs the boosted trees, which record_trees: 0 turns "
+        "off; set record_trees to a number of rounds or drop record_trees_weight",
+        ctx.instance.id);
+  if (rounds > 0 && weight == -1.0 && p.at("validation_records").get<int>() == 0)
+    throw ConfigError(
+        "stage '{}': record_trees_weight -1 fits the trees' share on the validation records, and "
+        "validation_records is 0; set validation_records or a record_trees_weight from 0 to 1",
+        ctx.instance.id);
+}
+
 StageOutput run_finetune(StageContext& ctx) {
   const auto& p = ctx.params();
   const auto& foundation = ctx.input_of_kind("pretrain");
@@ -106,6 +198,7 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
+  expect_tree_keys(ctx, task);
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -129,6 +222,7 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string path = ctx.stage_dir + "/classifier";
   FitResult fit;
   nlohmann::json task_results = {{"task", task}};
+  std::string trees_path;
   if (task == "beats") {
     const auto windows = beat_windows(store, select_records(store, train, /*exclude=*/false),
                                       model->context(), 0.0, 1.0 - tail);
@@ -180,10 +274,28 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["classes"] = classes;
     task_results["segment_beats"] = length;
     task_results["min_segment_beats"] = min_beats;
+    if (const int max_rounds = p.at("record_trees"); max_rounds > 0) {
+      std::vector<std::string> names;
+      const RecordTrees trees = fit_record_trees(ctx, store, head, label_of, train, validation,
+                                                 int(classes.size()), options, names);
+      trees_path = ctx.stage_dir + "/trees.json";
+      trees.save(trees_path);
+      const double fixed = p.at("record_trees_weight");
+      const double weight = fixed >= 0.0 ? fixed
+                                         : validation_blend_weight(classifier, trees, store, head,
+                                                                   validation_segments);
+      task_results["trees"] = {
+          {"weight", weight},
+          {"weight_from", fixed >= 0.0 ? "record_trees_weight" : "validation records' log loss"},
+          {"max_rounds", max_rounds},
+          {"rounds", trees.rounds()},
+          {"statistics", names}};
+    }
   }
 
   StageOutput out;
   out.artifacts["classifier"] = path;
+  if (!trees_path.empty()) out.artifacts["trees"] = trees_path;
   out.artifacts["token_store"] = tokens.at("artifacts").at("token_store");
   out.artifacts["record_labels"] = tokens.at("artifacts").at("record_labels");
   const auto& losses = fit.losses;
@@ -230,6 +342,19 @@ StageOutput run_finetune(StageContext& ctx) {
                                      std::string(task == "beats" ? "beats" : "segments")) +
       ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
       " records";
+  if (task_results.contains("trees")) {
+    const auto& trees = task_results["trees"];
+    char blend[400];
+    std::snprintf(blend, sizeof(blend),
+                  "; beside it, boosted trees (XGBoost) over each record's statistics of these "
+                  "inputs (mean, spread, quantiles, extremes), %d of at most %d rounds, the "
+                  "record's class from the head's and the trees' probabilities weighted %.2f and "
+                  "%.2f (from the %s)",
+                  trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
+                  1.0 - trees["weight"].get<double>(), trees["weight"].get<double>(),
+                  trees["weight_from"].get<std::string>().c_str());
+    md += blend;
+  }
   if (!validation.empty()) {
     char best[160];
     std::snprintf(best, sizeof(best), "; early stopping on %zu validation records kept step %lld",
@@ -305,9 +430,18 @@ StageKind finetune_stage() {
       {"min_segment_beats", "int", "8",
        "records shorter than a segment but at least this long give one shorter segment", false},
       {"classes", "list", "[]",
-       "task record: the classes, in order (default: the sorted labels of the records)", false}};
+       "task record: the classes, in order (default: the sorted labels of the records)", false},
+      {"record_trees", "int", "0",
+       "task record: beside the head, boosted trees (XGBoost) over each record's statistics of "
+       "the head's per-beat inputs, at most this many rounds, early-stopped on the validation "
+       "records; 0 = off",
+       false},
+      {"record_trees_weight", "float", "-1",
+       "the trees' share of a record's probabilities (the head's: 1 - it), 0 to 1; -1: the share "
+       "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
+       false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "7", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "8", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

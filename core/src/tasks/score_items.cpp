@@ -5,6 +5,8 @@
 
 #include "hlm/ecg.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/record_statistics.h"
+#include "tasks/record_trees.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 
@@ -36,15 +38,39 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
   for (auto& [beat, probs] : c.probabilities(store, windows)) {
     const uint8_t truth = store.labels()[beat];
     if (truth >= kBeatClassCount) continue;
-    out.push_back({beat, record_of(store, beat), int(truth), std::move(probs)});
+    out.push_back({beat, record_of(store, beat), int(truth), std::move(probs), {}});
   }
   return out;
+}
+
+// Each record's probabilities become the weighted mean of the head's and the boosted trees'
+// (finetune results' trees.weight for the trees); both are kept as the item's parts.
+void blend_trees(const nlohmann::json& results, const std::string& path, const TokenStore& store,
+                 std::vector<ScoredItem>& items) {
+  const auto& options = results.at("trees");
+  const HeadOptions head = HeadOptions::from_json(results.at("head"));
+  std::vector<size_t> records;
+  for (const auto& item : items) records.push_back(item.record);
+  const RecordStatistics statistics = record_statistics(store, records, head);
+  const size_t k = results.at("classes").size();
+  const auto trees = RecordTrees::load(path, int(k), statistics.columns());
+  const std::vector<float> probs = trees.predict(statistics.values, statistics.columns());
+  const float weight = options.at("weight").get<float>();
+  for (size_t i = 0; i < items.size(); ++i) {
+    ScoredItem& item = items[i];
+    std::vector<float> from_trees(probs.begin() + ptrdiff_t(i * k),
+                                  probs.begin() + ptrdiff_t((i + 1) * k));
+    item.parts["head"] = item.probs;
+    for (size_t c = 0; c < k; ++c)
+      item.probs[c] = (1.0f - weight) * item.probs[c] + weight * from_trees[c];
+    item.parts["trees"] = std::move(from_trees);
+  }
 }
 
 std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std::string& classifier,
                                        std::shared_ptr<Model> model, const TokenStore& store,
                                        const RecordSelection& selection,
-                                       const std::string& record_labels) {
+                                       const std::string& record_labels, const std::string& trees) {
   const std::string task = results.at("task");
   const std::vector<std::string> classes = results.at("classes");
   const int64_t length = results.at("segment_beats");
@@ -65,21 +91,34 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
       out.push_back({segments[i].start,
                      segments[i].record,
                      segments[i].label,
-                     {probs.begin() + ptrdiff_t(i * k), probs.begin() + ptrdiff_t((i + 1) * k)}});
+                     {probs.begin() + ptrdiff_t(i * k), probs.begin() + ptrdiff_t((i + 1) * k)},
+                     {}});
     return out;
   }
-  // A record's class from the mean probabilities of its segments.
+  out = pool_by_record(segments, probs, k);
+  if (!trees.empty()) blend_trees(results, trees, store, out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
+                                       const std::vector<float>& probs, size_t classes) {
+  const size_t k = classes;
   std::map<size_t, ScoredItem> by_record;
   std::map<size_t, int> counts;
   for (size_t i = 0; i < segments.size(); ++i) {
     auto& item = by_record
-                     .try_emplace(segments[i].record,
-                                  ScoredItem{segments[i].record, segments[i].record,
-                                             segments[i].label, std::vector<float>(k, 0.0f)})
+                     .try_emplace(segments[i].record, ScoredItem{segments[i].record,
+                                                                 segments[i].record,
+                                                                 segments[i].label,
+                                                                 std::vector<float>(k, 0.0f),
+                                                                 {}})
                      .first->second;
     for (size_t c = 0; c < k; ++c) item.probs[c] += probs[i * k + c];
     ++counts[segments[i].record];
   }
+  std::vector<ScoredItem> out;
   for (auto& [record, item] : by_record) {
     for (float& p : item.probs) p /= float(counts[record]);
     out.push_back(std::move(item));
@@ -87,15 +126,13 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
   return out;
 }
 
-}  // namespace
-
 std::vector<ScoredItem> score_items(const nlohmann::json& results, const std::string& classifier,
                                     std::shared_ptr<Model> model, const TokenStore& store,
                                     const RecordSelection& selection,
-                                    const std::string& record_labels) {
+                                    const std::string& record_labels, const std::string& trees) {
   if (results.value("task", std::string("beats")) == "beats")
     return score_beats(results, classifier, model, store, selection);
-  return score_segments(results, classifier, model, store, selection, record_labels);
+  return score_segments(results, classifier, model, store, selection, record_labels, trees);
 }
 
 }  // namespace hlm

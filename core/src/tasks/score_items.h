@@ -4,6 +4,7 @@
 // predicted class probabilities.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/segment_classifier.h"
 
 namespace hlm {
 
@@ -19,6 +21,9 @@ struct ScoredItem {
   size_t record = 0;
   int truth = 0;
   std::vector<float> probs;
+  // A blended model's parts (task record with boosted trees: "head" and "trees"), each its own
+  // probabilities, so evaluate can show what each part scores alone; empty otherwise.
+  std::map<std::string, std::vector<float>> parts;
 };
 
 // Records scored whole, and records of which only the last `tail` fraction is scored.
@@ -27,12 +32,19 @@ struct RecordSelection {
   double tail = 0.0;
 };
 
+// Task record: one item per record (key: the record's index), its probabilities the mean of its
+// segments' (probs: row-major [segments x classes]), in record order.
+std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
+                                       const std::vector<float>& probs, size_t classes);
+
 // finetune_results: the finetune stage's results (task, classes, head, segment_beats, ...);
 // classifier: its classifier artifact; record_labels: the store's record_labels.json (segment
-// tasks).
+// tasks); trees: the boosted trees artifact of task record (empty: none; see
+// tasks/record_trees.h), blended with the head as finetune_results' "trees" says.
 std::vector<ScoredItem> score_items(const nlohmann::json& finetune_results,
                                     const std::string& classifier, std::shared_ptr<Model> model,
                                     const TokenStore& store, const RecordSelection& selection,
-                                    const std::string& record_labels);
+                                    const std::string& record_labels,
+                                    const std::string& trees = "");
 
 }  // namespace hlm

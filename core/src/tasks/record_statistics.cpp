@@ -1,0 +1,131 @@
+// A record's statistics (see record_statistics.h).
+#include "tasks/record_statistics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hlm/dsp/rr_features.h"
+#include "hlm/errors.h"
+#include "tasks/beat_features.h"
+
+namespace hlm {
+namespace {
+
+constexpr const char* kSummaryNames[] = {"mean", "sd",  "min", "p10", "p25",
+                                         "p50",  "p75", "p90", "max"};
+constexpr double kSummaryQuantiles[] = {0.10, 0.25, 0.50, 0.75, 0.90};
+constexpr double kChangeQuantiles[] = {0.25, 0.50, 0.75, 0.90};
+
+// Linear interpolation between the closest ranks (numpy's default), of sorted values.
+float quantile(const std::vector<float>& sorted, double q) {
+  const double at = q * double(sorted.size() - 1);
+  const size_t below = size_t(at);
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return float(sorted[below] + (at - double(below)) * (sorted[above] - sorted[below]));
+}
+
+// Appends the summaries of kSummaryNames, in order; zeros when there are no values.
+void summarise(std::vector<float> values, std::vector<float>& row) {
+  if (values.empty()) {
+    row.insert(row.end(), std::size(kSummaryNames), 0.0f);
+    return;
+  }
+  double sum = 0.0, sum_sq = 0.0;
+  for (float v : values) sum += v, sum_sq += double(v) * v;
+  const double mean = sum / double(values.size());
+  std::sort(values.begin(), values.end());
+  row.push_back(float(mean));
+  row.push_back(float(std::sqrt(std::max(0.0, sum_sq / double(values.size()) - mean * mean))));
+  row.push_back(values.front());
+  for (double q : kSummaryQuantiles) row.push_back(quantile(values, q));
+  row.push_back(values.back());
+}
+
+// One per-beat input of the store (`width` values per beat, beat-major), to summarise column
+// by column; `skip_first`: the record's first beat is left out.
+struct BeatInput {
+  std::vector<float> values;
+  size_t width = 0;
+  bool skip_first = false;
+  std::vector<std::string> names;
+};
+
+// |log(RR / RR before)| of each beat that has two known intervals, the clamp as rr_features'.
+std::vector<float> successive_changes(const float* rr, size_t beats) {
+  std::vector<float> out;
+  for (size_t b = 2; b < beats; ++b)
+    out.push_back(std::fabs(std::log(std::clamp(rr[b], 0.15f, 3.0f) /
+                                     std::clamp(rr[b - 1], 0.15f, 3.0f))));
+  return out;
+}
+
+}  // namespace
+
+RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
+                                   const HeadOptions& options) {
+  std::vector<BeatInput> inputs;
+  if (options.rr_features)
+    inputs.push_back({store_rr_features(store, true), size_t(kRrFeatureCount), true,
+                      {std::begin(kRrFeatureNames), std::end(kRrFeatureNames)}});
+  if (options.record_rhythm_features) {
+    BeatInput rhythm{std::vector<float>(store.token_count() * kRecordRhythmFeatureCount),
+                     size_t(kRecordRhythmFeatureCount),
+                     true,
+                     {std::begin(kRecordRhythmFeatureNames), std::end(kRecordRhythmFeatureNames)}};
+    for (size_t r = 0; r < store.record_count(); ++r) {
+      const auto rec = store.record(r);
+      const auto values = record_rhythm_features(store.rr_seconds() + rec.offset, rec.length);
+      std::copy(values.begin(), values.end(),
+                rhythm.values.begin() + ptrdiff_t(rec.offset * kRecordRhythmFeatureCount));
+    }
+    inputs.push_back(std::move(rhythm));
+  }
+  if (options.descriptors) {
+    BeatInput descriptors{store_descriptors(store, options), size_t(descriptor_inputs(options)),
+                          false, {}};
+    for (size_t j = 0; j < descriptors.width; ++j)
+      descriptors.names.push_back("descriptor " + std::to_string(j));
+    inputs.push_back(std::move(descriptors));
+  }
+  if (inputs.empty())
+    throw ConfigError(
+        "record statistics need per-beat inputs to summarise: set rr_features, "
+        "record_rhythm_features or descriptors");
+
+  RecordStatistics out;
+  for (const auto& input : inputs)
+    for (const auto& name : input.names)
+      for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
+  if (options.rr_features) {
+    for (double q : kChangeQuantiles)
+      out.names.push_back("|log(RR / RR before)| p" + std::to_string(int(q * 100)));
+    out.names.push_back("|log(RR / RR before)| mean");
+    out.names.push_back("log(beats)");
+  }
+
+  std::vector<float> row;
+  for (size_t r : records) {
+    const auto rec = store.record(r);
+    row.clear();
+    for (const auto& input : inputs)
+      for (size_t j = 0; j < input.width; ++j) {
+        std::vector<float> column;
+        for (size_t b = input.skip_first ? 1 : 0; b < rec.length; ++b)
+          column.push_back(input.values[(rec.offset + b) * input.width + j]);
+        summarise(std::move(column), row);
+      }
+    if (options.rr_features) {
+      std::vector<float> changes = successive_changes(store.rr_seconds() + rec.offset, rec.length);
+      double sum = 0.0;
+      for (float c : changes) sum += c;
+      std::sort(changes.begin(), changes.end());
+      for (double q : kChangeQuantiles) row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
+      row.push_back(changes.empty() ? 0.0f : float(sum / double(changes.size())));
+      row.push_back(std::log(float(std::max<uint64_t>(1, rec.length))));
+    }
+    out.values.insert(out.values.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+}  // namespace hlm

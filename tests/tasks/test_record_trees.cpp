@@ -1,0 +1,178 @@
+// A record's statistics and the boosted trees that read them: each statistic summarises its
+// own record's beats in the documented column, the trees learn a rule, stop early when the
+// validation records say so, and refuse a file or a shape they were not fit for.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "hlm/dsp/rr_features.h"
+#include "hlm/errors.h"
+#include "hlm/token_store.h"
+#include "support/rr_token_store.h"
+#include "tasks/record_statistics.h"
+#include "tasks/record_trees.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_path(const std::string& stem) {
+  return (fs::temp_directory_path() / (stem + "_" + std::to_string(::getpid()))).string();
+}
+
+// Two records: a regular one with one premature beat and its pause, an irregular one.
+hlm::test::RrTokenStore two_record_store() {
+  std::vector<std::vector<float>> rr{{0.0f}, {0.0f}};
+  for (size_t i = 1; i < 50; ++i) rr[0].push_back(i == 20 ? 0.5f : i == 21 ? 1.1f : 0.8f);
+  for (size_t i = 1; i < 31; ++i) rr[1].push_back(0.4f + 0.15f * float(i % 5));
+  return hlm::test::RrTokenStore("hlm_record_statistics", std::move(rr));
+}
+
+size_t column_of(const hlm::RecordStatistics& s, const std::string& name) {
+  const auto it = std::find(s.names.begin(), s.names.end(), name);
+  EXPECT_NE(it, s.names.end()) << name;
+  return size_t(it - s.names.begin());
+}
+
+// Rows whose class is set by column 1 alone (three bands), column 0 noise.
+hlm::TreeData banded(size_t rows, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 3.0f);
+  hlm::TreeData d;
+  d.columns = 2;
+  for (size_t i = 0; i < rows; ++i) {
+    const float noise = u(rng), x = u(rng);
+    d.rows.insert(d.rows.end(), {noise, x});
+    d.labels.push_back(std::min(2, int(x)));
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
+  const auto file = two_record_store();
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  // Rows follow the order asked for, not the store's.
+  const auto s = hlm::record_statistics(store, {1, 0}, options);
+  ASSERT_EQ(s.columns(), size_t(hlm::kRrFeatureCount * 9 + 4 + 2));
+  ASSERT_EQ(s.values.size(), 2 * s.columns());
+  for (size_t row = 0; row < 2; ++row) {
+    const size_t r = 1 - row;
+    const auto& rr = file.rr[r];
+    const auto features = hlm::rr_features(rr.data(), rr.size());
+    // "RR before" over the beats after the first: its extremes and mean.
+    float lowest = 1e9f, highest = -1e9f;
+    double sum = 0.0;
+    for (size_t b = 1; b < rr.size(); ++b) {
+      const float v = features[b * hlm::kRrFeatureCount];
+      lowest = std::min(lowest, v), highest = std::max(highest, v), sum += v;
+    }
+    const float* values = s.values.data() + row * s.columns();
+    const std::string before = hlm::kRrFeatureNames[0];
+    EXPECT_FLOAT_EQ(values[column_of(s, before + " min")], lowest) << "record " << r;
+    EXPECT_FLOAT_EQ(values[column_of(s, before + " max")], highest) << "record " << r;
+    EXPECT_NEAR(values[column_of(s, before + " mean")], sum / double(rr.size() - 1), 1e-6);
+    EXPECT_FLOAT_EQ(values[column_of(s, "log(beats)")], std::log(float(rr.size())));
+  }
+  // Record 0 changes rhythm around its premature beat only: its median change is 0, its mean
+  // is not.
+  const float* r0 = s.values.data() + s.columns();
+  EXPECT_FLOAT_EQ(r0[column_of(s, "|log(RR / RR before)| p50")], 0.0f);
+  EXPECT_GT(r0[column_of(s, "|log(RR / RR before)| mean")], 0.01f);
+  const float* r1 = s.values.data();
+  EXPECT_GT(r1[column_of(s, "|log(RR / RR before)| p50")], 0.1f);
+
+  hlm::HeadOptions none;
+  EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
+}
+
+TEST(RecordTrees, LearnARuleAndGiveTheSameProbabilitiesFromTheirFile) {
+  hlm::TreeOptions options;
+  options.rounds = 60;
+  options.eta = 0.3;
+  const auto trees = hlm::RecordTrees::fit(banded(600, 1), 3, options);
+  EXPECT_EQ(trees.rounds(), 60);
+  const hlm::TreeData test = banded(300, 2);
+  const auto probs = trees.predict(test.rows, 2);
+  ASSERT_EQ(probs.size(), test.size() * 3);
+  size_t right = 0;
+  for (size_t i = 0; i < test.size(); ++i) {
+    const float* p = probs.data() + i * 3;
+    EXPECT_NEAR(p[0] + p[1] + p[2], 1.0f, 1e-5f);
+    right += size_t(std::max_element(p, p + 3) - p) == size_t(test.labels[i]);
+  }
+  EXPECT_GT(double(right) / double(test.size()), 0.95);
+
+  const std::string path = temp_path("hlm_trees") + ".json";
+  trees.save(path);
+  const auto loaded = hlm::RecordTrees::load(path, 3, 2);
+  EXPECT_EQ(loaded.predict(test.rows, 2), probs);
+  fs::remove(path);
+}
+
+TEST(RecordTrees, StopEarlyWhenTheValidationRecordsGainNothing) {
+  hlm::TreeOptions options;
+  options.rounds = 40;
+  options.eta = 0.3;
+  // Validation labels that no rule predicts: every round after the first few fits the
+  // training rows' noise only.
+  hlm::TreeData validation = banded(300, 3);
+  std::mt19937_64 rng(4);
+  for (int& label : validation.labels) label = int(rng() % 3);
+  const auto trees = hlm::RecordTrees::fit(banded(300, 1), 3, options, validation);
+  EXPECT_LT(trees.rounds(), 40);
+  EXPECT_GE(trees.rounds(), 1);
+}
+
+TEST(RecordTrees, RefuseBadLabelsAFileThatIsNotTreesOrAnotherShape) {
+  hlm::TreeData bad = banded(20, 1);
+  bad.labels[3] = 3;
+  EXPECT_THROW(hlm::RecordTrees::fit(bad, 3, {}), hlm::DataError);
+
+  hlm::TreeOptions options;
+  options.rounds = 5;
+  const auto trees = hlm::RecordTrees::fit(banded(100, 1), 3, options);
+  EXPECT_THROW(trees.predict(std::vector<float>(6, 0.0f), 3), hlm::DataError);
+  const std::string path = temp_path("hlm_trees_bad") + ".json";
+  trees.save(path);
+  for (const auto& [classes, columns] : {std::pair{3, size_t(5)}, std::pair{4, size_t(2)}}) {
+    try {
+      hlm::RecordTrees::load(path, classes, columns);
+      ADD_FAILURE() << "trees of 3 classes over 2 columns loaded as " << classes << " over "
+                    << columns;
+    } catch (const hlm::DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  std::ofstream(path) << "{\"not\": \"a model\"";
+  try {
+    hlm::RecordTrees::load(path, 3, 2);
+    ADD_FAILURE() << "a truncated file loaded";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+  EXPECT_THROW(hlm::RecordTrees::load(path, 3, 2), hlm::DataError);
+}
+
+TEST(RecordTrees, TheBlendWeightFavoursThePartThatKnowsTheClasses) {
+  // Four items of two classes: one part gives the right class 0.9, the other a coin toss.
+  const std::vector<int> labels = {0, 1, 1, 0};
+  const std::vector<float> knows = {0.9f, 0.1f, 0.1f, 0.9f, 0.1f, 0.9f, 0.9f, 0.1f};
+  const std::vector<float> guesses(8, 0.5f);
+  EXPECT_DOUBLE_EQ(hlm::fit_blend_weight(guesses, knows, labels, 2), 1.0);
+  EXPECT_DOUBLE_EQ(hlm::fit_blend_weight(knows, guesses, labels, 2), 0.0);
+  // Each part sure and right on half the items, sure and wrong on the other half: only an
+  // even mix avoids a confident miss.
+  const std::vector<float> first = {0.99f, 0.01f, 0.01f, 0.99f, 0.99f, 0.01f, 0.01f, 0.99f};
+  const std::vector<float> second = {0.01f, 0.99f, 0.99f, 0.01f, 0.01f, 0.99f, 0.99f, 0.01f};
+  EXPECT_DOUBLE_EQ(hlm::fit_blend_weight(first, second, labels, 2), 0.5);
+}
