@@ -176,18 +176,41 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_NE(report.find("Each part of the blend alone (cinc2017_score): head "), std::string::npos);
 }
 
-// record_trees_weight fixes the trees' share: at 1 the blend is the trees alone.
-TEST(ClinicalWorkflows, Challenge2017TreesAloneAtWeightOne) {
+// record_trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head
+// alone. Tree keys that cannot act are refused before any training.
+TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreRefused) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
     GTEST_SKIP() << kData << "/challenge2017 is absent";
-  nlohmann::json tuned;
-  const auto results =
-      run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_trees", nullptr,
-             "finetune.record_trees_weight=1", "evaluate", "finetune[fold=0,seed=0]", &tuned);
-  EXPECT_EQ(tuned["results"]["trees"]["weight"], 1.0);
-  EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "record_trees_weight");
-  const auto& d = results["datasets"]["holdout"];
-  EXPECT_EQ(d["cinc2017_score"], d["parts"]["trees"]["cinc2017_score"]) << d.dump().substr(0, 400);
+  for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
+    nlohmann::json tuned;
+    const auto results =
+        run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_trees", nullptr,
+               "finetune.record_trees_weight=" + std::to_string(weight) + " 'vars.fold=[0]'",
+               "evaluate", "finetune[fold=0,seed=0]", &tuned);
+    EXPECT_EQ(tuned["results"]["trees"]["weight"], double(weight));
+    EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "record_trees_weight");
+    const auto& d = results["datasets"]["holdout"];
+    EXPECT_EQ(d["cinc2017_score"], d["parts"][part]["cinc2017_score"]) << d.dump().substr(0, 400);
+  }
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  hlm::test::ScratchDir runs("hlm_challenge2017_trees_refused");
+  const std::string base =
+      "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
+      "--runs-dir " +
+      runs.path.string() + " ";
+  const auto no_validation = hlm::test::run_hlm(base + "finetune.validation_records=0");
+  EXPECT_NE(no_validation.exit_code, 0);
+  EXPECT_NE(no_validation.output.find("validation_records is 0"), std::string::npos)
+      << no_validation.output;
+  EXPECT_EQ(no_validation.output.find("boosting trees"), std::string::npos);
+  const auto no_inputs =
+      hlm::test::run_hlm(base +
+                         "finetune.rr_features=false finetune.record_rhythm_features=false "
+                         "finetune.descriptors=false");
+  EXPECT_NE(no_inputs.exit_code, 0);
+  EXPECT_NE(no_inputs.output.find("record_trees summarise the head's per-beat inputs"),
+            std::string::npos)
+      << no_inputs.output;
 }
 
 // vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with

@@ -455,6 +455,11 @@ TEST(FinetuneEvaluate, RecordTreesActOnTaskRecordOnlyAndTheirWeightOnlyWithThem)
   EXPECT_NE(af.output.find("record_trees read each record's statistics to classify records"),
             std::string::npos)
       << af.output;
+  const auto negative = run_hlm(base + " finetune.record_trees=-1");
+  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_NE(negative.output.find("record_trees=-1 must be 0 (off) or a number of rounds"),
+            std::string::npos)
+      << negative.output;
   const auto weight_alone = run_hlm(base + " finetune.record_trees_weight=0.3");
   EXPECT_NE(weight_alone.exit_code, 0);
   EXPECT_NE(weight_alone.output.find("which record_trees: 0 turns off"), std::string::npos)

@@ -56,7 +56,7 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.record_trees",
      "boosted trees beside the head (ClinicalWorkflows.Challenge2017ReportsThe...)"},
     {"finetune.record_trees_weight",
-     "the trees' share (ClinicalWorkflows.Challenge2017TreesAloneAtWeightOne)"},
+     "the trees' share (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"evaluate.records", "records evaluated"},
     {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},

@@ -90,6 +90,24 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   const float* r1 = s.values.data();
   EXPECT_GT(r1[column_of(s, "|log(RR / RR before)| p50")], 0.1f);
 
+  // With the rhythm against the record: its columns follow, record 0's typical beat sits at
+  // its median (log 1 = 0), and its spread is that of its own values.
+  options.record_rhythm_features = true;
+  const auto both = hlm::record_statistics(store, {0}, options);
+  ASSERT_EQ(both.columns(),
+            size_t((hlm::kRrFeatureCount + hlm::kRecordRhythmFeatureCount) * 9 + 6));
+  const std::string against = hlm::kRecordRhythmFeatureNames[0];
+  EXPECT_FLOAT_EQ(both.values[column_of(both, against + " p50")], 0.0f);
+  const auto rhythm = hlm::record_rhythm_features(file.rr[0].data(), file.rr[0].size());
+  double sum = 0.0, sum_sq = 0.0;
+  const size_t n = file.rr[0].size() - 1;
+  for (size_t b = 1; b <= n; ++b) {
+    const double v = rhythm[b * hlm::kRecordRhythmFeatureCount];
+    sum += v, sum_sq += v * v;
+  }
+  EXPECT_NEAR(both.values[column_of(both, against + " sd")],
+              std::sqrt(sum_sq / double(n) - (sum / double(n)) * (sum / double(n))), 1e-5);
+
   hlm::HeadOptions none;
   EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
 }

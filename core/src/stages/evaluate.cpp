@@ -381,8 +381,9 @@ StageOutput run_evaluate(StageContext& ctx) {
           } else {
             ScoredItem& sum = items[it->second];
             for (size_t c = 0; c < item.probs.size(); ++c) sum.probs[c] += item.probs[c];
+            // Every model of one label blends alike, so an item's parts match across them.
             for (const auto& [part, probs] : item.parts)
-              for (size_t c = 0; c < probs.size(); ++c) sum.parts[part][c] += probs[c];
+              for (size_t c = 0; c < probs.size(); ++c) sum.parts.at(part)[c] += probs[c];
             ++votes[it->second];
           }
         }

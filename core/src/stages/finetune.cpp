@@ -94,6 +94,7 @@ RecordTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
                              const std::vector<std::string>& train,
                              const std::vector<std::string>& validation, int classes,
                              const TrainOptions& train_options, std::vector<std::string>& names) {
+  // The statistics' names are the same for every record set.
   auto data_of = [&](const std::vector<std::string>& records, TreeData& data) {
     std::vector<size_t> labelled;
     for (size_t r : select_records(store, records, /*exclude=*/false)) {
@@ -125,9 +126,16 @@ RecordTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
 // scored as evaluate scores a record (the mean of its segments' probabilities).
-double validation_blend_weight(SegmentClassifier& classifier, const RecordTrees& trees,
-                               const TokenStore& store, const HeadOptions& head,
+double validation_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
+                               const RecordTrees& trees, const TokenStore& store,
+                               const HeadOptions& head,
                                const std::vector<Segment>& validation_segments) {
+  if (validation_segments.empty())
+    throw DataError(
+        "stage '{}': no validation record is long enough to score (min_segment_beats), so the "
+        "trees' share cannot be fit on them; set more validation_records or a "
+        "record_trees_weight from 0 to 1",
+        ctx.instance.id);
   const int k = classifier.classes();
   const auto items = pool_by_record(validation_segments,
                                     classifier.predict(store, validation_segments), size_t(k));
@@ -144,9 +152,13 @@ double validation_blend_weight(SegmentClassifier& classifier, const RecordTrees&
                           labels, k);
 }
 
+// The trees' share that says "fit it on the validation records".
+constexpr double kWeightFromValidation = -1.0;
+
 // The record_trees keys act on task record only, the weight only with trees; a weight fit on
-// the validation records needs some.
-void expect_tree_keys(const StageContext& ctx, const std::string& task) {
+// the validation records needs some; the trees need per-beat inputs to summarise. Checked
+// before any training.
+void expect_tree_keys(const StageContext& ctx, const std::string& task, const HeadOptions& head) {
   const auto& p = ctx.params();
   const int rounds = p.at("record_trees");
   const double weight = p.at("record_trees_weight");
@@ -158,20 +170,25 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task) {
         "stage '{}': record_trees read each record's statistics to classify records (task "
         "record), not task {}; set record_trees: 0",
         ctx.instance.id, task);
-  if (!(weight >= 0.0 && weight <= 1.0) && weight != -1.0)
+  if (!(weight >= 0.0 && weight <= 1.0) && weight != kWeightFromValidation)
     throw ConfigError(
         "stage '{}': record_trees_weight={} must be from 0 to 1, or -1 to fit it on the "
         "validation records",
         ctx.instance.id, weight);
-  if (rounds == 0 && weight != -1.0)
+  if (rounds == 0 && weight != kWeightFromValidation)
     throw ConfigError(
         "stage '{}': record_trees_weight weighs the boosted trees, which record_trees: 0 turns "
         "off; set record_trees to a number of rounds or drop record_trees_weight",
         ctx.instance.id);
-  if (rounds > 0 && weight == -1.0 && p.at("validation_records").get<int>() == 0)
+  if (rounds > 0 && weight == kWeightFromValidation && p.at("validation_records").get<int>() == 0)
     throw ConfigError(
         "stage '{}': record_trees_weight -1 fits the trees' share on the validation records, and "
         "validation_records is 0; set validation_records or a record_trees_weight from 0 to 1",
+        ctx.instance.id);
+  if (rounds > 0 && !head.rr_features && !head.record_rhythm_features && !head.descriptors)
+    throw ConfigError(
+        "stage '{}': record_trees summarise the head's per-beat inputs over each record, and none "
+        "is on; set rr_features, record_rhythm_features or descriptors, or record_trees: 0",
         ctx.instance.id);
 }
 
@@ -198,7 +215,7 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
-  expect_tree_keys(ctx, task);
+  expect_tree_keys(ctx, task, head);
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -281,12 +298,13 @@ StageOutput run_finetune(StageContext& ctx) {
       trees_path = ctx.stage_dir + "/trees.json";
       trees.save(trees_path);
       const double fixed = p.at("record_trees_weight");
-      const double weight = fixed >= 0.0 ? fixed
-                                         : validation_blend_weight(classifier, trees, store, head,
-                                                                   validation_segments);
+      const bool fit_weight = fixed == kWeightFromValidation;
+      const double weight = fit_weight ? validation_blend_weight(ctx, classifier, trees, store,
+                                                                 head, validation_segments)
+                                       : fixed;
       task_results["trees"] = {
           {"weight", weight},
-          {"weight_from", fixed >= 0.0 ? "record_trees_weight" : "validation records' log loss"},
+          {"weight_from", fit_weight ? "validation records' log loss" : "record_trees_weight"},
           {"max_rounds", max_rounds},
           {"rounds", trees.rounds()},
           {"statistics", names}};
@@ -433,8 +451,8 @@ StageKind finetune_stage() {
        "task record: the classes, in order (default: the sorted labels of the records)", false},
       {"record_trees", "int", "0",
        "task record: beside the head, boosted trees (XGBoost) over each record's statistics of "
-       "the head's per-beat inputs, at most this many rounds, early-stopped on the validation "
-       "records; 0 = off",
+       "the head's per-beat inputs, this many rounds cut back to the one with the lowest log "
+       "loss on the validation records (when there are some); 0 = off",
        false},
       {"record_trees_weight", "float", "-1",
        "the trees' share of a record's probabilities (the head's: 1 - it), 0 to 1; -1: the share "

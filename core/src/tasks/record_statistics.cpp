@@ -54,8 +54,8 @@ struct BeatInput {
 std::vector<float> successive_changes(const float* rr, size_t beats) {
   std::vector<float> out;
   for (size_t b = 2; b < beats; ++b)
-    out.push_back(std::fabs(std::log(std::clamp(rr[b], 0.15f, 3.0f) /
-                                     std::clamp(rr[b - 1], 0.15f, 3.0f))));
+    out.push_back(
+        std::fabs(std::log(std::clamp(rr[b], 0.15f, 3.0f) / std::clamp(rr[b - 1], 0.15f, 3.0f))));
   return out;
 }
 
@@ -65,7 +65,9 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
                                    const HeadOptions& options) {
   std::vector<BeatInput> inputs;
   if (options.rr_features)
-    inputs.push_back({store_rr_features(store, true), size_t(kRrFeatureCount), true,
+    inputs.push_back({store_rr_features(store, true),
+                      size_t(kRrFeatureCount),
+                      true,
                       {std::begin(kRrFeatureNames), std::end(kRrFeatureNames)}});
   if (options.record_rhythm_features) {
     BeatInput rhythm{std::vector<float>(store.token_count() * kRecordRhythmFeatureCount),
@@ -81,8 +83,8 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     inputs.push_back(std::move(rhythm));
   }
   if (options.descriptors) {
-    BeatInput descriptors{store_descriptors(store, options), size_t(descriptor_inputs(options)),
-                          false, {}};
+    BeatInput descriptors{
+        store_descriptors(store, options), size_t(descriptor_inputs(options)), false, {}};
     for (size_t j = 0; j < descriptors.width; ++j)
       descriptors.names.push_back("descriptor " + std::to_string(j));
     inputs.push_back(std::move(descriptors));
@@ -119,7 +121,8 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
       double sum = 0.0;
       for (float c : changes) sum += c;
       std::sort(changes.begin(), changes.end());
-      for (double q : kChangeQuantiles) row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
+      for (double q : kChangeQuantiles)
+        row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
       row.push_back(changes.empty() ? 0.0f : float(sum / double(changes.size())));
       row.push_back(std::log(float(std::max<uint64_t>(1, rec.length))));
     }

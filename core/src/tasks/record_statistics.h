@@ -1,8 +1,8 @@
 // A record summarised as one row of numbers, for a model that reads records whole (the boosted
 // trees of tasks/record_trees.h): the per-beat inputs a segment head reads, each described by
-// its distribution over the record's beats. A segment head sees 24 beats at a time and pools
-// their means; one premature beat in a two-minute record, or a record whose rhythm changes
-// halfway, shows in the record's quantiles and extremes instead.
+// its distribution over the record's beats. A segment head sees segment_beats beats at a time
+// and pools their means; one premature beat in a two-minute record, or a record whose rhythm
+// changes halfway, shows in the record's quantiles and extremes instead.
 #pragma once
 #include <cstddef>
 #include <string>

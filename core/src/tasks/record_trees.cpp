@@ -69,6 +69,7 @@ void set(BoosterHandle booster, const char* key, const std::string& value) {
   check(XGBoosterSetParam(booster, key, value.c_str()), "setting a parameter");
 }
 
+// At least 1: XGBoost reads 0 as every core, which the caller's thread budget did not ask for.
 void set_threads(BoosterHandle booster, int threads) {
   set(booster, "nthread", std::to_string(std::max(1, threads)));
 }
@@ -107,7 +108,8 @@ RecordTrees RecordTrees::fit(const TreeData& train, int classes, const TreeOptio
   set(b, "eta", std::to_string(options.eta));
   set(b, "subsample", std::to_string(options.subsample));
   set(b, "colsample_bytree", std::to_string(options.column_sample));
-  set(b, "seed", std::to_string(options.seed));
+  // XGBoost's seed is a signed 64-bit integer.
+  set(b, "seed", std::to_string(options.seed & uint64_t(std::numeric_limits<int64_t>::max())));
   set(b, "verbosity", "0");
   set_threads(b, options.threads);
   int best_rounds = options.rounds;
@@ -167,7 +169,7 @@ void RecordTrees::save(const std::string& path) const {
   write_file_atomic(path, std::string_view(bytes, length));
 }
 
-RecordTrees RecordTrees::load(const std::string& path, int classes, size_t columns, int threads) {
+RecordTrees RecordTrees::load(const std::string& path, int classes, size_t columns) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw DataError("cannot read the boosted trees {}; rerun the finetune stage that wrote them",
@@ -176,16 +178,16 @@ RecordTrees RecordTrees::load(const std::string& path, int classes, size_t colum
   auto booster = std::make_shared<Booster>();
   check(XGBoosterCreate(nullptr, 0, &booster->handle), "creating a booster");
   if (XGBoosterLoadModelFromBuffer(booster->handle, bytes.data(), bytes.size()) != 0)
-    throw DataError("{} is not an XGBoost model ({}); rerun the finetune stage that wrote it",
-                    path, XGBGetLastError());
-  set_threads(booster->handle, threads);
+    throw DataError("{} is not an XGBoost model ({}); rerun the finetune stage that wrote it", path,
+                    XGBGetLastError());
+  set_threads(booster->handle, 1);  // predicting a few thousand rows takes milliseconds
   bst_ulong features = 0;
   check(XGBoosterGetNumFeature(booster->handle, &features), "reading the model");
   RecordTrees trees(booster, classes, columns);
   if (features != columns)
     throw DataError(
-        "the boosted trees {} read {} statistics per record, the finetune results name {}; "
-        "rerun the finetune stage",
+        "the boosted trees {} read {} statistics per record, the head's inputs give {}; rerun "
+        "the finetune stage",
         path, features, columns);
   // The class count: one probability per class of a row of zeros.
   try {
@@ -208,7 +210,7 @@ double fit_blend_weight(const std::vector<float>& head_probs, const std::vector<
     double loss = 0.0;
     for (size_t i = 0; i < labels.size(); ++i) {
       const size_t at = i * k + size_t(labels[i]);
-      loss -= std::log(std::max(1e-9, (1.0 - w) * head_probs[at] + w * tree_probs[at]));
+      loss -= std::log(std::max(1e-9, blend_probabilities(head_probs[at], tree_probs[at], w)));
     }
     if (loss < best_loss - 1e-12) best_loss = loss, best_weight = w;
   }

@@ -3,7 +3,8 @@
 // statistic's value wherever it separates the classes, which a small neural head over the same
 // few dozen numbers does less well: on Challenge 2017 the trees read a record's shortest RR
 // interval or its quantiles of irregularity directly. The record's class is the weighted mean
-// of the head's and the trees' probabilities, the weight fit on validation records.
+// of the head's and the trees' probabilities (blend_probabilities), the trees' share fixed or
+// fit on validation records (fit_blend_weight).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,10 +15,10 @@
 namespace hlm {
 
 struct TreeOptions {
-  int rounds = 300;       // boosting rounds at most (one tree per class each)
-  int max_depth = 4;      // depth of each tree
-  double eta = 0.05;      // learning rate
-  double subsample = 0.8;  // share of the rows each tree sees
+  int rounds = 300;            // boosting rounds at most (one tree per class each)
+  int max_depth = 4;           // depth of each tree
+  double eta = 0.05;           // learning rate
+  double subsample = 0.8;      // share of the rows each tree sees
   double column_sample = 0.8;  // share of the statistics each tree sees
   int threads = 1;
   uint64_t seed = 0;
@@ -35,8 +36,8 @@ struct TreeData {
 
 class RecordTrees {
  public:
-  // Boosts up to options.rounds rounds on `train`. With validation rows, keeps only the rounds
-  // up to the one with the lowest multi-class log loss on them (early stopping).
+  // Boosts options.rounds rounds on `train`. With validation rows, keeps only the rounds up to
+  // the one with the lowest multi-class log loss on them.
   // DataError when a label is outside 0 .. classes-1 or the data is empty.
   static RecordTrees fit(const TreeData& train, int classes, const TreeOptions& options,
                          const TreeData& validation = {});
@@ -49,8 +50,8 @@ class RecordTrees {
   // XGBoost's JSON model, written whole or not at all.
   void save(const std::string& path) const;
   // DataError naming `path` when it cannot be read as trees over `columns` statistics and
-  // `classes` classes.
-  static RecordTrees load(const std::string& path, int classes, size_t columns, int threads = 1);
+  // `classes` classes. Predicts on one thread.
+  static RecordTrees load(const std::string& path, int classes, size_t columns);
 
  private:
   struct Booster;
@@ -59,6 +60,11 @@ class RecordTrees {
   int classes_ = 0;
   size_t columns_ = 0;
 };
+
+// (1 - w) * head + w * trees, one probability.
+inline double blend_probabilities(double head, double trees, double w) {
+  return (1.0 - w) * head + w * trees;
+}
 
 // The trees' share w of a blend (1 - w) * head + w * trees, from 0, 0.1, ..., 1: the one with
 // the lowest log loss of the items' reference classes (labels), the first of equals.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "hlm/ecg.h"
+#include "hlm/errors.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/record_statistics.h"
 #include "tasks/record_trees.h"
@@ -47,22 +48,27 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
 // (finetune results' trees.weight for the trees); both are kept as the item's parts.
 void blend_trees(const nlohmann::json& results, const std::string& path, const TokenStore& store,
                  std::vector<ScoredItem>& items) {
-  const auto& options = results.at("trees");
+  const auto& blend = results.at("trees");
   const HeadOptions head = HeadOptions::from_json(results.at("head"));
   std::vector<size_t> records;
   for (const auto& item : items) records.push_back(item.record);
   const RecordStatistics statistics = record_statistics(store, records, head);
+  if (blend.at("statistics").get<std::vector<std::string>>() != statistics.names)
+    throw DataError(
+        "the boosted trees {} were fit on other statistics than the head's inputs give today; "
+        "rerun the finetune stage",
+        path);
   const size_t k = results.at("classes").size();
   const auto trees = RecordTrees::load(path, int(k), statistics.columns());
   const std::vector<float> probs = trees.predict(statistics.values, statistics.columns());
-  const float weight = options.at("weight").get<float>();
+  const double weight = blend.at("weight").get<double>();
   for (size_t i = 0; i < items.size(); ++i) {
     ScoredItem& item = items[i];
     std::vector<float> from_trees(probs.begin() + ptrdiff_t(i * k),
                                   probs.begin() + ptrdiff_t((i + 1) * k));
     item.parts["head"] = item.probs;
     for (size_t c = 0; c < k; ++c)
-      item.probs[c] = (1.0f - weight) * item.probs[c] + weight * from_trees[c];
+      item.probs[c] = float(blend_probabilities(item.probs[c], from_trees[c], weight));
     item.parts["trees"] = std::move(from_trees);
   }
 }
