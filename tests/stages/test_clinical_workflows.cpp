@@ -60,6 +60,11 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
       EXPECT_TRUE(d["classes"][c].contains(key)) << c << " " << key;
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");
+  // Boosted trees beside the beat head, each part scored alone.
+  for (const char* part : {"head", "trees"})
+    EXPECT_TRUE(d["parts"][part].contains("macro_f1")) << part << ": " << d.dump().substr(0, 300);
+  EXPECT_NE(report.find("boosted trees (XGBoost) over each beat's inputs and its code's centroid"),
+            std::string::npos);
   // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.
   EXPECT_NE(report.find("| tokenize_test | | left out: when.files_exist: none of its 22 file(s)"),
             std::string::npos)
@@ -176,7 +181,7 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_NE(report.find("Each part of the blend alone (cinc2017_score): head "), std::string::npos);
 }
 
-// record_trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head
+// trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head
 // alone. Tree keys that cannot act are refused before any training.
 TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreRefused) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
@@ -185,10 +190,10 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     nlohmann::json tuned;
     const auto results =
         run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_trees", nullptr,
-               "finetune.record_trees_weight=" + std::to_string(weight) + " 'vars.fold=[0]'",
-               "evaluate", "finetune[fold=0,seed=0]", &tuned);
+               "finetune.trees_weight=" + std::to_string(weight) + " 'vars.fold=[0]'", "evaluate",
+               "finetune[fold=0,seed=0]", &tuned);
     EXPECT_EQ(tuned["results"]["trees"]["weight"], double(weight));
-    EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "record_trees_weight");
+    EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "trees_weight");
     const auto& d = results["datasets"]["holdout"];
     EXPECT_EQ(d["cinc2017_score"], d["parts"][part]["cinc2017_score"]) << d.dump().substr(0, 400);
   }
@@ -208,8 +213,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
                          "finetune.rr_features=false finetune.record_rhythm_features=false "
                          "finetune.descriptors=false");
   EXPECT_NE(no_inputs.exit_code, 0);
-  EXPECT_NE(no_inputs.output.find("record_trees summarise the head's per-beat inputs"),
-            std::string::npos)
+  EXPECT_NE(no_inputs.output.find("trees summarise the head's per-beat inputs"), std::string::npos)
       << no_inputs.output;
 }
 

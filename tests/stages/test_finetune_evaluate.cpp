@@ -446,27 +446,26 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
       << rhythm.output;
 }
 
-TEST(FinetuneEvaluate, RecordTreesActOnTaskRecordOnlyAndTheirWeightOnlyWithThem) {
-  hlm::test::ScratchDir runs("hlm_finetune_record_trees_refused");
+TEST(FinetuneEvaluate, BoostedTreesActOnTaskRecordOnlyAndTheirWeightOnlyWithThem) {
+  hlm::test::ScratchDir runs("hlm_finetune_trees_refused");
   const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]'";
-  const auto af = run_hlm(base + " finetune.record_trees=20");
+  const auto af = run_hlm(base + " finetune.trees=20");
   EXPECT_NE(af.exit_code, 0);
-  EXPECT_NE(af.output.find("record_trees read each record's statistics to classify records"),
+  EXPECT_NE(af.output.find("trees classify beats (task beats) or records (task record), not AF"),
             std::string::npos)
       << af.output;
-  const auto negative = run_hlm(base + " finetune.record_trees=-1");
+  const auto negative = run_hlm(base + " finetune.trees=-1");
   EXPECT_NE(negative.exit_code, 0);
-  EXPECT_NE(negative.output.find("record_trees=-1 must be 0 (off) or a number of rounds"),
+  EXPECT_NE(negative.output.find("trees=-1 must be 0 (off) or a number of rounds"),
             std::string::npos)
       << negative.output;
-  const auto weight_alone = run_hlm(base + " finetune.record_trees_weight=0.3");
+  const auto weight_alone = run_hlm(base + " finetune.trees_weight=0.3");
   EXPECT_NE(weight_alone.exit_code, 0);
-  EXPECT_NE(weight_alone.output.find("which record_trees: 0 turns off"), std::string::npos)
+  EXPECT_NE(weight_alone.output.find("which trees: 0 turns off"), std::string::npos)
       << weight_alone.output;
-  const auto out_of_range = run_hlm(base + " finetune.record_trees_weight=1.5");
+  const auto out_of_range = run_hlm(base + " finetune.trees_weight=1.5");
   EXPECT_NE(out_of_range.exit_code, 0);
-  EXPECT_NE(out_of_range.output.find("record_trees_weight=1.5 must be from 0 to 1"),
-            std::string::npos)
+  EXPECT_NE(out_of_range.output.find("trees_weight=1.5 must be from 0 to 1"), std::string::npos)
       << out_of_range.output;
 }

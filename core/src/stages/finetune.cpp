@@ -16,8 +16,9 @@
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beat_features.h"
+#include "tasks/beat_tree_inputs.h"
+#include "tasks/boosted_trees.h"
 #include "tasks/record_statistics.h"
-#include "tasks/record_trees.h"
 #include "tasks/score_items.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
@@ -86,14 +87,106 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
   return pool;
 }
 
+// The trees' share that says "fit it on the validation records".
+constexpr double kWeightFromValidation = -1.0;
+
+// Boosts the trees on `train` (rows weighted by class as the head's loss is), cut back on
+// `validation`; `what` names the rows in the progress line.
+BoostedTrees boost_trees(const StageContext& ctx, TreeData& train, const TreeData& validation,
+                         int classes, const HeadOptions& head, const TrainOptions& train_options,
+                         const std::string& what) {
+  std::vector<double> counts(size_t(classes), 0.0);
+  for (int label : train.labels) counts[size_t(label)] += 1.0;
+  const std::vector<float> class_weight = loss_weights(counts, head.class_weights);
+  for (int label : train.labels) train.weights.push_back(class_weight[size_t(label)]);
+  TreeOptions options;
+  options.rounds = ctx.params().at("trees");
+  options.threads = train_options.threads;
+  options.seed = train_options.seed;
+  ctx.progress("boosting trees over " + std::to_string(train.size()) + " " + what);
+  return BoostedTrees::fit(train, classes, options, validation);
+}
+
+// What the results keep of the trees: the share and where it came from, the rounds, the
+// columns' names.
+nlohmann::json trees_results(const BoostedTrees& trees, double weight, bool fitted, int max_rounds,
+                             const std::vector<std::string>& names) {
+  return {{"weight", weight},
+          {"weight_from", fitted ? "validation records' log loss" : "trees_weight"},
+          {"max_rounds", max_rounds},
+          {"rounds", trees.rounds()},
+          {"statistics", names}};
+}
+
+// Task beats: boosted trees over the training beats' rows (tasks/beat_tree_inputs.h), cut back
+// on the validation beats, saved to `path`; the share fixed or fit on the validation beats.
+nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
+                              const HeadOptions& head, const std::string& codebook,
+                              BeatClassifier& classifier, const std::vector<BeatWindow>& windows,
+                              const std::vector<BeatWindow>& validation_windows,
+                              const TrainOptions& train_options, const std::string& path) {
+  std::vector<std::string> names;
+  auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
+    std::vector<uint64_t> labelled;
+    for (uint64_t beat : beats)
+      if (const uint8_t label = store.labels()[beat]; label < kBeatClassCount) {
+        labelled.push_back(beat);
+        data.labels.push_back(int(label));
+      }
+    TreeRows rows = beat_tree_rows(store, labelled, head, codebook);
+    data.rows = std::move(rows.values);
+    data.columns = rows.columns();
+    names = std::move(rows.names);
+  };
+  auto kept_beats = [](const std::vector<BeatWindow>& ws) {
+    std::vector<uint64_t> beats;
+    for (const auto& w : ws)
+      for (int64_t i = w.keep_from; i < w.length; ++i) beats.push_back(w.start + uint64_t(i));
+    return beats;
+  };
+  TreeData train, validation;
+  data_of(kept_beats(windows), train);
+  if (!validation_windows.empty()) data_of(kept_beats(validation_windows), validation);
+  const BoostedTrees trees =
+      boost_trees(ctx, train, validation, kBeatClassCount, head, train_options,
+                  "beats' " + std::to_string(names.size()) + " inputs");
+  trees.save(path);
+  const double fixed = ctx.params().at("trees_weight");
+  const bool fit_weight = fixed == kWeightFromValidation;
+  double weight = fixed;
+  if (fit_weight) {
+    std::vector<uint64_t> beats;
+    std::vector<int> labels;
+    std::vector<float> head_probs;
+    for (auto& [beat, probs] : classifier.probabilities(store, validation_windows))
+      if (const uint8_t label = store.labels()[beat]; label < kBeatClassCount) {
+        beats.push_back(beat);
+        labels.push_back(int(label));
+        head_probs.insert(head_probs.end(), probs.begin(), probs.end());
+      }
+    if (beats.empty())
+      throw DataError(
+          "stage '{}': the validation records have no labelled beat, so the trees' share cannot "
+          "be fit on them; set other validation_records or a trees_weight from 0 to 1",
+          ctx.instance.id);
+    const TreeRows rows = beat_tree_rows(store, beats, head, codebook);
+    weight = fit_blend_weight(head_probs, trees.predict(rows.values, rows.columns()), labels,
+                              kBeatClassCount);
+  }
+  nlohmann::json out =
+      trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
+  out["codebook"] = codebook;  // the centroids evaluate gives the trees
+  return out;
+}
+
 // Task record: boosted trees over the training records' statistics, early-stopped on the
 // validation records' log loss, weighted by class as the head's loss is. `names` gets the
 // statistics' names.
-RecordTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
-                             const HeadOptions& head, const SegmentLabeler& label_of,
-                             const std::vector<std::string>& train,
-                             const std::vector<std::string>& validation, int classes,
-                             const TrainOptions& train_options, std::vector<std::string>& names) {
+BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
+                              const HeadOptions& head, const SegmentLabeler& label_of,
+                              const std::vector<std::string>& train,
+                              const std::vector<std::string>& validation, int classes,
+                              const TrainOptions& train_options, std::vector<std::string>& names) {
   // The statistics' names are the same for every record set.
   auto data_of = [&](const std::vector<std::string>& records, TreeData& data) {
     std::vector<size_t> labelled;
@@ -111,30 +204,21 @@ RecordTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
   TreeData train_data, validation_data;
   if (!validation.empty()) data_of(validation, validation_data);
   data_of(train, train_data);
-  std::vector<double> counts(size_t(classes), 0.0);
-  for (int label : train_data.labels) counts[size_t(label)] += 1.0;
-  const std::vector<float> class_weight = loss_weights(counts, head.class_weights);
-  for (int label : train_data.labels) train_data.weights.push_back(class_weight[size_t(label)]);
-  TreeOptions options;
-  options.rounds = ctx.params().at("record_trees");
-  options.threads = train_options.threads;
-  options.seed = train_options.seed;
-  ctx.progress("boosting trees over " + std::to_string(train_data.size()) + " records' " +
-               std::to_string(names.size()) + " statistics");
-  return RecordTrees::fit(train_data, classes, options, validation_data);
+  return boost_trees(ctx, train_data, validation_data, classes, head, train_options,
+                     "records' " + std::to_string(names.size()) + " statistics");
 }
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
 // scored as evaluate scores a record (the mean of its segments' probabilities).
 double validation_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
-                               const RecordTrees& trees, const TokenStore& store,
+                               const BoostedTrees& trees, const TokenStore& store,
                                const HeadOptions& head,
                                const std::vector<Segment>& validation_segments) {
   if (validation_segments.empty())
     throw DataError(
         "stage '{}': no validation record is long enough to score (min_segment_beats), so the "
         "trees' share cannot be fit on them; set more validation_records or a "
-        "record_trees_weight from 0 to 1",
+        "trees_weight from 0 to 1",
         ctx.instance.id);
   const int k = classifier.classes();
   const auto items = pool_by_record(validation_segments,
@@ -152,43 +236,48 @@ double validation_blend_weight(const StageContext& ctx, SegmentClassifier& class
                           labels, k);
 }
 
-// The trees' share that says "fit it on the validation records".
-constexpr double kWeightFromValidation = -1.0;
-
-// The record_trees keys act on task record only, the weight only with trees; a weight fit on
+// The trees keys act on task record only, the weight only with trees; a weight fit on
 // the validation records needs some; the trees need per-beat inputs to summarise. Checked
 // before any training.
-void expect_tree_keys(const StageContext& ctx, const std::string& task, const HeadOptions& head) {
+void expect_tree_keys(const StageContext& ctx, const std::string& task, const HeadOptions& head,
+                      bool codebook) {
   const auto& p = ctx.params();
-  const int rounds = p.at("record_trees");
-  const double weight = p.at("record_trees_weight");
+  const int rounds = p.at("trees");
+  const double weight = p.at("trees_weight");
   if (rounds < 0)
-    throw ConfigError("stage '{}': record_trees={} must be 0 (off) or a number of rounds",
-                      ctx.instance.id, rounds);
-  if (rounds > 0 && task != "record")
+    throw ConfigError("stage '{}': trees={} must be 0 (off) or a number of rounds", ctx.instance.id,
+                      rounds);
+  if (rounds > 0 && task == "af")
     throw ConfigError(
-        "stage '{}': record_trees read each record's statistics to classify records (task "
-        "record), not task {}; set record_trees: 0",
-        ctx.instance.id, task);
+        "stage '{}': trees classify beats (task beats) or records (task record), not AF "
+        "segments; set trees: 0",
+        ctx.instance.id);
   if (!(weight >= 0.0 && weight <= 1.0) && weight != kWeightFromValidation)
     throw ConfigError(
-        "stage '{}': record_trees_weight={} must be from 0 to 1, or -1 to fit it on the "
+        "stage '{}': trees_weight={} must be from 0 to 1, or -1 to fit it on the "
         "validation records",
         ctx.instance.id, weight);
   if (rounds == 0 && weight != kWeightFromValidation)
     throw ConfigError(
-        "stage '{}': record_trees_weight weighs the boosted trees, which record_trees: 0 turns "
-        "off; set record_trees to a number of rounds or drop record_trees_weight",
+        "stage '{}': trees_weight weighs the boosted trees, which trees: 0 turns "
+        "off; set trees to a number of rounds or drop trees_weight",
         ctx.instance.id);
   if (rounds > 0 && weight == kWeightFromValidation && p.at("validation_records").get<int>() == 0)
     throw ConfigError(
-        "stage '{}': record_trees_weight -1 fits the trees' share on the validation records, and "
-        "validation_records is 0; set validation_records or a record_trees_weight from 0 to 1",
+        "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
+        "validation_records is 0; set validation_records or a trees_weight from 0 to 1",
         ctx.instance.id);
-  if (rounds > 0 && !head.rr_features && !head.record_rhythm_features && !head.descriptors)
+  const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
+  if (rounds > 0 && task == "record" && !inputs)
     throw ConfigError(
-        "stage '{}': record_trees summarise the head's per-beat inputs over each record, and none "
-        "is on; set rr_features, record_rhythm_features or descriptors, or record_trees: 0",
+        "stage '{}': trees summarise the head's per-beat inputs over each record, and none "
+        "is on; set rr_features, record_rhythm_features or descriptors, or trees: 0",
+        ctx.instance.id);
+  if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
+    throw ConfigError(
+        "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
+        "neither; set rr_features, record_rhythm_features, morphology_features or descriptors, "
+        "tokenize with beat-vq, or set trees: 0",
         ctx.instance.id);
 }
 
@@ -215,7 +304,8 @@ StageOutput run_finetune(StageContext& ctx) {
   early.every = p.at("eval_every");
   early.patience = p.at("patience");
   const std::string task = p.at("task");
-  expect_tree_keys(ctx, task, head);
+  expect_tree_keys(ctx, task, head,
+                   !tokens.at("artifacts").value("codebook", std::string()).empty());
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -255,6 +345,12 @@ StageOutput run_finetune(StageContext& ctx) {
     classifier.save(path);
     head = classifier.options();  // with the input scaling fit() set, for evaluate
     task_results["classes"] = {"N", "S", "V", "F", "Q"};
+    if (p.at("trees").get<int>() > 0) {
+      trees_path = ctx.stage_dir + "/trees.json";
+      task_results["trees"] =
+          fit_beat_trees(ctx, store, head, tokens.at("artifacts").value("codebook", std::string()),
+                         classifier, windows, validation_windows, options, trees_path);
+    }
   } else {
     if (tail > 0.0)
       throw ConfigError(
@@ -291,23 +387,18 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["classes"] = classes;
     task_results["segment_beats"] = length;
     task_results["min_segment_beats"] = min_beats;
-    if (const int max_rounds = p.at("record_trees"); max_rounds > 0) {
+    if (const int max_rounds = p.at("trees"); max_rounds > 0) {
       std::vector<std::string> names;
-      const RecordTrees trees = fit_record_trees(ctx, store, head, label_of, train, validation,
-                                                 int(classes.size()), options, names);
+      const BoostedTrees trees = fit_record_trees(ctx, store, head, label_of, train, validation,
+                                                  int(classes.size()), options, names);
       trees_path = ctx.stage_dir + "/trees.json";
       trees.save(trees_path);
-      const double fixed = p.at("record_trees_weight");
+      const double fixed = p.at("trees_weight");
       const bool fit_weight = fixed == kWeightFromValidation;
       const double weight = fit_weight ? validation_blend_weight(ctx, classifier, trees, store,
                                                                  head, validation_segments)
                                        : fixed;
-      task_results["trees"] = {
-          {"weight", weight},
-          {"weight_from", fit_weight ? "validation records' log loss" : "record_trees_weight"},
-          {"max_rounds", max_rounds},
-          {"rounds", trees.rounds()},
-          {"statistics", names}};
+      task_results["trees"] = trees_results(trees, weight, fit_weight, max_rounds, names);
     }
   }
 
@@ -364,13 +455,15 @@ StageOutput run_finetune(StageContext& ctx) {
     const auto& trees = task_results["trees"];
     char blend[400];
     std::snprintf(blend, sizeof(blend),
-                  "; beside it, boosted trees (XGBoost) over each record's statistics of these "
-                  "inputs (mean, spread, quantiles, extremes), %d of at most %d rounds, the "
-                  "record's class from the head's and the trees' probabilities weighted %.2f and "
-                  "%.2f (from the %s)",
+                  "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, the "
+                  "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
+                  "(from the %s)",
+                  task == "beats" ? "each beat's inputs and its code's centroid"
+                                  : "each record's statistics of these inputs (mean, spread, "
+                                    "quantiles, extremes)",
                   trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
-                  1.0 - trees["weight"].get<double>(), trees["weight"].get<double>(),
-                  trees["weight_from"].get<std::string>().c_str());
+                  task == "beats" ? "beat's" : "record's", 1.0 - trees["weight"].get<double>(),
+                  trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
     md += blend;
   }
   if (!validation.empty()) {
@@ -449,12 +542,13 @@ StageKind finetune_stage() {
        "records shorter than a segment but at least this long give one shorter segment", false},
       {"classes", "list", "[]",
        "task record: the classes, in order (default: the sorted labels of the records)", false},
-      {"record_trees", "int", "0",
-       "task record: beside the head, boosted trees (XGBoost) over each record's statistics of "
-       "the head's per-beat inputs, this many rounds cut back to the one with the lowest log "
-       "loss on the validation records (when there are some); 0 = off",
+      {"trees", "int", "0",
+       "boosted trees (XGBoost) beside the head, this many rounds cut back to the one with the "
+       "lowest log loss on the validation records (when there are some); task record: over each "
+       "record's statistics of the head's per-beat inputs; task beats: over each beat's inputs "
+       "and its code's centroid; 0 = off",
        false},
-      {"record_trees_weight", "float", "-1",
+      {"trees_weight", "float", "-1",
        "the trees' share of a record's probabilities (the head's: 1 - it), 0 to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false}};

@@ -1,5 +1,5 @@
 // A record summarised as one row of numbers, for a model that reads records whole (the boosted
-// trees of tasks/record_trees.h): the per-beat inputs a segment head reads, each described by
+// trees of tasks/boosted_trees.h): the per-beat inputs a segment head reads, each described by
 // its distribution over the record's beats. A segment head sees segment_beats beats at a time
 // and pools their means; one premature beat in a two-minute record, or a record whose rhythm
 // changes halfway, shows in the record's quantiles and extremes instead.
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hlm/token_store.h"
+#include "tasks/boosted_trees.h"
 #include "tasks/head_options.h"
 
 namespace hlm {
@@ -20,11 +21,7 @@ namespace hlm {
 // first beat is left out of the RR-based ones (its interval before is unknown). With RR
 // features come the quantiles of the change between successive intervals (the irregularity of
 // atrial fibrillation) and the log of the record's beat count.
-struct RecordStatistics {
-  std::vector<std::string> names;  // one per column
-  std::vector<float> values;       // row-major [records x names.size()]
-  size_t columns() const { return names.size(); }
-};
+using RecordStatistics = TreeRows;  // one row per record
 
 // Rows in the order of `records` (store record indices). ConfigError when the options select
 // no input to summarise.

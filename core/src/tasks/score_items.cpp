@@ -6,8 +6,9 @@
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/beat_tree_inputs.h"
+#include "tasks/boosted_trees.h"
 #include "tasks/record_statistics.h"
-#include "tasks/record_trees.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 
@@ -23,11 +24,37 @@ size_t record_of(const TokenStore& store, uint64_t beat) {
   return lo;
 }
 
+// Each item's probabilities become the weighted mean of the head's and the boosted trees'
+// (finetune results' trees.weight for the trees), the trees reading `rows` (one per item, in
+// order); both are kept as the item's parts.
+void blend_trees(const nlohmann::json& results, const std::string& path, const TreeRows& rows,
+                 std::vector<ScoredItem>& items) {
+  const auto& blend = results.at("trees");
+  if (blend.at("statistics").get<std::vector<std::string>>() != rows.names)
+    throw DataError(
+        "the boosted trees {} were fit on other inputs than the head's options give today; "
+        "rerun the finetune stage",
+        path);
+  const size_t k = results.at("classes").size();
+  const auto trees = BoostedTrees::load(path, int(k), rows.columns());
+  const std::vector<float> probs = trees.predict(rows.values, rows.columns());
+  const double weight = blend.at("weight").get<double>();
+  for (size_t i = 0; i < items.size(); ++i) {
+    ScoredItem& item = items[i];
+    std::vector<float> from_trees(probs.begin() + ptrdiff_t(i * k),
+                                  probs.begin() + ptrdiff_t((i + 1) * k));
+    item.parts["head"] = item.probs;
+    for (size_t c = 0; c < k; ++c)
+      item.probs[c] = float(blend_probabilities(item.probs[c], from_trees[c], weight));
+    item.parts["trees"] = std::move(from_trees);
+  }
+}
+
 std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::string& classifier,
                                     std::shared_ptr<Model> model, const TokenStore& store,
-                                    const RecordSelection& selection) {
-  BeatClassifier c(model, 0, HeadOptions::from_json(results.at("head")),
-                   results.value("codebook", std::string()));
+                                    const RecordSelection& selection, const std::string& trees) {
+  const HeadOptions head = HeadOptions::from_json(results.at("head"));
+  BeatClassifier c(model, 0, head, results.value("codebook", std::string()));
   c.load(classifier);
   std::vector<BeatWindow> windows = beat_windows(store, selection.whole, model->context());
   if (!selection.tails.empty()) {
@@ -41,36 +68,15 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
     if (truth >= kBeatClassCount) continue;
     out.push_back({beat, record_of(store, beat), int(truth), std::move(probs), {}});
   }
-  return out;
-}
-
-// Each record's probabilities become the weighted mean of the head's and the boosted trees'
-// (finetune results' trees.weight for the trees); both are kept as the item's parts.
-void blend_trees(const nlohmann::json& results, const std::string& path, const TokenStore& store,
-                 std::vector<ScoredItem>& items) {
-  const auto& blend = results.at("trees");
-  const HeadOptions head = HeadOptions::from_json(results.at("head"));
-  std::vector<size_t> records;
-  for (const auto& item : items) records.push_back(item.record);
-  const RecordStatistics statistics = record_statistics(store, records, head);
-  if (blend.at("statistics").get<std::vector<std::string>>() != statistics.names)
-    throw DataError(
-        "the boosted trees {} were fit on other statistics than the head's inputs give today; "
-        "rerun the finetune stage",
-        path);
-  const size_t k = results.at("classes").size();
-  const auto trees = RecordTrees::load(path, int(k), statistics.columns());
-  const std::vector<float> probs = trees.predict(statistics.values, statistics.columns());
-  const double weight = blend.at("weight").get<double>();
-  for (size_t i = 0; i < items.size(); ++i) {
-    ScoredItem& item = items[i];
-    std::vector<float> from_trees(probs.begin() + ptrdiff_t(i * k),
-                                  probs.begin() + ptrdiff_t((i + 1) * k));
-    item.parts["head"] = item.probs;
-    for (size_t c = 0; c < k; ++c)
-      item.probs[c] = float(blend_probabilities(item.probs[c], from_trees[c], weight));
-    item.parts["trees"] = std::move(from_trees);
+  if (!trees.empty()) {
+    std::vector<uint64_t> beats;
+    for (const auto& item : out) beats.push_back(item.key);
+    blend_trees(
+        results, trees,
+        beat_tree_rows(store, beats, head, results.at("trees").value("codebook", std::string())),
+        out);
   }
+  return out;
 }
 
 std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std::string& classifier,
@@ -102,7 +108,12 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
     return out;
   }
   out = pool_by_record(segments, probs, k);
-  if (!trees.empty()) blend_trees(results, trees, store, out);
+  if (!trees.empty()) {
+    std::vector<size_t> records;
+    for (const auto& item : out) records.push_back(item.record);
+    blend_trees(results, trees,
+                record_statistics(store, records, HeadOptions::from_json(results.at("head"))), out);
+  }
   return out;
 }
 
@@ -137,7 +148,7 @@ std::vector<ScoredItem> score_items(const nlohmann::json& results, const std::st
                                     const RecordSelection& selection,
                                     const std::string& record_labels, const std::string& trees) {
   if (results.value("task", std::string("beats")) == "beats")
-    return score_beats(results, classifier, model, store, selection);
+    return score_beats(results, classifier, model, store, selection, trees);
   return score_segments(results, classifier, model, store, selection, record_labels, trees);
 }
 

@@ -21,7 +21,7 @@ struct ScoredItem {
   size_t record = 0;
   int truth = 0;
   std::vector<float> probs;
-  // A blended model's parts (task record with boosted trees: "head" and "trees"), each its own
+  // A blended model's parts (with boosted trees: "head" and "trees"), each its own
   // probabilities, so evaluate can show what each part scores alone; empty otherwise.
   std::map<std::string, std::vector<float>> parts;
 };
@@ -39,8 +39,8 @@ std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
 
 // finetune_results: the finetune stage's results (task, classes, head, segment_beats, ...);
 // classifier: its classifier artifact; record_labels: the store's record_labels.json (segment
-// tasks); trees: the boosted trees artifact of task record (empty: none; see
-// tasks/record_trees.h), blended with the head as finetune_results' "trees" says.
+// tasks); trees: the boosted trees artifact of task record or beats (empty: none; see
+// tasks/boosted_trees.h), blended with the head as finetune_results' "trees" says.
 std::vector<ScoredItem> score_items(const nlohmann::json& finetune_results,
                                     const std::string& classifier, std::shared_ptr<Model> model,
                                     const TokenStore& store, const RecordSelection& selection,

@@ -24,6 +24,14 @@ struct TreeOptions {
   uint64_t seed = 0;
 };
 
+// Named columns of rows, what a tree model reads: a record's statistics
+// (tasks/record_statistics.h) or a beat's inputs (tasks/beat_tree_inputs.h).
+struct TreeRows {
+  std::vector<std::string> names;  // one per column
+  std::vector<float> values;       // row-major [rows x names.size()]
+  size_t columns() const { return names.size(); }
+};
+
 // Rows of `columns` values, row-major, each labelled with a class (0 .. classes-1) and
 // weighted.
 struct TreeData {
@@ -34,13 +42,13 @@ struct TreeData {
   size_t size() const { return columns == 0 ? 0 : rows.size() / columns; }
 };
 
-class RecordTrees {
+class BoostedTrees {
  public:
   // Boosts options.rounds rounds on `train`. With validation rows, keeps only the rounds up to
   // the one with the lowest multi-class log loss on them.
   // DataError when a label is outside 0 .. classes-1 or the data is empty.
-  static RecordTrees fit(const TreeData& train, int classes, const TreeOptions& options,
-                         const TreeData& validation = {});
+  static BoostedTrees fit(const TreeData& train, int classes, const TreeOptions& options,
+                          const TreeData& validation = {});
   // Class probabilities of each row, row-major [rows x classes()]; DataError when the rows do
   // not have as many columns as the trees were fit on.
   std::vector<float> predict(const std::vector<float>& rows, size_t columns) const;
@@ -51,11 +59,11 @@ class RecordTrees {
   void save(const std::string& path) const;
   // DataError naming `path` when it cannot be read as trees over `columns` statistics and
   // `classes` classes. Predicts on one thread.
-  static RecordTrees load(const std::string& path, int classes, size_t columns);
+  static BoostedTrees load(const std::string& path, int classes, size_t columns);
 
  private:
   struct Booster;
-  RecordTrees(std::shared_ptr<Booster> booster, int classes, size_t columns);
+  BoostedTrees(std::shared_ptr<Booster> booster, int classes, size_t columns);
   std::shared_ptr<Booster> booster_;
   int classes_ = 0;
   size_t columns_ = 0;

@@ -1,5 +1,5 @@
-// Boosted trees over records' statistics (see record_trees.h), on XGBoost's C API.
-#include "tasks/record_trees.h"
+// Boosted trees over records' statistics (see trees.h), on XGBoost's C API.
+#include "tasks/boosted_trees.h"
 
 #include <xgboost/c_api.h>
 
@@ -15,7 +15,7 @@
 
 namespace hlm {
 
-struct RecordTrees::Booster {
+struct BoostedTrees::Booster {
   BoosterHandle handle = nullptr;
   ~Booster() {
     if (handle) XGBoosterFree(handle);
@@ -82,11 +82,11 @@ double eval_loss(const char* report) {
 
 }  // namespace
 
-RecordTrees::RecordTrees(std::shared_ptr<Booster> booster, int classes, size_t columns)
+BoostedTrees::BoostedTrees(std::shared_ptr<Booster> booster, int classes, size_t columns)
     : booster_(std::move(booster)), classes_(classes), columns_(columns) {}
 
-RecordTrees RecordTrees::fit(const TreeData& train, int classes, const TreeOptions& options,
-                             const TreeData& validation) {
+BoostedTrees BoostedTrees::fit(const TreeData& train, int classes, const TreeOptions& options,
+                               const TreeData& validation) {
   expect_valid(train, classes, "training");
   const bool watch = validation.size() > 0;
   if (watch) expect_valid(validation, classes, "validation");
@@ -131,10 +131,10 @@ RecordTrees RecordTrees::fit(const TreeData& train, int classes, const TreeOptio
     check(XGBoosterSlice(b, 0, best_rounds, 1, &kept->handle), "keeping the best rounds");
     booster = kept;
   }
-  return RecordTrees(booster, classes, train.columns);
+  return BoostedTrees(booster, classes, train.columns);
 }
 
-std::vector<float> RecordTrees::predict(const std::vector<float>& rows, size_t columns) const {
+std::vector<float> BoostedTrees::predict(const std::vector<float>& rows, size_t columns) const {
   if (columns != columns_ || rows.size() % columns != 0)
     throw DataError("boosted trees fit on {} statistics per record were given {}", columns_,
                     columns);
@@ -155,13 +155,13 @@ std::vector<float> RecordTrees::predict(const std::vector<float>& rows, size_t c
   return {result, result + count};
 }
 
-int RecordTrees::rounds() const {
+int BoostedTrees::rounds() const {
   int rounds = 0;
   check(XGBoosterBoostedRounds(booster_->handle, &rounds), "counting rounds");
   return rounds;
 }
 
-void RecordTrees::save(const std::string& path) const {
+void BoostedTrees::save(const std::string& path) const {
   bst_ulong length = 0;
   const char* bytes = nullptr;
   check(XGBoosterSaveModelToBuffer(booster_->handle, R"({"format": "json"})", &length, &bytes),
@@ -169,7 +169,7 @@ void RecordTrees::save(const std::string& path) const {
   write_file_atomic(path, std::string_view(bytes, length));
 }
 
-RecordTrees RecordTrees::load(const std::string& path, int classes, size_t columns) {
+BoostedTrees BoostedTrees::load(const std::string& path, int classes, size_t columns) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw DataError("cannot read the boosted trees {}; rerun the finetune stage that wrote them",
@@ -183,7 +183,7 @@ RecordTrees RecordTrees::load(const std::string& path, int classes, size_t colum
   set_threads(booster->handle, 1);  // predicting a few thousand rows takes milliseconds
   bst_ulong features = 0;
   check(XGBoosterGetNumFeature(booster->handle, &features), "reading the model");
-  RecordTrees trees(booster, classes, columns);
+  BoostedTrees trees(booster, classes, columns);
   if (features != columns)
     throw DataError(
         "the boosted trees {} read {} statistics per record, the head's inputs give {}; rerun "

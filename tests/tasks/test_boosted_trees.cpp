@@ -1,6 +1,7 @@
-// A record's statistics and the boosted trees that read them: each statistic summarises its
-// own record's beats in the documented column, the trees learn a rule, stop early when the
-// validation records say so, and refuse a file or a shape they were not fit for.
+// A record's statistics, a beat's tree inputs and the boosted trees that read them: each
+// statistic summarises its own record's beats in the documented column, a beat reads its own
+// inputs and its code's centroid, the trees learn a rule, stop early when the validation
+// records say so, and refuse a file or a shape they were not fit for.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,12 +11,15 @@
 #include <fstream>
 #include <random>
 
+#include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/token_store.h"
 #include "support/rr_token_store.h"
+#include "tasks/beat_features.h"
+#include "tasks/beat_tree_inputs.h"
+#include "tasks/boosted_trees.h"
 #include "tasks/record_statistics.h"
-#include "tasks/record_trees.h"
 
 namespace {
 
@@ -112,11 +116,11 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
 }
 
-TEST(RecordTrees, LearnARuleAndGiveTheSameProbabilitiesFromTheirFile) {
+TEST(BoostedTrees, LearnARuleAndGiveTheSameProbabilitiesFromTheirFile) {
   hlm::TreeOptions options;
   options.rounds = 60;
   options.eta = 0.3;
-  const auto trees = hlm::RecordTrees::fit(banded(600, 1), 3, options);
+  const auto trees = hlm::BoostedTrees::fit(banded(600, 1), 3, options);
   EXPECT_EQ(trees.rounds(), 60);
   const hlm::TreeData test = banded(300, 2);
   const auto probs = trees.predict(test.rows, 2);
@@ -131,12 +135,12 @@ TEST(RecordTrees, LearnARuleAndGiveTheSameProbabilitiesFromTheirFile) {
 
   const std::string path = temp_path("hlm_trees") + ".json";
   trees.save(path);
-  const auto loaded = hlm::RecordTrees::load(path, 3, 2);
+  const auto loaded = hlm::BoostedTrees::load(path, 3, 2);
   EXPECT_EQ(loaded.predict(test.rows, 2), probs);
   fs::remove(path);
 }
 
-TEST(RecordTrees, StopEarlyWhenTheValidationRecordsGainNothing) {
+TEST(BoostedTrees, StopEarlyWhenTheValidationRecordsGainNothing) {
   hlm::TreeOptions options;
   options.rounds = 40;
   options.eta = 0.3;
@@ -145,25 +149,25 @@ TEST(RecordTrees, StopEarlyWhenTheValidationRecordsGainNothing) {
   hlm::TreeData validation = banded(300, 3);
   std::mt19937_64 rng(4);
   for (int& label : validation.labels) label = int(rng() % 3);
-  const auto trees = hlm::RecordTrees::fit(banded(300, 1), 3, options, validation);
+  const auto trees = hlm::BoostedTrees::fit(banded(300, 1), 3, options, validation);
   EXPECT_LT(trees.rounds(), 40);
   EXPECT_GE(trees.rounds(), 1);
 }
 
-TEST(RecordTrees, RefuseBadLabelsAFileThatIsNotTreesOrAnotherShape) {
+TEST(BoostedTrees, RefuseBadLabelsAFileThatIsNotTreesOrAnotherShape) {
   hlm::TreeData bad = banded(20, 1);
   bad.labels[3] = 3;
-  EXPECT_THROW(hlm::RecordTrees::fit(bad, 3, {}), hlm::DataError);
+  EXPECT_THROW(hlm::BoostedTrees::fit(bad, 3, {}), hlm::DataError);
 
   hlm::TreeOptions options;
   options.rounds = 5;
-  const auto trees = hlm::RecordTrees::fit(banded(100, 1), 3, options);
+  const auto trees = hlm::BoostedTrees::fit(banded(100, 1), 3, options);
   EXPECT_THROW(trees.predict(std::vector<float>(6, 0.0f), 3), hlm::DataError);
   const std::string path = temp_path("hlm_trees_bad") + ".json";
   trees.save(path);
   for (const auto& [classes, columns] : {std::pair{3, size_t(5)}, std::pair{4, size_t(2)}}) {
     try {
-      hlm::RecordTrees::load(path, classes, columns);
+      hlm::BoostedTrees::load(path, classes, columns);
       ADD_FAILURE() << "trees of 3 classes over 2 columns loaded as " << classes << " over "
                     << columns;
     } catch (const hlm::DataError& e) {
@@ -172,16 +176,16 @@ TEST(RecordTrees, RefuseBadLabelsAFileThatIsNotTreesOrAnotherShape) {
   }
   std::ofstream(path) << "{\"not\": \"a model\"";
   try {
-    hlm::RecordTrees::load(path, 3, 2);
+    hlm::BoostedTrees::load(path, 3, 2);
     ADD_FAILURE() << "a truncated file loaded";
   } catch (const hlm::DataError& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
   fs::remove(path);
-  EXPECT_THROW(hlm::RecordTrees::load(path, 3, 2), hlm::DataError);
+  EXPECT_THROW(hlm::BoostedTrees::load(path, 3, 2), hlm::DataError);
 }
 
-TEST(RecordTrees, TheBlendWeightFavoursThePartThatKnowsTheClasses) {
+TEST(BoostedTrees, TheBlendWeightFavoursThePartThatKnowsTheClasses) {
   // Four items of two classes: one part gives the right class 0.9, the other a coin toss.
   const std::vector<int> labels = {0, 1, 1, 0};
   const std::vector<float> knows = {0.9f, 0.1f, 0.1f, 0.9f, 0.1f, 0.9f, 0.9f, 0.1f};
@@ -193,4 +197,40 @@ TEST(RecordTrees, TheBlendWeightFavoursThePartThatKnowsTheClasses) {
   const std::vector<float> first = {0.99f, 0.01f, 0.01f, 0.99f, 0.99f, 0.01f, 0.01f, 0.99f};
   const std::vector<float> second = {0.01f, 0.99f, 0.99f, 0.01f, 0.01f, 0.99f, 0.99f, 0.01f};
   EXPECT_DOUBLE_EQ(hlm::fit_blend_weight(first, second, labels, 2), 0.5);
+}
+
+TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
+  const auto file = two_record_store();
+  const auto store = hlm::TokenStore::open(file.path);
+  // Five codes of two values: tokens 4-8 are codes 0-4; the store's tokens 9 and 10 are no
+  // code of this codebook, so their centroid is missing.
+  hlm::dsp::Codebook codebook;
+  codebook.dim = 2;
+  for (int c = 0; c < 5; ++c)
+    codebook.centroids.insert(codebook.centroids.end(), {float(c), -1.0f});
+  const std::string codebook_path = temp_path("hlm_beat_tree_codebook") + ".bin";
+  hlm::dsp::save_codebook(codebook, codebook_path, "test");
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  const std::vector<uint64_t> beats = {60, 3, 5, 6};  // a beat of record 1 first
+  const auto rows = hlm::beat_tree_rows(store, beats, options, codebook_path);
+  ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 2));
+  const auto inputs = hlm::BeatFeatures(options, "").of(store);
+  for (size_t i = 0; i < beats.size(); ++i) {
+    const float* row = rows.values.data() + i * rows.columns();
+    for (int j = 0; j < hlm::kRrFeatureCount; ++j)
+      EXPECT_EQ(row[j], inputs[beats[i] * hlm::kRrFeatureCount + size_t(j)]) << "beat " << beats[i];
+    int64_t token = 0;
+    store.copy_window(beats[i], 1, &token);
+    const float* centroid = row + hlm::kRrFeatureCount;
+    if (token - 4 < 5) {
+      EXPECT_EQ(centroid[0], float(token - 4)) << "beat " << beats[i];
+      EXPECT_EQ(centroid[1], -1.0f);
+    } else {
+      EXPECT_TRUE(std::isnan(centroid[0]) && std::isnan(centroid[1])) << "beat " << beats[i];
+    }
+  }
+  // Without inputs or codebook there is nothing to read.
+  EXPECT_THROW(hlm::beat_tree_rows(store, beats, hlm::HeadOptions(), ""), hlm::ConfigError);
+  fs::remove(codebook_path);
 }
