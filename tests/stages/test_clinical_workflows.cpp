@@ -62,7 +62,9 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   EXPECT_EQ(d["majority_class"], "N");
   // Boosted trees beside the beat head, each part scored alone.
   for (const char* part : {"head", "trees"})
-    EXPECT_TRUE(d["parts"][part].contains("macro_f1")) << part << ": " << d.dump().substr(0, 300);
+    EXPECT_TRUE(d.contains("parts") && d.at("parts").contains(part) &&
+                d.at("parts").at(part).contains("macro_f1"))
+        << part << ": " << d.dump().substr(0, 300);
   EXPECT_NE(report.find("boosted trees (XGBoost) over each beat's inputs and its code's centroid"),
             std::string::npos);
   // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "hlm/dsp/rr_features.h"
 #include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
@@ -446,7 +447,7 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
       << rhythm.output;
 }
 
-TEST(FinetuneEvaluate, BoostedTreesActOnTaskRecordOnlyAndTheirWeightOnlyWithThem) {
+TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThem) {
   hlm::test::ScratchDir runs("hlm_finetune_trees_refused");
   const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]'";
@@ -468,4 +469,30 @@ TEST(FinetuneEvaluate, BoostedTreesActOnTaskRecordOnlyAndTheirWeightOnlyWithThem
   EXPECT_NE(out_of_range.exit_code, 0);
   EXPECT_NE(out_of_range.output.find("trees_weight=1.5 must be from 0 to 1"), std::string::npos)
       << out_of_range.output;
+}
+
+// Beside a beat head, trees read each beat's RR features and its code's centroid; at share 1
+// the blend scores as the trees alone, at 0 as the head alone, on the held-out records and on
+// another store: each beat's row is the one blended with its head probabilities.
+TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
+  for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
+    hlm::test::ScratchDir runs("hlm_finetune_beat_trees");
+    const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.backbone=[full]' finetune.trees=10 "
+                           "finetune.trees_weight=" +
+                           std::to_string(weight));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto run = hlm::test::run_dir_of(r.output);
+    const auto tuned = hlm::test::stage_manifest(run, "finetune[backbone=full,fold=0]");
+    const auto& names = tuned["results"]["trees"]["statistics"];
+    ASSERT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 64u) << names.dump();
+    EXPECT_EQ(names[0], hlm::kRrFeatureNames[0]);
+    EXPECT_EQ(names[hlm::kRrFeatureCount], "code centroid 0");
+    std::ifstream in(run / "evaluate" / "results.json");
+    const auto results = nlohmann::json::parse(in);
+    for (const auto& [name, d] : results["datasets"].items()) {
+      ASSERT_TRUE(d.contains("parts")) << name;
+      EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " at share " << weight;
+    }
+  }
 }

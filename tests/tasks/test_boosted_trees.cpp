@@ -15,6 +15,7 @@
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/token_store.h"
+#include "hlm/tokenizer.h"
 #include "support/rr_token_store.h"
 #include "tasks/beat_features.h"
 #include "tasks/beat_tree_inputs.h"
@@ -223,8 +224,10 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
     int64_t token = 0;
     store.copy_window(beats[i], 1, &token);
     const float* centroid = row + hlm::kRrFeatureCount;
-    if (token - 4 < 5) {
-      EXPECT_EQ(centroid[0], float(token - 4)) << "beat " << beats[i];
+    const int64_t code = token - int64_t(hlm::kFirstContentToken);
+    ASSERT_GE(code, 0);
+    if (code < 5) {
+      EXPECT_EQ(centroid[0], float(code)) << "beat " << beats[i];
       EXPECT_EQ(centroid[1], -1.0f);
     } else {
       EXPECT_TRUE(std::isnan(centroid[0]) && std::isnan(centroid[1])) << "beat " << beats[i];

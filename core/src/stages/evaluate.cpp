@@ -232,7 +232,7 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   return r;
 }
 
-// A blended model's parts alone (items' parts: the head and the boosted trees of task record),
+// A blended model's parts alone (items' parts: the head and the boosted trees),
 // by the headline metric with its interval by record: what each part brings. Adds
 // results["parts"]; returns the markdown (empty without parts).
 std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& store,

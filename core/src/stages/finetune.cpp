@@ -236,7 +236,7 @@ double validation_blend_weight(const StageContext& ctx, SegmentClassifier& class
                           labels, k);
 }
 
-// The trees keys act on task record only, the weight only with trees; a weight fit on
+// The trees keys act on tasks record and beats only, the weight only with trees; a weight fit on
 // the validation records needs some; the trees need per-beat inputs to summarise. Checked
 // before any training.
 void expect_tree_keys(const StageContext& ctx, const std::string& task, const HeadOptions& head,
@@ -277,7 +277,7 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
         "neither; set rr_features, record_rhythm_features, morphology_features or descriptors, "
-        "tokenize with beat-vq, or set trees: 0",
+        "tokenize with a fitted beat-vq codebook, or set trees: 0",
         ctx.instance.id);
 }
 
@@ -549,7 +549,8 @@ StageKind finetune_stage() {
        "and its code's centroid; 0 = off",
        false},
       {"trees_weight", "float", "-1",
-       "the trees' share of a record's probabilities (the head's: 1 - it), 0 to 1; -1: the share "
+       "the trees' share of an item's (record's or beat's) probabilities (the head's: 1 - it), 0 "
+       "to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false}};
   params.insert(params.end(), own.begin(), own.end());

@@ -3,7 +3,9 @@
 
 #include <limits>
 
+#include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/kmeans.h"
+#include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
 #include "tasks/beat_features.h"
@@ -22,7 +24,17 @@ TreeRows beat_tree_rows(const TokenStore& store, const std::vector<uint64_t>& be
         "boosted trees over beats need per-beat inputs or a codebook: set rr_features, "
         "record_rhythm_features, morphology_features or descriptors, or tokenize with beat-vq");
   TreeRows rows;
-  for (size_t j = 0; j < k; ++j) rows.names.push_back("head input " + std::to_string(j));
+  // The head inputs' names, in BeatFeatures' order (tasks/beat_features.h).
+  auto add = [&rows](const char* const* names, int count) {
+    rows.names.insert(rows.names.end(), names, names + count);
+  };
+  if (options.rr_features) add(kRrFeatureNames, kRrFeatureCount);
+  if (options.record_rhythm_features) add(kRecordRhythmFeatureNames, kRecordRhythmFeatureCount);
+  if (options.morphology_features) add(kMorphologyFeatureNames, kMorphologyFeatureCount);
+  for (int j = 0; j < descriptor_inputs(options); ++j)
+    rows.names.push_back("descriptor " + std::to_string(j));
+  if (rows.names.size() != k)
+    throw InternalError("beat_tree_rows: {} names for {} head inputs", rows.names.size(), k);
   for (size_t j = 0; j < dim; ++j) rows.names.push_back("code centroid " + std::to_string(j));
   const std::vector<float> inputs = features.of(store);
   const int64_t codes = code_shapes.codes();

@@ -1,4 +1,4 @@
-// Boosted trees over records' statistics (see trees.h), on XGBoost's C API.
+// Boosted trees beside a head (see boosted_trees.h), on XGBoost's C API.
 #include "tasks/boosted_trees.h"
 
 #include <xgboost/c_api.h>
@@ -136,8 +136,7 @@ BoostedTrees BoostedTrees::fit(const TreeData& train, int classes, const TreeOpt
 
 std::vector<float> BoostedTrees::predict(const std::vector<float>& rows, size_t columns) const {
   if (columns != columns_ || rows.size() % columns != 0)
-    throw DataError("boosted trees fit on {} statistics per record were given {}", columns_,
-                    columns);
+    throw DataError("boosted trees fit on {} columns per row were given {}", columns_, columns);
   if (rows.empty()) return {};
   const Matrix matrix(rows, columns);
   const char* config =
@@ -150,7 +149,7 @@ std::vector<float> BoostedTrees::predict(const std::vector<float>& rows, size_t 
         "predicting");
   const size_t count = rows.size() / columns * size_t(classes_);
   if (dims != 2 || shape[0] * shape[1] != count)
-    throw DataError("boosted trees give {} probabilities per record, not one per class ({})",
+    throw DataError("boosted trees give {} probabilities per row, not one per class ({})",
                     dims == 2 ? shape[1] : 1, classes_);
   return {result, result + count};
 }
@@ -180,13 +179,14 @@ BoostedTrees BoostedTrees::load(const std::string& path, int classes, size_t col
   if (XGBoosterLoadModelFromBuffer(booster->handle, bytes.data(), bytes.size()) != 0)
     throw DataError("{} is not an XGBoost model ({}); rerun the finetune stage that wrote it", path,
                     XGBGetLastError());
-  set_threads(booster->handle, 1);  // predicting a few thousand rows takes milliseconds
+  // One thread, as evaluate's other work: 50,000 rows of a beat task take well under a second.
+  set_threads(booster->handle, 1);
   bst_ulong features = 0;
   check(XGBoosterGetNumFeature(booster->handle, &features), "reading the model");
   BoostedTrees trees(booster, classes, columns);
   if (features != columns)
     throw DataError(
-        "the boosted trees {} read {} statistics per record, the head's inputs give {}; rerun "
+        "the boosted trees {} read {} columns per row, the head's inputs give {}; rerun "
         "the finetune stage",
         path, features, columns);
   // The class count: one probability per class of a row of zeros.

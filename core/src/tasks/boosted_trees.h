@@ -1,10 +1,11 @@
-// Gradient-boosted trees (XGBoost, Debian's libxgboost-dev) over each record's statistics
-// (tasks/record_statistics.h), beside a segment head for task record. Trees split on a
-// statistic's value wherever it separates the classes, which a small neural head over the same
-// few dozen numbers does less well: on Challenge 2017 the trees read a record's shortest RR
-// interval or its quantiles of irregularity directly. The record's class is the weighted mean
-// of the head's and the trees' probabilities (blend_probabilities), the trees' share fixed or
-// fit on validation records (fit_blend_weight).
+// Gradient-boosted trees (XGBoost, Debian's libxgboost-dev) beside a fine-tuned head: over each
+// record's statistics (tasks/record_statistics.h) for task record, over each beat's inputs
+// (tasks/beat_tree_inputs.h) for task beats. Trees split on a value wherever it separates the
+// classes, which a small neural head over the same few dozen numbers does less well: on
+// Challenge 2017 the trees read a record's shortest RR interval or its quantiles of
+// irregularity directly. An item's class is the weighted mean of the head's and the trees'
+// probabilities (blend_probabilities), the trees' share fixed or fit on validation records
+// (fit_blend_weight).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +20,7 @@ struct TreeOptions {
   int max_depth = 4;           // depth of each tree
   double eta = 0.05;           // learning rate
   double subsample = 0.8;      // share of the rows each tree sees
-  double column_sample = 0.8;  // share of the statistics each tree sees
+  double column_sample = 0.8;  // share of the columns each tree sees
   int threads = 1;
   uint64_t seed = 0;
 };
@@ -57,7 +58,7 @@ class BoostedTrees {
   int rounds() const;  // boosting rounds kept
   // XGBoost's JSON model, written whole or not at all.
   void save(const std::string& path) const;
-  // DataError naming `path` when it cannot be read as trees over `columns` statistics and
+  // DataError naming `path` when it cannot be read as trees over `columns` columns and
   // `classes` classes. Predicts on one thread.
   static BoostedTrees load(const std::string& path, int classes, size_t columns);
 
