@@ -214,7 +214,7 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
   hlm::HeadOptions options;
   options.rr_features = true;
   const std::vector<uint64_t> beats = {60, 3, 5, 6};  // a beat of record 1 first
-  const auto rows = hlm::beat_tree_rows(store, beats, options, codebook_path);
+  const auto rows = hlm::BeatTreeInputs(store, options, codebook_path).rows(beats);
   ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 2));
   const auto inputs = hlm::BeatFeatures(options, "").of(store);
   for (size_t i = 0; i < beats.size(); ++i) {
@@ -234,6 +234,6 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
     }
   }
   // Without inputs or codebook there is nothing to read.
-  EXPECT_THROW(hlm::beat_tree_rows(store, beats, hlm::HeadOptions(), ""), hlm::ConfigError);
+  EXPECT_THROW(hlm::BeatTreeInputs(store, hlm::HeadOptions(), ""), hlm::ConfigError);
   fs::remove(codebook_path);
 }

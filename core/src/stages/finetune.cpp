@@ -125,6 +125,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
                               BeatClassifier& classifier, const std::vector<BeatWindow>& windows,
                               const std::vector<BeatWindow>& validation_windows,
                               const TrainOptions& train_options, const std::string& path) {
+  const BeatTreeInputs inputs(store, head, codebook);
   std::vector<std::string> names;
   auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
     std::vector<uint64_t> labelled;
@@ -133,16 +134,10 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
         labelled.push_back(beat);
         data.labels.push_back(int(label));
       }
-    TreeRows rows = beat_tree_rows(store, labelled, head, codebook);
+    TreeRows rows = inputs.rows(labelled);
     data.rows = std::move(rows.values);
     data.columns = rows.columns();
     names = std::move(rows.names);
-  };
-  auto kept_beats = [](const std::vector<BeatWindow>& ws) {
-    std::vector<uint64_t> beats;
-    for (const auto& w : ws)
-      for (int64_t i = w.keep_from; i < w.length; ++i) beats.push_back(w.start + uint64_t(i));
-    return beats;
   };
   TreeData train, validation;
   data_of(kept_beats(windows), train);
@@ -169,7 +164,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "stage '{}': the validation records have no labelled beat, so the trees' share cannot "
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
-    const TreeRows rows = beat_tree_rows(store, beats, head, codebook);
+    const TreeRows rows = inputs.rows(beats);
     weight = fit_blend_weight(head_probs, trees.predict(rows.values, rows.columns()), labels,
                               kBeatClassCount);
   }
@@ -179,7 +174,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   return out;
 }
 
-// Task record: boosted trees over the training records' statistics, early-stopped on the
+// Task record: boosted trees over the training records' statistics, cut back on the
 // validation records' log loss, weighted by class as the head's loss is. `names` gets the
 // statistics' names.
 BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,

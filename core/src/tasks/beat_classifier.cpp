@@ -34,6 +34,13 @@ std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<
   return windows;
 }
 
+std::vector<uint64_t> kept_beats(const std::vector<BeatWindow>& windows) {
+  std::vector<uint64_t> beats;
+  for (const auto& w : windows)
+    for (int64_t i = w.keep_from; i < w.length; ++i) beats.push_back(w.start + uint64_t(i));
+  return beats;
+}
+
 std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,
                                    bool exclude) {
   std::vector<size_t> out;
@@ -69,9 +76,7 @@ void BeatClassifier::fit_input_scaling(std::vector<float>& features,
   // beats); this leaves them nearly as they are.
   InputMoments moments(k);
   if (k > 0)
-    for (const auto& w : windows)  // each beat once: from keep_from on
-      for (int64_t i = w.keep_from; i < w.length; ++i)
-        moments.add(features.data() + (w.start + uint64_t(i)) * k);
+    for (uint64_t beat : kept_beats(windows)) moments.add(features.data() + beat * k);
   moments.set(options_);
   standardise_inputs(features, options_);
 }

@@ -34,6 +34,9 @@ struct BeatWindow {
 // to the part [from, to) of each record (as fractions of its beats).
 std::vector<BeatWindow> beat_windows(const TokenStore& store, const std::vector<size_t>& records,
                                      int64_t context, double from = 0.0, double to = 1.0);
+// The beats whose predictions the windows keep (each from its keep_from on), in window order:
+// every beat of the windows once.
+std::vector<uint64_t> kept_beats(const std::vector<BeatWindow>& windows);
 
 // Record indices of the store whose names are (or, with exclude, are not) in names.
 std::vector<size_t> select_records(const TokenStore& store, const std::vector<std::string>& names,

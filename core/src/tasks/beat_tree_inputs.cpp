@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "hlm/dsp/beat_morphology.h"
-#include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
@@ -12,43 +11,48 @@
 
 namespace hlm {
 
-TreeRows beat_tree_rows(const TokenStore& store, const std::vector<uint64_t>& beats,
-                        const HeadOptions& options, const std::string& codebook) {
+BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& options,
+                               const std::string& codebook)
+    : store_(store) {
   const BeatFeatures features(options, codebook);
-  const size_t k = size_t(features.count());
-  dsp::Codebook code_shapes;
-  if (!codebook.empty()) code_shapes = dsp::load_codebook(codebook);
-  const size_t dim = size_t(code_shapes.dim);
-  if (k == 0 && dim == 0)
+  inputs_width_ = size_t(features.count());
+  if (!codebook.empty()) codebook_ = dsp::load_codebook(codebook);
+  if (inputs_width_ == 0 && codebook_.empty())
     throw ConfigError(
         "boosted trees over beats need per-beat inputs or a codebook: set rr_features, "
         "record_rhythm_features, morphology_features or descriptors, or tokenize with beat-vq");
-  TreeRows rows;
   // The head inputs' names, in BeatFeatures' order (tasks/beat_features.h).
-  auto add = [&rows](const char* const* names, int count) {
-    rows.names.insert(rows.names.end(), names, names + count);
+  auto add = [this](const char* const* names, int count) {
+    names_.insert(names_.end(), names, names + count);
   };
   if (options.rr_features) add(kRrFeatureNames, kRrFeatureCount);
   if (options.record_rhythm_features) add(kRecordRhythmFeatureNames, kRecordRhythmFeatureCount);
   if (options.morphology_features) add(kMorphologyFeatureNames, kMorphologyFeatureCount);
   for (int j = 0; j < descriptor_inputs(options); ++j)
-    rows.names.push_back("descriptor " + std::to_string(j));
-  if (rows.names.size() != k)
-    throw InternalError("beat_tree_rows: {} names for {} head inputs", rows.names.size(), k);
-  for (size_t j = 0; j < dim; ++j) rows.names.push_back("code centroid " + std::to_string(j));
-  const std::vector<float> inputs = features.of(store);
-  const int64_t codes = code_shapes.codes();
+    names_.push_back("descriptor " + std::to_string(j));
+  if (names_.size() != inputs_width_)
+    throw InternalError("BeatTreeInputs: {} names for {} head inputs", names_.size(),
+                        inputs_width_);
+  for (int j = 0; j < codebook_.dim; ++j) names_.push_back("code centroid " + std::to_string(j));
+  inputs_ = features.of(store);
+}
+
+TreeRows BeatTreeInputs::rows(const std::vector<uint64_t>& beats) const {
+  const size_t k = inputs_width_, dim = size_t(codebook_.dim);
+  const int64_t codes = codebook_.codes();
+  TreeRows rows;
+  rows.names = names_;
   rows.values.reserve(beats.size() * rows.columns());
   for (uint64_t beat : beats) {
-    rows.values.insert(rows.values.end(), inputs.begin() + ptrdiff_t(beat * k),
-                       inputs.begin() + ptrdiff_t((beat + 1) * k));
+    rows.values.insert(rows.values.end(), inputs_.begin() + ptrdiff_t(beat * k),
+                       inputs_.begin() + ptrdiff_t((beat + 1) * k));
     if (dim == 0) continue;
     int64_t token = 0;
-    store.copy_window(beat, 1, &token);
+    store_.copy_window(beat, 1, &token);
     const int64_t code = token - int64_t(kFirstContentToken);
     if (code >= 0 && code < codes)
-      rows.values.insert(rows.values.end(), code_shapes.centroids.begin() + ptrdiff_t(code * dim),
-                         code_shapes.centroids.begin() + ptrdiff_t((code + 1) * dim));
+      rows.values.insert(rows.values.end(), codebook_.centroids.begin() + ptrdiff_t(code * dim),
+                         codebook_.centroids.begin() + ptrdiff_t((code + 1) * dim));
     else
       rows.values.insert(rows.values.end(), dim, std::numeric_limits<float>::quiet_NaN());
   }

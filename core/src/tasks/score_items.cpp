@@ -71,10 +71,10 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
   if (!trees.empty()) {
     std::vector<uint64_t> beats;
     for (const auto& item : out) beats.push_back(item.key);
-    blend_trees(
-        results, trees,
-        beat_tree_rows(store, beats, head, results.at("trees").value("codebook", std::string())),
-        out);
+    blend_trees(results, trees,
+                BeatTreeInputs(store, head, results.at("trees").value("codebook", std::string()))
+                    .rows(beats),
+                out);
   }
   return out;
 }
