@@ -1,12 +1,14 @@
 // Template descriptors: a wide QRS reads wider, a P wave and an inverted T wave are seen, the
 // values do not change with the sampling rate, the gain (but for the amplitude itself) or the
-// lead's polarity, and an ectopic, fibrillating or noisy beat differs from its template.
+// lead's polarity, and an ectopic, fibrillating or noisy beat differs from its template. Shape
+// descriptors (the beat's waveform over its template's QRS) likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 
 #include "hlm/dsp/beat_morphology.h"
+#include "hlm/dsp/beat_shape_descriptors.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
@@ -30,10 +32,14 @@ Shape beat(double qrs_s, bool p_wave, double t_height) {
 
 const hlm::dsp::BeatWindowOptions kWindow;  // 64 points, 0.25 s before to 0.40 s after
 
-// The descriptors of every beat of a record of `beats` beats one second apart sampled at fs,
-// shape_of(i) giving beat i; gain scales the signal.
-std::vector<float> describe(const std::function<Shape(int)>& shape_of, int beats, double fs,
-                            double gain = 1.0) {
+// The windows of a record of `beats` beats one second apart sampled at fs, shape_of(i) giving
+// beat i, gain scaling the signal; each beat's row and its template.
+struct CutRecord {
+  std::vector<float> windows, templates;
+  std::vector<int64_t> row;
+};
+
+CutRecord cut_record(const std::function<Shape(int)>& shape_of, int beats, double fs, double gain) {
   const size_t n = size_t((beats + 1) * fs);
   std::vector<float> x(n, 0.0f);
   std::vector<int64_t> peaks;
@@ -44,12 +50,19 @@ std::vector<float> describe(const std::function<Shape(int)>& shape_of, int beats
     for (size_t i = 0; i < n; ++i)
       if (std::abs(double(i) / fs - r) < 0.5) x[i] += float(gain * s(double(i) / fs - r));
   }
-  std::vector<float> windows;
-  const auto kept = hlm::dsp::cut_beat_windows(x.data(), n, fs, peaks, kWindow, &windows);
-  std::vector<int64_t> row(kept.size());
-  for (size_t i = 0; i < row.size(); ++i) row[i] = int64_t(i);
-  const auto templates = hlm::local_templates(windows.data(), kWindow.points, row);
-  return hlm::template_descriptors(windows.data(), kWindow, row, templates);
+  CutRecord cut;
+  const auto kept = hlm::dsp::cut_beat_windows(x.data(), n, fs, peaks, kWindow, &cut.windows);
+  cut.row.resize(kept.size());
+  for (size_t i = 0; i < cut.row.size(); ++i) cut.row[i] = int64_t(i);
+  cut.templates = hlm::local_templates(cut.windows.data(), kWindow.points, cut.row);
+  return cut;
+}
+
+// The descriptors of every beat of such a record.
+std::vector<float> describe(const std::function<Shape(int)>& shape_of, int beats, double fs,
+                            double gain = 1.0) {
+  const CutRecord c = cut_record(shape_of, beats, fs, gain);
+  return hlm::template_descriptors(c.windows.data(), kWindow, c.row, c.templates);
 }
 
 std::vector<float> of_beat(const std::vector<float>& all, size_t i) {
@@ -160,4 +173,62 @@ TEST(TemplateDescriptors, NeedAWindowReachingThePAndTWaves) {
   // A flat record gives finite values.
   for (float v : hlm::template_descriptors(windows.data(), kWindow, {0}, templates))
     EXPECT_TRUE(std::isfinite(v));
+}
+
+// Shape descriptors (hlm/dsp/beat_shape_descriptors.h): the beat and the beat minus its
+// template at fixed times, over the template's QRS.
+constexpr int kShapePoints = 16;
+
+std::vector<float> shape_of_beats(const std::function<Shape(int)>& shape_of, double fs,
+                                  double gain = 1.0) {
+  const CutRecord c = cut_record(shape_of, 9, fs, gain);
+  return hlm::beat_shape_descriptors(c.windows.data(), kWindow, c.row, c.templates, kShapePoints);
+}
+
+TEST(BeatShapeDescriptors, AnEctopicBeatDiffersFromItsTemplateWhereItsShapeDoes) {
+  // Beat 4 of 9 is wide and has no P wave; the others are alike.
+  const auto values = shape_of_beats(
+      [](int i) { return i == 4 ? beat(0.04, false, -0.3) : beat(0.012, true, 0.3); }, 360.0);
+  const size_t width = size_t(hlm::beat_shape_descriptor_count(kShapePoints));
+  ASSERT_EQ(values.size(), 9 * width);
+  auto largest_difference = [&](size_t beat_index) {
+    double most = 0;
+    for (int k = 0; k < kShapePoints; ++k)
+      most = std::max(most, std::abs(double(values[beat_index * width + kShapePoints + k])));
+    return most;
+  };
+  EXPECT_LT(largest_difference(0), 0.01);
+  EXPECT_GT(largest_difference(4), 0.2);
+  // The ectopic beat's own values: its T wave inverted where the template's is upright.
+  const int t_point =
+      int(std::lround((0.25 + kWindow.before_seconds) /
+                      (kWindow.before_seconds + kWindow.after_seconds) * (kShapePoints - 1)));
+  EXPECT_LT(values[4 * width + size_t(t_point)], 0.0f);
+  EXPECT_GT(values[0 * width + size_t(t_point)], 0.0f);
+}
+
+TEST(BeatShapeDescriptors, TheSameUnderAnyGainPolarityOrSamplingRate) {
+  const auto shape = [](int i) {
+    return i == 4 ? beat(0.04, false, -0.3) : beat(0.012, true, 0.3);
+  };
+  const auto reference = shape_of_beats(shape, 360.0);
+  const auto louder = shape_of_beats(shape, 360.0, 3.0);
+  const auto inverted = shape_of_beats(shape, 360.0, -0.5);
+  const auto slower = shape_of_beats(shape, 250.0);
+  ASSERT_EQ(reference.size(), louder.size());
+  ASSERT_EQ(reference.size(), slower.size());
+  for (size_t j = 0; j < reference.size(); ++j) {
+    EXPECT_NEAR(louder[j], reference[j], 1e-4) << j;
+    EXPECT_NEAR(inverted[j], reference[j], 1e-4) << j;
+    EXPECT_NEAR(slower[j], reference[j], 0.05) << j;
+  }
+}
+
+TEST(BeatShapeDescriptors, NamesSayTheTimeAndThePart) {
+  const auto names = hlm::beat_shape_descriptor_names(kWindow, 4);
+  ASSERT_EQ(names.size(), 8u);
+  EXPECT_EQ(names[0], "beat at -0.250 s / template QRS");
+  EXPECT_EQ(names[3], "beat at +0.400 s / template QRS");
+  EXPECT_EQ(names[4], "beat minus template at -0.250 s / template QRS");
+  EXPECT_THROW(hlm::beat_shape_descriptors(nullptr, kWindow, {}, {}, 1), hlm::InternalError);
 }

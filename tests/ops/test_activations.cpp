@@ -28,12 +28,18 @@ TEST(Gelu, Bf16ValuesAreCorrectlyRoundedForEveryBitPattern) {
   const at::Tensor want = exact_gelu(x.masked_fill(~finite, 0)).to(torch::kBFloat16);
   EXPECT_EQ((got.masked_select(finite) != want.masked_select(finite)).sum().item<int64_t>(), 0);
   EXPECT_TRUE(got.isnan().equal(x.isnan()));
-  // LibTorch gives the same value except in the negative tail (x < -3, where its float
-  // 1 + erf(x) cancels: off by up to 2 % at -5) and for subnormal x (flushed to zero).
+  // LibTorch agrees except in the negative tail (x < -3, where its float 1 + erf(x) cancels:
+  // off by up to 2 % at -5) and for subnormal x (flushed to zero): exactly where its bfloat16
+  // kernel computes in float (AVX-512), within 2^-6 where it does not (an AVX2-only CPU: up to
+  // 0.0156 measured there), so the comparison allows what LibTorch itself is off by.
   const at::Tensor ordinary = finite & (x.abs() > 1e-30) & (x > -3);
   const at::Tensor libtorch = torch::gelu(x);
-  EXPECT_EQ((got.masked_select(ordinary) != libtorch.masked_select(ordinary)).sum().item<int64_t>(),
-            0);
+  EXPECT_LE((got.to(torch::kDouble) - libtorch.to(torch::kDouble))
+                .abs()
+                .masked_select(ordinary)
+                .max()
+                .item<double>(),
+            1.0 / 64);
   EXPECT_GT(ordinary.sum().item<int64_t>(), 30000);
 }
 
@@ -50,7 +56,9 @@ TEST(Gelu, Bf16GradientIsWithinOneRoundingOfTheExactOne) {
   EXPECT_TRUE(((got - exact).abs() <= exact.abs() / 128 + 1e-30).all().item<bool>());
   const at::Tensor libtorch = at::gelu_backward(dy, x0).to(torch::kDouble);
   const at::Tensor ordinary = x0 > -3;  // LibTorch's own precision ends there (see above)
-  EXPECT_TRUE(((got - libtorch).abs() <= libtorch.abs() / 64 + 1e-30)
+  // Within what LibTorch's own bfloat16 kernel is off by (see above): a 64th of it where it
+  // computes in float, up to 0.012 |dy| measured where it does not (AVX2).
+  EXPECT_TRUE(((got - libtorch).abs() <= libtorch.abs() / 64 + dy.to(torch::kDouble).abs() / 64)
                   .masked_select(ordinary)
                   .all()
                   .item<bool>());

@@ -496,3 +496,40 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
     }
   }
 }
+
+// trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's
+// waveform) although the head does not, on the held-out records and on another store alike;
+// refused without trees, and for a store without descriptors, naming it.
+TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStoreWithout) {
+  hlm::test::ScratchDir runs("hlm_finetune_tree_descriptors");
+  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " +
+                           runs.path.string() + " 'finetune.matrix.backbone=[full]'";
+  const std::string shaped = base +
+                             " tokenize.tokenizer.shape_descriptors=8"
+                             " tokenize_more.tokenizer.shape_descriptors=8";
+  const auto r = run_hlm(shaped + " finetune.trees=10 finetune.trees_descriptors=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run = hlm::test::run_dir_of(r.output);
+  const auto tuned = hlm::test::stage_manifest(run, "finetune[backbone=full,fold=0]");
+  const auto& names = tuned["results"]["trees"]["statistics"];
+  ASSERT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 16u + 64u) << names.dump();
+  EXPECT_EQ(names[hlm::kRrFeatureCount], "store descriptor 0");
+  EXPECT_EQ(names[hlm::kRrFeatureCount + 15], "store descriptor 15");
+  EXPECT_EQ(tuned["results"]["trees"]["store_descriptors"], true);
+  EXPECT_FALSE(tuned["results"]["head"].value("descriptors", false));
+  std::ifstream in(run / "evaluate" / "results.json");
+  const auto results = nlohmann::json::parse(in);
+  for (const auto& [name, d] : results["datasets"].items())
+    EXPECT_TRUE(d.contains("parts")) << name;
+
+  const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
+  EXPECT_NE(without_trees.exit_code, 0);
+  EXPECT_NE(without_trees.output.find("trees_descriptors gives the store's descriptors"),
+            std::string::npos)
+      << without_trees.output;
+  const auto bare = run_hlm(base + " finetune.trees=10 finetune.trees_descriptors=true");
+  EXPECT_NE(bare.exit_code, 0);
+  EXPECT_NE(bare.output.find("tokens.hlmt: the trees are to read the token store's descriptors"),
+            std::string::npos)
+      << bare.output;
+}

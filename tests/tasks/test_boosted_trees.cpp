@@ -214,7 +214,7 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
   hlm::HeadOptions options;
   options.rr_features = true;
   const std::vector<uint64_t> beats = {60, 3, 5, 6};  // a beat of record 1 first
-  const auto rows = hlm::BeatTreeInputs(store, options, codebook_path).rows(beats);
+  const auto rows = hlm::BeatTreeInputs(store, options, codebook_path, false).rows(beats);
   ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 2));
   const auto inputs = hlm::BeatFeatures(options, "").of(store);
   for (size_t i = 0; i < beats.size(); ++i) {
@@ -234,6 +234,34 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
     }
   }
   // Without inputs or codebook there is nothing to read.
-  EXPECT_THROW(hlm::BeatTreeInputs(store, hlm::HeadOptions(), ""), hlm::ConfigError);
+  EXPECT_THROW(hlm::BeatTreeInputs(store, hlm::HeadOptions(), "", false), hlm::ConfigError);
   fs::remove(codebook_path);
+}
+
+TEST(BeatTreeRows, TheStoresDescriptorsAreReadAsTheyAreWhenAskedFor) {
+  const hlm::test::RrTokenStore file("hlm_beat_tree_descriptors", {{0.0f, 0.8f, 0.7f, 0.9f}}, 3);
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  const std::vector<uint64_t> beats = {2, 0};
+  const auto rows = hlm::BeatTreeInputs(store, options, "", true).rows(beats);
+  ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 3));
+  EXPECT_EQ(rows.names.back(), "store descriptor 2");
+  for (size_t i = 0; i < beats.size(); ++i)
+    for (uint32_t j = 0; j < 3; ++j)
+      EXPECT_EQ(rows.values[i * rows.columns() + hlm::kRrFeatureCount + j],
+                hlm::test::RrTokenStore::descriptor_value(0, beats[i], j))
+          << "beat " << beats[i] << " descriptor " << j;
+  // Not asked for: the head's inputs alone.
+  EXPECT_EQ(hlm::BeatTreeInputs(store, options, "", false).rows(beats).columns(),
+            size_t(hlm::kRrFeatureCount));
+  // Asked for from a store without descriptors: the error names the store.
+  const auto bare = two_record_store();
+  const auto without = hlm::TokenStore::open(bare.path);
+  try {
+    hlm::BeatTreeInputs(without, options, "", true);
+    ADD_FAILURE() << "a store without descriptors gave the trees descriptors";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(bare.path), std::string::npos) << e.what();
+  }
 }

@@ -71,16 +71,12 @@ struct TemplateShape {
   double qrs = kSmallestQrs;
 };
 
-TemplateShape describe_template(const float* t, const PointClock& clock) {
+TemplateShape describe_template(const float* t, const PointClock& clock,
+                                const dsp::BeatWindowOptions& window) {
   TemplateShape out;
-  const double base =
-      mean(t, clock.first(kIsoelectricSeconds[0]), clock.end(kIsoelectricSeconds[1]));
-  const int q0 = clock.first(-kQrsHalfWidthSeconds), q1 = clock.end(kQrsHalfWidthSeconds);
-  double hi = 0, lo = 0;
-  for (int j = q0; j < q1; ++j) hi = std::max(hi, t[j] - base), lo = std::min(lo, t[j] - base);
-  out.qrs = std::max(hi - lo, kSmallestQrs);
-  // Read the waves with the QRS's main deflection upwards, whichever way the lead sees it.
-  const double sign = hi >= -lo ? 1.0 : -1.0;
+  const TemplateQrs qrs = template_qrs(t, window);
+  const double base = qrs.isoelectric, sign = qrs.sign;
+  out.qrs = qrs.amplitude;
 
   // Width: from the first to the last point where the template changes faster than a fraction
   // of its steepest slope near the R peak.
@@ -108,7 +104,7 @@ TemplateShape describe_template(const float* t, const PointClock& clock) {
 
   out.values[0] = float(width);
   out.values[1] = float(std::log(out.qrs + 0.01));
-  out.values[2] = float((sign > 0 ? hi : -lo) / out.qrs);
+  out.values[2] = float(qrs.main_deflection / out.qrs);
   out.values[3] = float(p_top / out.qrs);
   out.values[4] = float((p_top - p_bottom) / out.qrs);
   out.values[5] = float(t_top / out.qrs);
@@ -117,6 +113,19 @@ TemplateShape describe_template(const float* t, const PointClock& clock) {
 }
 
 }  // namespace
+
+TemplateQrs template_qrs(const float* t, const dsp::BeatWindowOptions& window) {
+  const PointClock clock(window);
+  TemplateQrs out;
+  out.isoelectric = mean(t, clock.first(kIsoelectricSeconds[0]), clock.end(kIsoelectricSeconds[1]));
+  double hi = 0, lo = 0;
+  for (int j = clock.first(-kQrsHalfWidthSeconds); j < clock.end(kQrsHalfWidthSeconds); ++j)
+    hi = std::max(hi, t[j] - out.isoelectric), lo = std::min(lo, t[j] - out.isoelectric);
+  out.amplitude = std::max(hi - lo, kSmallestQrs);
+  out.sign = hi >= -lo ? 1.0 : -1.0;
+  out.main_deflection = std::max(hi, -lo);
+  return out;
+}
 
 bool covers_template_descriptors(const dsp::BeatWindowOptions& window) {
   return window.before_seconds >= -kPWaveSeconds[0] - 1e-9 &&
@@ -143,7 +152,7 @@ std::vector<float> template_descriptors(const float* windows, const dsp::BeatWin
     const float* t = templates.data() + i * dim;
     if (last.empty() || !std::equal(last.begin(), last.end(), t)) {
       last.assign(t, t + dim);
-      shape = describe_template(t, clock);
+      shape = describe_template(t, clock, window);
     }
     const float* beat = row_of_beat[i] >= 0 ? windows + size_t(row_of_beat[i]) * dim : t;
     float* f = out.data() + i * kTemplateDescriptorCount;

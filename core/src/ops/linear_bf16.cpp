@@ -53,7 +53,7 @@ dnnl::memory::desc transposed_weights(int64_t k, int64_t n) {
 
 // The primitive for [M, K] x [K, N] (+ [1, N] float bias) -> bfloat16 [M, N], the weights
 // read in place from LibTorch's [N, K] layout; empty when oneDNN has only its reference
-// implementation for bfloat16 here (a CPU without AVX-512).
+// implementation for bfloat16 here, or none (a CPU without AVX-512).
 const std::optional<dnnl::matmul>& matmul_for(int64_t m, int64_t k, int64_t n, bool with_bias) {
   auto& p = primitives();
   auto [it, fresh] = p.by_shape.try_emplace({m, k, n, with_bias});
@@ -64,8 +64,12 @@ const std::optional<dnnl::matmul>& matmul_for(int64_t m, int64_t k, int64_t n, b
   const auto dst = row_major(m, n, dt::bf16);
   const auto desc = with_bias ? dnnl::matmul::desc(src, weights, row_major(1, n, dt::f32), dst)
                               : dnnl::matmul::desc(src, weights, dst);
-  const dnnl::matmul::primitive_desc pd(desc, p.engine);
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) it->second.emplace(pd);
+  try {
+    const dnnl::matmul::primitive_desc pd(desc, p.engine);
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) it->second.emplace(pd);
+  } catch (const dnnl::error&) {
+    // No bfloat16 matmul at all on this CPU (AVX2 without AVX-512): LibTorch's path serves.
+  }
   return it->second;
 }
 

@@ -125,7 +125,8 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
                               BeatClassifier& classifier, const std::vector<BeatWindow>& windows,
                               const std::vector<BeatWindow>& validation_windows,
                               const TrainOptions& train_options, const std::string& path) {
-  const BeatTreeInputs inputs(store, head, codebook);
+  const bool store_descriptors = ctx.params().at("trees_descriptors");
+  const BeatTreeInputs inputs(store, head, codebook, store_descriptors);
   std::vector<std::string> names;
   auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
     std::vector<uint64_t> labelled;
@@ -171,6 +172,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   nlohmann::json out =
       trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
+  out["store_descriptors"] = store_descriptors;
   return out;
 }
 
@@ -268,6 +270,11 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees summarise the head's per-beat inputs over each record, and none "
         "is on; set rr_features, record_rhythm_features or descriptors, or trees: 0",
         ctx.instance.id);
+  if (p.at("trees_descriptors").get<bool>() && (rounds == 0 || task != "beats"))
+    throw ConfigError(
+        "stage '{}': trees_descriptors gives the store's descriptors to the trees of task beats; "
+        "here trees={} and task is {} (set trees and task: beats, or drop trees_descriptors)",
+        ctx.instance.id, rounds, task);
   if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
@@ -301,6 +308,7 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
+  if (p.at("trees_descriptors").get<bool>()) expect_tree_descriptors(store);  // before training
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -547,9 +555,13 @@ StageKind finetune_stage() {
        "the trees' share of an item's (record's or beat's) probabilities (the head's: 1 - it), 0 "
        "to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
+       false},
+      {"trees_descriptors", "bool", "false",
+       "task beats: the trees also read the token store's per-beat descriptors as they are "
+       "(beat-vq's template_descriptors and shape_descriptors), whether or not the head does",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "8", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "9", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

@@ -11,9 +11,18 @@
 
 namespace hlm {
 
+void expect_tree_descriptors(const TokenStore& store) {
+  if (store.descriptor_count() == 0)
+    throw DataError(
+        "{}: the trees are to read the token store's descriptors (trees_descriptors), and it has "
+        "none (HINT: tokenize with beat-vq's template_descriptors or shape_descriptors)",
+        store.path());
+}
+
 BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& options,
-                               const std::string& codebook)
+                               const std::string& codebook, bool store_descriptors)
     : store_(store) {
+  if (store_descriptors) expect_tree_descriptors(store);
   const BeatFeatures features(options, codebook);
   inputs_width_ = size_t(features.count());
   if (!codebook.empty()) codebook_ = dsp::load_codebook(codebook);
@@ -33,6 +42,11 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
   if (names_.size() != inputs_width_)
     throw InternalError("BeatTreeInputs: {} names for {} head inputs", names_.size(),
                         inputs_width_);
+  if (store_descriptors && !options.descriptors) {
+    store_descriptors_ = store.descriptor_count();
+    for (size_t j = 0; j < store_descriptors_; ++j)
+      names_.push_back("store descriptor " + std::to_string(j));
+  }
   for (int j = 0; j < codebook_.dim; ++j) names_.push_back("code centroid " + std::to_string(j));
   inputs_ = features.of(store);
 }
@@ -46,6 +60,9 @@ TreeRows BeatTreeInputs::rows(const std::vector<uint64_t>& beats) const {
   for (uint64_t beat : beats) {
     rows.values.insert(rows.values.end(), inputs_.begin() + ptrdiff_t(beat * k),
                        inputs_.begin() + ptrdiff_t((beat + 1) * k));
+    if (const size_t d = store_descriptors_; d > 0)
+      rows.values.insert(rows.values.end(), store_.descriptors() + beat * d,
+                         store_.descriptors() + (beat + 1) * d);
     if (dim == 0) continue;
     int64_t token = 0;
     store_.copy_window(beat, 1, &token);

@@ -1,8 +1,10 @@
 // What boosted trees (tasks/boosted_trees.h) read for one beat, beside a beat head (task
 // beats): the head's per-beat inputs (tasks/beat_features.h: RR features, rhythm against the
-// record, shape against the record's template, descriptors, as the head's options select) and,
-// when the tokens come from a codebook, the centroid of the beat's code: what its token stands
-// for, as numbers a tree can split on. Between patients, trees on such inputs tell
+// record, shape against the record's template, descriptors, as the head's options select), the
+// token store's descriptors when asked for although the head does not read them (such as
+// beat-vq's shape_descriptors: a waveform a tree splits on point by point, too wide for the
+// head), and, when the tokens come from a codebook, the centroid of the beat's code: what its
+// token stands for, as numbers a tree can split on. Between patients, trees on such inputs tell
 // supraventricular beats from normal ones where a linear read of them does not.
 #pragma once
 #include <cstdint>
@@ -19,9 +21,12 @@ namespace hlm {
 // The store's inputs for the trees, computed once: rows() then only gathers them.
 class BeatTreeInputs {
  public:
-  // codebook: the codebook file the store was tokenized with, or empty. ConfigError when there
-  // is nothing to read (no per-beat input and no codebook).
-  BeatTreeInputs(const TokenStore& store, const HeadOptions& options, const std::string& codebook);
+  // codebook: the codebook file the store was tokenized with, or empty. store_descriptors: read
+  // the store's descriptors as they are (trees need no scaling) when options.descriptors does
+  // not already; DataError naming the store when it has none. ConfigError when there is nothing
+  // to read (no per-beat input and no codebook).
+  BeatTreeInputs(const TokenStore& store, const HeadOptions& options, const std::string& codebook,
+                 bool store_descriptors);
   // One row per beat of `beats` (store-wide indices), in that order. A beat whose token is no
   // code (UNK) has its centroid missing (NaN), which the trees route on their own.
   TreeRows rows(const std::vector<uint64_t>& beats) const;
@@ -31,7 +36,11 @@ class BeatTreeInputs {
   std::vector<std::string> names_;
   std::vector<float> inputs_;  // the head inputs, beat-major, inputs_width_ per beat
   size_t inputs_width_ = 0;
-  dsp::Codebook codebook_;  // empty without a codebook
+  size_t store_descriptors_ = 0;  // the store's descriptors per beat read as they are, or 0
+  dsp::Codebook codebook_;        // empty without a codebook
 };
+
+// DataError naming the store when it has no descriptors for the trees to read.
+void expect_tree_descriptors(const TokenStore& store);
 
 }  // namespace hlm

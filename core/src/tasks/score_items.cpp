@@ -71,8 +71,10 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
   if (!trees.empty()) {
     std::vector<uint64_t> beats;
     for (const auto& item : out) beats.push_back(item.key);
+    const auto& fitted = results.at("trees");
     blend_trees(results, trees,
-                BeatTreeInputs(store, head, results.at("trees").value("codebook", std::string()))
+                BeatTreeInputs(store, head, fitted.value("codebook", std::string()),
+                               fitted.value("store_descriptors", false))
                     .rows(beats),
                 out);
   }

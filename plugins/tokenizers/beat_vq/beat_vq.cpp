@@ -4,13 +4,16 @@
 // its RR features (hlm/dsp/rr_features.h) and its window against the record's template
 // (hlm/dsp/beat_morphology.h), so a code means the same in every patient. With
 // `template_descriptors` each beat also carries numbers describing its template
-// (hlm/dsp/template_descriptors.h) into the token store, for heads to read.
+// (hlm/dsp/template_descriptors.h) into the token store, for heads to read; with
+// `shape_descriptors` its window and its window minus the template, resampled
+// (hlm/dsp/beat_shape_descriptors.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/beat_morphology.h"
+#include "hlm/dsp/beat_shape_descriptors.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/filter.h"
 #include "hlm/dsp/kmeans.h"
@@ -29,6 +32,20 @@ using hlm::dsp::Codebook;
 constexpr const char* kMethodVersion = "1";
 // Values per beat with shape relative: RR features, then the shape against the template.
 constexpr int kRelativeFeatures = hlm::kRrFeatureCount + hlm::kMorphologyFeatureCount;
+
+// Two beat-major tables of the same beats joined: each beat's a_width values of `a`, then its
+// b_width values of `b`.
+std::vector<float> side_by_side(const std::vector<float>& a, int a_width,
+                                const std::vector<float>& b, int b_width) {
+  const size_t n = b.size() / size_t(b_width), aw = size_t(a_width), bw = size_t(b_width);
+  std::vector<float> out;
+  out.reserve(a.size() + b.size());
+  for (size_t i = 0; i < n; ++i) {
+    out.insert(out.end(), a.begin() + ptrdiff_t(i * aw), a.begin() + ptrdiff_t((i + 1) * aw));
+    out.insert(out.end(), b.begin() + ptrdiff_t(i * bw), b.begin() + ptrdiff_t((i + 1) * bw));
+  }
+  return out;
+}
 
 class BeatVq final : public hlm::Tokenizer {
  public:
@@ -57,6 +74,19 @@ class BeatVq final : public hlm::Tokenizer {
                              hlm::did_you_mean(shape, {"window", "relative"}));
     relative_ = shape == "relative";
     descriptors_ = p.value("template_descriptors", false);
+    shape_points_ = p.value("shape_descriptors", 0);
+    if (shape_points_ != 0 && (shape_points_ < 2 || shape_points_ > window_.points))
+      throw hlm::ConfigError(
+          "beat-vq: shape_descriptors={} must be 0 (off) or from 2 to points ({}) (HINT: 16 or "
+          "32 points keep a beat's waves)",
+          shape_points_, window_.points);
+    if (shape_points_ && !hlm::covers_template_descriptors(window_))
+      throw hlm::ConfigError(
+          "beat-vq: shape_descriptors scale the beat by its template's QRS, read from {} s "
+          "before the R peak; window_before_s={} and window_after_s={} must reach {} s and {} s "
+          "(HINT: widen the window or leave shape_descriptors off)",
+          -hlm::kIsoelectricSeconds[0], window_.before_seconds, window_.after_seconds,
+          -hlm::kPWaveSeconds[0], hlm::kTWaveSeconds[1]);
     if (descriptors_ && window_.points < 3)
       throw hlm::ConfigError(
           "beat-vq: template_descriptors need windows of at least 3 points (points={}) (HINT: "
@@ -142,7 +172,7 @@ class BeatVq final : public hlm::Tokenizer {
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
     mark_invalid_windows(record.digital[lead_], b);
-    if (!relative_ && !descriptors_) return b;
+    if (!relative_ && !descriptors_ && !shape_points_) return b;
     std::vector<int64_t> row(b.size());
     for (size_t i = 0; i < b.size(); ++i)
       row[i] = std::isnan(b.features[i * size_t(window_.points)]) ? -1 : int64_t(i);
@@ -150,15 +180,28 @@ class BeatVq final : public hlm::Tokenizer {
         hlm::local_templates(b.features.data(), window_.points, row);
     if (descriptors_)
       b.descriptors = hlm::template_descriptors(b.features.data(), window_, row, templates);
+    if (shape_points_)
+      b.descriptors = side_by_side(
+          b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
+          hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
+          hlm::beat_shape_descriptor_count(shape_points_));
     if (relative_) describe_relative(b, row, templates);
     return b;
   }
 
   bool needs_fit() const override { return codebook_.empty(); }
 
+  // The template descriptors, then the shape descriptors (extract()'s order).
   std::vector<std::string> descriptor_names() const override {
-    if (!descriptors_) return {};
-    return {std::begin(hlm::kTemplateDescriptorNames), std::end(hlm::kTemplateDescriptorNames)};
+    std::vector<std::string> names;
+    if (descriptors_)
+      names.assign(std::begin(hlm::kTemplateDescriptorNames),
+                   std::end(hlm::kTemplateDescriptorNames));
+    if (shape_points_) {
+      const auto shape = hlm::beat_shape_descriptor_names(window_, shape_points_);
+      names.insert(names.end(), shape.begin(), shape.end());
+    }
+    return names;
   }
 
   void fit(const std::vector<const hlm::Beats*>& sample) override {
@@ -251,7 +294,7 @@ class BeatVq final : public hlm::Tokenizer {
     }
   }
 
-  int codes_ = 500, lead_ = 0;
+  int codes_ = 500, lead_ = 0, shape_points_ = 0;
   bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
@@ -283,6 +326,9 @@ const hlm_param_decl kBeatVqParams[] = {
     {"template_descriptors", "bool", "false",
      "store with each beat 10 numbers describing its template (QRS width, P and T waves "
      "against the QRS) and the beat against it, for a head's `descriptors` input"},
+    {"shape_descriptors", "int", "0",
+     "store with each beat its window and its window minus its template at this many points, "
+     "over the template's QRS (0: none), for a head's or the trees' `descriptors`"},
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "hlm/dataset.h"
 #include "hlm/dsp/beat_morphology.h"
+#include "hlm/dsp/beat_shape_descriptors.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
@@ -201,5 +202,43 @@ TEST_F(BeatVq, TemplateDescriptorsRideWithTheTokensWithoutChangingThem) {
     ADD_FAILURE() << "windows of 2 points accepted";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("at least 3 points"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(BeatVq, ShapeDescriptorsFollowTheTemplateDescriptorsAndLeaveTheTokensAlone) {
+  const hlm::Record rec = dataset_->read("syn001");
+  const int points = 8, shape = hlm::beat_shape_descriptor_count(points);
+  auto described =
+      tokenizer({{"codes", 16}, {"shape", "relative"}, {"template_descriptors", true}});
+  auto shaped = tokenizer({{"codes", 16},
+                           {"shape", "relative"},
+                           {"template_descriptors", true},
+                           {"shape_descriptors", points}});
+  EXPECT_EQ(shaped->identity(), described->identity());
+  const auto names = shaped->descriptor_names();
+  ASSERT_EQ(names.size(), size_t(hlm::kTemplateDescriptorCount + shape));
+  EXPECT_EQ(names[hlm::kTemplateDescriptorCount], "beat at -0.250 s / template QRS");
+  const hlm::Beats a = described->extract(rec), b = shaped->extract(rec);
+  EXPECT_EQ(b.features, a.features);
+  const size_t width = names.size();
+  ASSERT_EQ(b.descriptors.size(), b.size() * width);
+  // Each beat: its template descriptors first, as without the shape, then its shape.
+  const auto alone = tokenizer({{"codes", 16}, {"shape_descriptors", points}})->extract(rec);
+  ASSERT_EQ(alone.descriptors.size(), b.size() * size_t(shape));
+  for (size_t i = 0; i < b.size(); ++i) {
+    for (int j = 0; j < hlm::kTemplateDescriptorCount; ++j)
+      ASSERT_EQ(b.descriptors[i * width + size_t(j)],
+                a.descriptors[i * size_t(hlm::kTemplateDescriptorCount) + size_t(j)]);
+    for (int j = 0; j < shape; ++j)
+      ASSERT_EQ(b.descriptors[i * width + size_t(hlm::kTemplateDescriptorCount + j)],
+                alone.descriptors[i * size_t(shape) + size_t(j)]);
+  }
+  for (int bad : {1, 65}) {
+    try {
+      tokenizer({{"shape_descriptors", bad}});
+      ADD_FAILURE() << "shape_descriptors=" << bad << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("shape_descriptors"), std::string::npos) << e.what();
+    }
   }
 }

@@ -38,6 +38,17 @@ constexpr double kTWaveSeconds[2] = {0.15, 0.40};
 // The QRS is where the template changes faster than this fraction of its steepest slope.
 constexpr double kQrsSlopeFraction = 0.15;
 
+// A template's QRS: its isoelectric level (mean 100 to 60 ms before the R peak), its
+// peak-to-peak within R +- kQrsHalfWidthSeconds against that level (at least 1e-3 lead units,
+// so a flat template gives finite ratios), the sign that turns its main deflection upwards, and
+// that deflection's size.
+struct TemplateQrs {
+  double isoelectric = 0, amplitude = 1e-3, sign = 1, main_deflection = 0;
+};
+// t: one template of window.points values; the window must cover the parts read
+// (covers_template_descriptors).
+TemplateQrs template_qrs(const float* t, const dsp::BeatWindowOptions& window);
+
 // Whether windows cut with these options cover every part the descriptors read.
 bool covers_template_descriptors(const dsp::BeatWindowOptions& window);
 
