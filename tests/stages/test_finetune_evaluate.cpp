@@ -502,8 +502,8 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
 // refused without trees, and for a store without descriptors, naming it.
 TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStoreWithout) {
   hlm::test::ScratchDir runs("hlm_finetune_tree_descriptors");
-  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " +
-                           runs.path.string() + " 'finetune.matrix.backbone=[full]'";
+  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.backbone=[full]'";
   const std::string shaped = base +
                              " tokenize.tokenizer.shape_descriptors=8"
                              " tokenize_more.tokenizer.shape_descriptors=8";

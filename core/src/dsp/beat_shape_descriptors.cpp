@@ -1,12 +1,13 @@
 // A beat's window and its window minus its template, resampled (see beat_shape_descriptors.h).
 #include "hlm/dsp/beat_shape_descriptors.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
-#include <fmt/format.h>
 
 namespace hlm {
 namespace {
