@@ -5,6 +5,8 @@
 # `hlm --plugin-path` or HLM_PLUGIN_PATH can name. Pass TORCH when the plugin uses LibTorch and
 # hlm's LibTorch library (its kernels, the transformer block), LIBTORCH when it uses LibTorch
 # and the SDK only.
+include("${CMAKE_CURRENT_LIST_DIR}/HlmTorchPch.cmake")
+
 function(hlm_add_plugin target)
   cmake_parse_arguments(ARG "TORCH;LIBTORCH" "" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT HLM_PLUGIN_OUTPUT_DIR)
@@ -17,7 +19,7 @@ function(hlm_add_plugin target)
     CXX_STANDARD 17 CXX_VISIBILITY_PRESET hidden)
   if(ARG_TORCH)
     target_link_libraries(${target} PRIVATE hlm::torch ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
-    target_precompile_headers(${target} PRIVATE <torch/torch.h>)
+    hlm_torch_pch(${target})
   elseif(ARG_LIBTORCH)
     # LibTorch and the SDK, without hlm's own LibTorch library (the sanitizer builds use such
     # a plugin without building all of hlm_torch).

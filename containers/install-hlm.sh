@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The build steps of every hlm image (hlm.def's %post, the Dockerfile's RUN, and
 # tools/container-check.sh's chroot): from the source tree in /opt/hlm, install the Debian
-# packages hlm needs (tools/setup.sh deps), build it in a fresh folder and install it under
+# packages hlm needs (tools/setup.sh deps), build it in a fresh build-image folder and install it under
 # /usr/local (bin/hlm, lib/, lib/hlm/plugins, include/hlm), then drop the build folder and the
 # package lists to keep the image small.
 set -euo pipefail
 src="${HLM_SOURCE:-/opt/hlm}"
-build="$(mktemp -d /tmp/hlm-build.XXXXXX)"
+# Inside the source tree, as tools/setup.sh builds: with ccache in the image (the container
+# check's chroot has it), the objects of a build of the same sources elsewhere are reused.
+build="$src/build-image"
+rm -rf "$build"
 cd "$src"
 apt-get update -q
 HLM_PACKAGES=build bash tools/setup.sh deps
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHLM_BUILD_TESTS=OFF \
-  -DCMAKE_INSTALL_PREFIX=/usr/local
+  -DHLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" -DCMAKE_INSTALL_PREFIX=/usr/local
 cmake --build "$build" -j"$(nproc)"
 cmake --install "$build"
 ldconfig

@@ -56,9 +56,32 @@ else
   tar -C "$src" --exclude=./build --exclude=./runs -cf - . | tar -C "$root/opt/hlm" -xf -
 fi
 
+# This machine's compiler cache, when it has one, mounted in the chroot with ccache installed
+# there: the recipe's build then reads the objects of this machine's build of the same sources
+# (cmake/HlmCompilerCache.cmake) and the check proves the recipe without compiling hlm twice.
+# Everything else the recipe installs and runs is as in an image build.
+cache_env=()
+if command -v ccache >/dev/null; then
+  cache_dir=$(ccache -k cache_dir)
+  step "ccache in the chroot, with this machine's cache $cache_dir"
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    bash -c "apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -q --no-install-recommends ccache >/dev/null"
+  mkdir -p "$cache_dir" "$root/var/cache/hlm-ccache"
+  mount --bind "$cache_dir" "$root/var/cache/hlm-ccache"
+  mounted+=("$root/var/cache/hlm-ccache")
+  # The stats log counts this build's compilations alone (the cache's counters are shared).
+  cache_env=(CCACHE_DIR=/var/cache/hlm-ccache CCACHE_STATSLOG=/tmp/hlm-ccache-stats.log)
+fi
+
 step "containers/install-hlm.sh in the chroot"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root bash /opt/hlm/containers/install-hlm.sh
+  HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
+  bash /opt/hlm/containers/install-hlm.sh
+if ((${#cache_env[@]})); then
+  step "the recipe's compilations, from the cache or compiled"
+  chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin "${cache_env[@]}" ccache --show-log-stats || true
+fi
 
 step "the quick start with the installed hlm"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root OPENBLAS_NUM_THREADS=1 \

@@ -16,7 +16,8 @@ build_dir="${HLM_BUILD_DIR:-build}"
 
 # What building hlm needs (all an image needs), then what its tests and benchmarks add: the
 # Prometheus server, a SLURM controller and nodes, the Python peers, the format check, Clang
-# with libFuzzer for the fuzz targets, and debootstrap for the container recipe check.
+# with libFuzzer for the fuzz targets, debootstrap for the container recipe check, and ccache
+# (cmake/HlmCompilerCache.cmake).
 # HLM_PACKAGES=build installs the first group only.
 build_packages=(
   build-essential cmake ninja-build git pkg-config ca-certificates curl
@@ -27,7 +28,7 @@ build_packages=(
 test_packages=(
   libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
   prometheus slurm-client slurmctld slurmd iproute2 debootstrap
-  python3-torch python3-numpy python3-scipy python3-sklearn
+  python3-torch python3-numpy python3-scipy python3-sklearn ccache
 )
 packages=("${build_packages[@]}")
 [[ ${HLM_PACKAGES:-all} == build ]] || packages+=("${test_packages[@]}")

@@ -23,6 +23,13 @@ std::set<std::string> as_set(const nlohmann::json& list) {
   return list.get<std::set<std::string>>();
 }
 
+// A run that must stop before doing anything, with an error that says `message`.
+void expect_refused(const hlm::test::CommandResult& run, const std::string& message) {
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find(message), std::string::npos) << "wanted: " << message << "\n"
+                                                         << run.output;
+}
+
 struct CrossValidationRun {
   fs::path run_dir;
   std::string output;
@@ -407,19 +414,13 @@ TEST(FinetuneEvaluate, DescriptorsAreRefusedWhereAStoreHasNone) {
                            " 'finetune.matrix.fold=[0]' 'finetune.matrix.backbone=[full]'"
                            " finetune.descriptors=true";
   const auto none = run_hlm(base);
-  EXPECT_NE(none.exit_code, 0);
-  EXPECT_NE(none.output.find("tokens.hlmt: the head's descriptors input needs a token store with "
-                             "descriptors"),
-            std::string::npos)
-      << none.output;
+  expect_refused(none,
+                 "tokens.hlmt: the head's descriptors input needs a token store with "
+                 "descriptors");
   EXPECT_NE(none.output.find("template_descriptors: true"), std::string::npos) << none.output;
   // Fine-tuned with them, evaluated on a store made without them.
   const auto other = run_hlm(base + " tokenize.tokenizer.template_descriptors=true");
-  EXPECT_NE(other.exit_code, 0);
-  EXPECT_NE(
-      other.output.find("the classifier reads 10 descriptors per beat, this token store has 0"),
-      std::string::npos)
-      << other.output;
+  expect_refused(other, "the classifier reads 10 descriptors per beat, this token store has 0");
   EXPECT_NE(other.output.find("tokenize_more"), std::string::npos) << other.output;
 }
 
@@ -430,21 +431,15 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
       " 'finetune.matrix.segment_beats=[16]' finetune.morphology_features=true";
   // Rhythm tokens have no beat shapes.
   const auto beats = run_hlm(base + " finetune.task=beats");
-  EXPECT_NE(beats.exit_code, 0);
-  EXPECT_NE(beats.output.find("morphology_features need the beat-vq codebook"), std::string::npos)
-      << beats.output;
+  expect_refused(beats, "morphology_features need the beat-vq codebook");
   // Segments are not single beats.
   const auto segments = run_hlm(base);
-  EXPECT_NE(segments.exit_code, 0);
-  EXPECT_NE(segments.output.find("morphology_features describe single beats"), std::string::npos)
-      << segments.output;
+  expect_refused(segments, "morphology_features describe single beats");
   // A record's rhythm extremes are one value for all its segments: no use to task af.
   const auto rhythm =
       run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
               " 'finetune.matrix.segment_beats=[16]' finetune.record_rhythm_features=true");
-  EXPECT_NE(rhythm.exit_code, 0);
-  EXPECT_NE(rhythm.output.find("cannot tell AF stretches of one record apart"), std::string::npos)
-      << rhythm.output;
+  expect_refused(rhythm, "cannot tell AF stretches of one record apart");
 }
 
 TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThem) {
@@ -452,23 +447,13 @@ TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThe
   const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]'";
   const auto af = run_hlm(base + " finetune.trees=20");
-  EXPECT_NE(af.exit_code, 0);
-  EXPECT_NE(af.output.find("trees classify beats (task beats) or records (task record), not AF"),
-            std::string::npos)
-      << af.output;
+  expect_refused(af, "trees classify beats (task beats) or records (task record), not AF");
   const auto negative = run_hlm(base + " finetune.trees=-1");
-  EXPECT_NE(negative.exit_code, 0);
-  EXPECT_NE(negative.output.find("trees=-1 must be 0 (off) or a number of rounds"),
-            std::string::npos)
-      << negative.output;
+  expect_refused(negative, "trees=-1 must be 0 (off) or a number of rounds");
   const auto weight_alone = run_hlm(base + " finetune.trees_weight=0.3");
-  EXPECT_NE(weight_alone.exit_code, 0);
-  EXPECT_NE(weight_alone.output.find("which trees: 0 turns off"), std::string::npos)
-      << weight_alone.output;
+  expect_refused(weight_alone, "which trees: 0 turns off");
   const auto out_of_range = run_hlm(base + " finetune.trees_weight=1.5");
-  EXPECT_NE(out_of_range.exit_code, 0);
-  EXPECT_NE(out_of_range.output.find("trees_weight=1.5 must be from 0 to 1"), std::string::npos)
-      << out_of_range.output;
+  expect_refused(out_of_range, "trees_weight=1.5 must be from 0 to 1");
 }
 
 // Beside a beat head, trees read each beat's RR features and its code's centroid; at share 1
@@ -523,13 +508,7 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
     EXPECT_TRUE(d.contains("parts")) << name;
 
   const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
-  EXPECT_NE(without_trees.exit_code, 0);
-  EXPECT_NE(without_trees.output.find("trees_descriptors gives the store's descriptors"),
-            std::string::npos)
-      << without_trees.output;
+  expect_refused(without_trees, "trees_descriptors gives the store's descriptors");
   const auto bare = run_hlm(base + " finetune.trees=10 finetune.trees_descriptors=true");
-  EXPECT_NE(bare.exit_code, 0);
-  EXPECT_NE(bare.output.find("tokens.hlmt: the trees are to read the token store's descriptors"),
-            std::string::npos)
-      << bare.output;
+  expect_refused(bare, "tokens.hlmt: the trees are to read the token store's descriptors");
 }

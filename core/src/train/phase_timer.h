@@ -2,6 +2,7 @@
 // starts, and the result gets per-phase medians that leave out the warm-up steps.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
