@@ -25,7 +25,14 @@ root="$work/rootfs"
 mounted=()
 cleanup() {
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  # --one-file-system: a bind mount that did not come off (/dev, /proc) is never descended into.
+  # A bind mount that did not come off keeps the folder: the compiler cache's mount is on the
+  # same file system, where --one-file-system would not stop rm from emptying the cache.
+  for m in "${mounted[@]}"; do
+    if mountpoint -q "$m"; then
+      echo "kept $work: $m is still mounted" >&2
+      return
+    fi
+  done
   [[ ${KEEP:-0} == 1 ]] || rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
