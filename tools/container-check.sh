@@ -79,6 +79,11 @@ if command -v ccache >/dev/null; then
   mounted+=("$root/var/cache/hlm-ccache")
   # The stats log counts this build's compilations alone (the cache's counters are shared).
   cache_env=(CCACHE_DIR=/var/cache/hlm-ccache CCACHE_STATSLOG=/tmp/hlm-ccache-stats.log)
+  # ccache hashes the locale variables (they change the compiler's messages): the chroot gets
+  # this machine's, or no object would match.
+  for v in LANG LC_ALL LC_CTYPE LC_MESSAGES; do
+    [[ -v $v ]] && cache_env+=("$v=${!v}")
+  done
 fi
 
 step "containers/install-hlm.sh in the chroot"
