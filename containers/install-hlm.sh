@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The build steps of every hlm image (hlm.def's %post, the Dockerfile's RUN, and
 # tools/container-check.sh's chroot): from the source tree in /opt/hlm, install the Debian
-# packages hlm needs (tools/setup.sh deps), build it in a fresh build-image folder and install it under
-# /usr/local (bin/hlm, lib/, lib/hlm/plugins, include/hlm), then drop the build folder and the
-# package lists to keep the image small.
+# packages hlm needs (tools/setup.sh deps), build it in a fresh build-image folder and install
+# it under /usr/local (bin/hlm, lib/, lib/hlm/plugins, include/hlm), then drop the build folder
+# and the package lists to keep the image small.
 set -euo pipefail
 src="${HLM_SOURCE:-/opt/hlm}"
 # Inside the source tree, as tools/setup.sh builds: with ccache in the image (the container
