@@ -92,13 +92,23 @@ TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
   EXPECT_LT(rows[3]["efficiency"].get<double>(), rows[2]["efficiency"].get<double>());
   const auto faster = hlm::predict_cluster(s, {{"inter_node_gbps", 1840.0}}, "w");
   EXPECT_GT(faster["rows"][3]["efficiency"].get<double>(), rows[3]["efficiency"].get<double>());
-  // A point in bf16 computes at the tensor cores' peak (312 TFLOP/s), one in fp32 at 19.5: its
-  // one-GPU step is 312 / 19.5 = 16 times as long, all of it compute.
+  // A point in bf16 computes at the tensor cores' peak (312 TFLOP/s), one in fp32 at 19.5:
+  // without a step floor its one-GPU step is 312 / 19.5 = 16 times as long, all of it compute.
   auto in_bf16 = s;
   for (auto& point : in_bf16["points"]) point["bf16"] = true;
+  const nlohmann::json no_floor = {{"gpu_step_floor_ms", 0}};
+  const auto fp32_unfloored = hlm::predict_cluster(s, no_floor, "w");
+  const auto bf16_unfloored = hlm::predict_cluster(in_bf16, no_floor, "w");
+  const double fp32_step = fp32_unfloored["rows"][0]["step_seconds"];
+  EXPECT_NEAR(fp32_step / bf16_unfloored["rows"][0]["step_seconds"].get<double>(), 312.0 / 19.5,
+              0.01);
+  // 6e7 FLOPs x 2048 tokens at 30 % of 19.5 TFLOP/s is 21 ms, over the default floor of 8.4 ms:
+  // fp32 is unchanged by it, while bf16's 1.3 ms is lifted to the floor.
+  EXPECT_NEAR(fp32_step, 6e7 * 2048 / (19.5e12 * 0.3), 1e-9);
+  EXPECT_DOUBLE_EQ(rows[0]["step_seconds"].get<double>(), fp32_step);
   const auto bf16 = hlm::predict_cluster(in_bf16, nlohmann::json::object(), "w");
-  EXPECT_NEAR(rows[0]["step_seconds"].get<double>() / bf16["rows"][0]["step_seconds"].get<double>(),
-              312.0 / 19.5, 0.01);
+  EXPECT_NEAR(bf16["rows"][0]["step_seconds"].get<double>(), 8.4e-3, 1e-9);
+  EXPECT_THROW(hlm::predict_cluster(s, {{"gpu_step_floor_ms", -1}}, "w.yaml:4"), hlm::ConfigError);
   EXPECT_THROW(hlm::predict_cluster(s, {{"gpus", 8}}, "w.yaml:4"), hlm::ConfigError);
   EXPECT_THROW(hlm::predict_cluster(s, {{"gpu_mfu", 0}}, "w.yaml:4"), hlm::ConfigError);
   EXPECT_THROW(hlm::predict_cluster(s, {{"nodes", {0, 1}}}, "w.yaml:4"), hlm::ConfigError);

@@ -1,6 +1,7 @@
 // Prediction on the paper's hardware (see cluster_prediction.h).
 #include "scaling/cluster_prediction.h"
 
+#include <algorithm>
 #include <set>
 
 #include "hlm/errors.h"
@@ -15,12 +16,17 @@ namespace {
 // NCCL's all-reduce bus bandwidth over NVLink 3 is about 230 GB/s (1840 Gb/s) in nccl-tests on DGX
 // A100; HDR InfiniBand is 200 Gb/s per port. The MFU and the overlap are assumptions to replace
 // with a measurement on the target.
+// The step floor: a small model's eager PyTorch step is bound by kernel launches, not FLOPs.
+// The reference model at the spec's size (window 128, 16 sequences) stepped in 8.4 ms in fp32
+// and 9.0 ms in bf16 on an H200 (tools/bench/gpu-reference-model.py, docs/scaling.md): a
+// faster chip or bf16 does not shorten it, where peak x MFU alone predicted 0.45 ms in bf16.
 const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},
                                   {"gpus_per_node", 4},
                                   {"single_node_gpus", {1, 2}},
                                   {"gpu_peak_tflops", 312.0},
                                   {"gpu_peak_tflops_fp32", 19.5},
                                   {"gpu_mfu", 0.3},
+                                  {"gpu_step_floor_ms", 8.4},
                                   {"intra_node_gbps", 1840.0},
                                   {"intra_node_latency_us", 5.0},
                                   {"inter_node_gbps", 200.0},
@@ -36,7 +42,8 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     if (!kDefaults.contains(key))
       throw ConfigError(
           "{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
-          "single_node_gpus, gpu_peak_tflops, gpu_peak_tflops_fp32, gpu_mfu, intra_node_gbps, "
+          "single_node_gpus, gpu_peak_tflops, gpu_peak_tflops_fp32, gpu_mfu, gpu_step_floor_ms, "
+          "intra_node_gbps, "
           "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
           where, key);
     c[key] = value;
@@ -51,6 +58,9 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
       if (!v.is_number_integer() || v.get<int>() < 1)
         throw ConfigError("{}: cluster.{} must list counts of at least 1 (got {})", where, key,
                           c.at(key).dump());
+  if (!c.at("gpu_step_floor_ms").is_number() || c.at("gpu_step_floor_ms").get<double>() < 0)
+    throw ConfigError("{}: cluster.gpu_step_floor_ms must be a number of at least 0 (got {})",
+                      where, c.at("gpu_step_floor_ms").dump());
   const Fabric nvlink{"intra-node", c.at("intra_node_gbps").get<double>() * 1e9 / 8,
                       c.at("intra_node_latency_us").get<double>() * 1e-6};
   const Fabric network{"inter-node", c.at("inter_node_gbps").get<double>() * 1e9 / 8,
@@ -74,7 +84,9 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     const double peak_tflops =
         point.value("bf16", false) ? c.at("gpu_peak_tflops") : c.at("gpu_peak_tflops_fp32");
     const double flops = peak_tflops * 1e12 * c.at("gpu_mfu").get<double>();
-    const double gpu_compute = point.at("flops_per_token").get<double>() * tokens / flops;
+    const double gpu_compute =
+        std::max(c.at("gpu_step_floor_ms").get<double>() * 1e-3,
+                 point.at("flops_per_token").get<double>() * tokens / flops);
     const double scale = here > 0 ? gpu_compute / here : 0;
     ModelInputs in;
     in.alone = {ph.at("forward").get<double>() * scale, ph.at("backward").get<double>() * scale,
