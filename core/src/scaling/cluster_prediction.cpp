@@ -20,18 +20,12 @@ namespace {
 // The reference model at the spec's size (window 128, 16 sequences) stepped in 8.4 ms in fp32
 // and 9.0 ms in bf16 on an H200 (tools/bench/gpu-reference-model.py, docs/scaling.md): a
 // faster chip or bf16 does not shorten it, where peak x MFU alone predicted 0.45 ms in bf16.
-const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},
-                                  {"gpus_per_node", 4},
-                                  {"single_node_gpus", {1, 2}},
-                                  {"gpu_peak_tflops", 312.0},
-                                  {"gpu_peak_tflops_fp32", 19.5},
-                                  {"gpu_mfu", 0.3},
-                                  {"gpu_step_floor_ms", 8.4},
-                                  {"intra_node_gbps", 1840.0},
-                                  {"intra_node_latency_us", 5.0},
-                                  {"inter_node_gbps", 200.0},
-                                  {"inter_node_latency_us", 10.0},
-                                  {"overlap", 0.5}};
+const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},         {"gpus_per_node", 4},
+                                  {"single_node_gpus", {1, 2}},    {"gpu_peak_tflops", 312.0},
+                                  {"gpu_peak_tflops_fp32", 19.5},  {"gpu_mfu", 0.3},
+                                  {"gpu_step_floor_ms", 8.4},      {"intra_node_gbps", 1840.0},
+                                  {"intra_node_latency_us", 5.0},  {"inter_node_gbps", 200.0},
+                                  {"inter_node_latency_us", 10.0}, {"overlap", 0.5}};
 
 }  // namespace
 
@@ -84,9 +78,8 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
     const double peak_tflops =
         point.value("bf16", false) ? c.at("gpu_peak_tflops") : c.at("gpu_peak_tflops_fp32");
     const double flops = peak_tflops * 1e12 * c.at("gpu_mfu").get<double>();
-    const double gpu_compute =
-        std::max(c.at("gpu_step_floor_ms").get<double>() * 1e-3,
-                 point.at("flops_per_token").get<double>() * tokens / flops);
+    const double gpu_compute = std::max(c.at("gpu_step_floor_ms").get<double>() * 1e-3,
+                                        point.at("flops_per_token").get<double>() * tokens / flops);
     const double scale = here > 0 ? gpu_compute / here : 0;
     ModelInputs in;
     in.alone = {ph.at("forward").get<double>() * scale, ph.at("backward").get<double>() * scale,

@@ -1,7 +1,8 @@
 // The study's configurations predicted on other hardware (by default the paper's: 1-4 nodes
 // of 4 A100, NVLink within a node, HDR InfiniBand between nodes): compute from the GPU's peak
-// and an assumed MFU, never under a measured step floor (kernel launches), split into phases as measured here; data wait as measured here (the
-// same loader runs on the GPU node's host); the all-reduce on the given fabrics.
+// and an assumed MFU, never under a measured step floor (kernel launches), split into phases as
+// measured here; data wait as measured here (the same loader runs on the GPU node's host); the
+// all-reduce on the given fabrics.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -92,8 +92,8 @@ std::string cluster_table(const nlohmann::json& cluster) {
       "Assumed: " + fmt("%.0f", c.at("gpu_peak_tflops")) + " TFLOP/s per GPU in bf16, " +
       fmt("%.1f", c.at("gpu_peak_tflops_fp32")) + " in fp32, at MFU " +
       fmt("%.2f", c.at("gpu_mfu")) + ", never under " + fmt("%.1f", c.at("gpu_step_floor_ms")) +
-      " ms a step; " + c.at("gpus_per_node").dump() +
-      " GPUs per node; within a node " + fmt("%.0f", c.at("intra_node_gbps")) + " Gb/s, " +
+      " ms a step; " + c.at("gpus_per_node").dump() + " GPUs per node; within a node " +
+      fmt("%.0f", c.at("intra_node_gbps")) + " Gb/s, " +
       fmt("%.0f", c.at("intra_node_latency_us")) + " us; between nodes " +
       fmt("%.0f", c.at("inter_node_gbps")) + " Gb/s, " +
       fmt("%.0f", c.at("inter_node_latency_us")) + " us; overlap " + fmt("%.2f", c.at("overlap")) +
