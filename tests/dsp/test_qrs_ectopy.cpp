@@ -94,13 +94,14 @@ TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
 }
 
 // PVCs wider (1.8 times the generator's width), smaller (0.4 times its amplitude) or both,
-// coupled past the T wave (60 bpm: 0.55-0.65 s after the sinus beat). The main band shrinks
+// coupled past the T wave (60 bpm: 0.55-0.65 s after the sinus beat; 85 bpm: 0.39-0.46 s). The main band shrinks
 // them to 0.12-0.35 of the sinus beats, below the threshold, and once one is missed the
 // median beat height stays with the sinus beats and the doubled RR looks regular. The slow
 // band keeps them tall, and the pause after each lets them through (the ectopic path of
-// qrs_decide.h). Before it, the small and wide ones were missed wholesale.
+// qrs_decide.h). Before it, the small and wide ones were missed wholesale; with its floor at a
+// tenth of the way from the noise to the beats, 85 bpm found 87 % of its PVCs (99.3 % now).
 TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
-  const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8}, {60.0});
+  const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8}, {60.0, 85.0});
   EXPECT_GE(g.worst_se, 0.9) << g.worst;
   EXPECT_GE(g.ventricular.sensitivity(), 0.99);
   EXPECT_GE(g.all.sensitivity(), 0.995);
@@ -116,7 +117,12 @@ TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
 // slow band there too (a peak 25 % taller than the beat before it is not its T wave) found the
 // wide ones, but took broad T waves that stand taller than a narrow QRS for beats: Challenge
 // 2017 record A04608, 168 beats for 91; 1388 more beats in the Challenge's normal-rhythm
-// records. Run it with --gtest_also_run_disabled_tests.
+// records. Once a few are turned away as T waves, their heights fill the noise estimate (from
+// 0.02 to 0.33 of the beat level in one such record) and lock out the PVCs coupled past the
+// reach as well. Keeping candidates that are tall in the slow band and followed by a pause out
+// of the noise estimate found a fifth of the missed PVCs at 110 bpm, but added 820 beats to 330
+// Challenge 2017 records, making the RR of most of them less regular (T waves), and 242 false
+// beats to nstdb. Run it with --gtest_also_run_disabled_tests.
 TEST(QrsEctopy, DISABLED_FindsSmallOrWidePvcsOfBigeminyAndTrigeminy) {
   const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

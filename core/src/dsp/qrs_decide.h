@@ -12,8 +12,8 @@ namespace hlm::dsp::qrs {
 // is not a T wave (close, flat and low); a bigger peak within the refractory period replaces
 // the beat before it; a long gap is searched again at half the threshold. An ectopic path lets
 // through a candidate below the threshold, beyond the T wave's reach of the last beat, that is
-// at least half as tall as the beats in the slow band, clears a lower threshold (a tenth of
-// the way from the noise, and twice the noise, once the noise level is measured) and is
+// at least half as tall as the beats in the slow band, clears a lower threshold (a twentieth
+// of the way from the noise, and twice the noise, once the noise level is measured) and is
 // followed by a pause: wide or small ventricular beats. Finally, weak beats that split one
 // normal interval in two are dropped (see prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
