@@ -94,12 +94,12 @@ TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
 }
 
 // PVCs wider (1.8 times the generator's width), smaller (0.4 times its amplitude) or both,
-// coupled past the T wave (60 bpm: 0.55-0.65 s after the sinus beat; 85 bpm: 0.39-0.46 s). The main band shrinks
-// them to 0.12-0.35 of the sinus beats, below the threshold, and once one is missed the
-// median beat height stays with the sinus beats and the doubled RR looks regular. The slow
-// band keeps them tall, and the pause after each lets them through (the ectopic path of
-// qrs_decide.h). Before it, the small and wide ones were missed wholesale; with its floor at a
-// tenth of the way from the noise to the beats, 85 bpm found 87 % of its PVCs (99.3 % now).
+// coupled past the T wave (60 bpm: 0.55-0.65 s after the sinus beat; 85 bpm: 0.39-0.46 s). The main
+// band shrinks them to 0.12-0.35 of the sinus beats, below the threshold, and once one is missed
+// the median beat height stays with the sinus beats and the doubled RR looks regular. The slow band
+// keeps them tall, and the pause after each lets them through (the ectopic path of qrs_decide.h).
+// Before it, the small and wide ones were missed wholesale; with its floor at a tenth of the way
+// from the noise to the beats, 85 bpm found 87 % of its PVCs (99.3 % now).
 TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
   const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8}, {60.0, 85.0});
   EXPECT_GE(g.worst_se, 0.9) << g.worst;
