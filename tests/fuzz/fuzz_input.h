@@ -14,14 +14,20 @@
 
 namespace hlm::fuzz {
 
-// A folder of this process's own under the temp dir, made once, reused by every input.
+// A folder of this process's own under the temp dir, made once, reused by every input, and
+// removed when the process exits normally (after a crash it stays, with the input that did it).
 inline const std::filesystem::path& scratch_dir() {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("hlm_fuzz_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  struct Scratch {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("hlm_fuzz_" + std::to_string(::getpid()));
+    Scratch() { std::filesystem::create_directories(path); }
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Scratch dir;
+  return dir.path;
 }
 
 // Writes the bytes to scratch_dir()/name and returns the path.

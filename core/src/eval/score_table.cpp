@@ -18,6 +18,14 @@ std::string interval(const Interval& ci) {
   return std::isnan(ci.low) ? "" : " (" + number(ci.low) + "-" + number(ci.high) + ")";
 }
 
+// A difference's interval, signs shown: " (-0.012 to +0.034)".
+std::string signed_interval(const Interval& ci) {
+  if (std::isnan(ci.low)) return "";
+  char text[64];
+  std::snprintf(text, sizeof(text), " (%+.3f to %+.3f)", ci.low, ci.high);
+  return text;
+}
+
 }  // namespace
 
 std::string score_table(const std::vector<Confusion>& per_record,
@@ -42,6 +50,18 @@ std::string score_table(const std::vector<Confusion>& per_record,
                      {"macro_f1", {macro_f1_ci.low, macro_f1_ci.high}}};
   results["majority_class"] = class_names[majority];
   results["majority_baseline"] = baseline;
+  // The classifier against that baseline on the same resampled records (paired): the records'
+  // difficulty cancels, so an interval above 0 says it beats the baseline beyond
+  // record-to-record chance, which two overlapping intervals side by side cannot say.
+  std::vector<Confusion> always_majority;
+  for (const auto& r : per_record) {
+    Confusion b(classes);
+    for (size_t t = 0; t < classes; ++t) b.add(t, majority, r.support(t));
+    always_majority.push_back(b);
+  }
+  const Interval over_ci = bootstrap_difference_by_record(per_record, always_majority, accuracy);
+  results["accuracy_over_baseline"] = {{"value", acc - baseline},
+                                       {"ci95", {over_ci.low, over_ci.high}}};
   std::string md = "| class | items | Se | +P | Sp | F1 |\n|---|---|---|---|---|---|\n";
   for (size_t c = 0; c < classes; ++c) {
     const ClassScores s = class_scores(m, c);
@@ -58,13 +78,15 @@ std::string score_table(const std::vector<Confusion>& per_record,
           interval(se_ci) + " | " + number(s.ppv) + interval(ppv_ci) + " | " +
           number(s.specificity) + " | " + number(s.f1) + " |\n";
   }
-  char head[320];
+  char head[480];
   std::snprintf(head, sizeof(head),
                 "Accuracy %s%s, macro F1 %s%s, on %lld items of %zu records; always answering %s "
-                "would score %s. Intervals: 95 %%, from 1000 resamples of the records.\n\n",
+                "would score %s, %+.3f%s against it (paired: the same records drawn for both). "
+                "Intervals: 95 %%, from 1000 resamples of the records.\n\n",
                 number(acc).c_str(), interval(accuracy_ci).c_str(), number(macro).c_str(),
                 interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
-                class_names[majority].c_str(), number(baseline).c_str());
+                class_names[majority].c_str(), number(baseline).c_str(), acc - baseline,
+                signed_interval(over_ci).c_str());
   md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n|";
   for (const auto& name : class_names) md += " | " + name;
   md += " |\n|---|";

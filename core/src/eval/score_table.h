@@ -1,6 +1,6 @@
 // The scores of a classifier on one dataset as report.md shows them and results.json keeps
 // them: accuracy and macro F1 with 95 % intervals from resampling records, the majority-class
-// baseline beside them, per-class Se, +P, specificity and F1 (Se and +P with intervals), and
+// baseline beside them with the accuracy's paired difference from it, per-class Se, +P, specificity and F1 (Se and +P with intervals), and
 // the confusion matrix.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -13,8 +13,8 @@ namespace hlm::eval {
 
 // per_record: one matrix per record (pooled for the point estimates, resampled for the
 // intervals). Fills `results` ({"accuracy", "macro_f1", "ci95", "majority_class",
-// "majority_baseline", "beats", "records", "classes": {C: {...}}, "confusion"}) and returns
-// the markdown.
+// "majority_baseline", "accuracy_over_baseline": {"value", "ci95"} (a paired bootstrap),
+// "beats", "records", "classes": {C: {...}}, "confusion"}) and returns the markdown.
 std::string score_table(const std::vector<Confusion>& per_record,
                         const std::vector<std::string>& class_names, nlohmann::json& results);
 
