@@ -1,7 +1,7 @@
 // The scores of a classifier on one dataset as report.md shows them and results.json keeps
 // them: accuracy and macro F1 with 95 % intervals from resampling records, the majority-class
-// baseline beside them with the accuracy's paired difference from it, per-class Se, +P, specificity and F1 (Se and +P with intervals), and
-// the confusion matrix.
+// baseline beside them with the accuracy's paired difference from it, per-class Se, +P, specificity
+// and F1 (Se and +P with intervals), and the confusion matrix.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
