@@ -5,7 +5,8 @@ The scaling study's `cluster` block predicts GPU step times from an MFU (model F
 utilisation) that is assumed unless measured. This measures it for the model the study
 trains, the way a PyTorch user would run it on a GPU: eager mode, AdamW, fp32 (TF32 off, as
 PyTorch defaults for matmuls) or bf16 autocast; and a "tuned" row per point with PyTorch's
-fused attention and fused AdamW, to show how much of the gap is launch overhead.
+fused attention and fused AdamW; and a "graph" row, the peer's whole step captured in a CUDA
+graph and replayed, to show how much of a small step is launching kernels.
 
   python3 tools/bench/gpu-reference-model.py [--steps 40] [--json FILE]
 
@@ -146,6 +147,60 @@ def measure_point(device, context, batch, bf16, tuned, steps, warmup):
                 loss_first=losses[0], loss_last=losses[1])
 
 
+def measure_graph_point(device, context, batch, bf16, steps, warmup):
+    """The peer's model and step captured whole in a CUDA graph and replayed: one launch per
+    step, so what the eager step spends launching kernels one by one disappears."""
+    torch.manual_seed(0)
+    model = HeartGPT(context, fused_attention=False, device=device)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, capturable=True)
+    g = torch.Generator(device="cpu").manual_seed(1234)
+    seq = torch.randint(0, SPEC["vocab"], (batch, context + 1), generator=g).to(device)
+    x, y = seq[:, :-1].contiguous(), seq[:, 1:].contiguous()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        # autocast's cache of cast weights must not outlive a capture
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16, cache_enabled=False):
+            logits = model(x)
+        loss = F.cross_entropy(logits.float().reshape(-1, SPEC["vocab"]), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the graph, as capture requires
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        loss = step()
+    clock = Clock(device)
+    times, losses = [], []
+    for i in range(warmup + steps):
+        fresh = torch.randint(0, SPEC["vocab"], (batch, context + 1), generator=g).to(device)
+        x.copy_(fresh[:, :-1])
+        y.copy_(fresh[:, 1:])
+        t0 = clock.mark()
+        graph.replay()
+        t1 = clock.mark()
+        if i >= warmup:
+            times.append(clock.seconds(t0, t1))
+        losses.append(loss.item())
+    if not all(math.isfinite(l) for l in losses):
+        raise SystemExit(f"graph: non-finite loss at context {context} batch {batch}")
+    step_s = statistics.median(times)
+    tokens_per_s = batch * context / step_s
+    return dict(context=context, batch=batch, bf16=bf16, tuned=False, variant="graph",
+                step_s=step_s, forward_s=float("nan"), backward_s=float("nan"),
+                optimizer_s=float("nan"), tokens_per_s=tokens_per_s,
+                flops_per_token=flops_per_token(context),
+                achieved_tflops=tokens_per_s * flops_per_token(context) / 1e12,
+                loss_first=losses[0], loss_last=losses[-1])
+
+
 def gemm_peak_tflops(device, dtype, n, repeats=10):
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
@@ -166,7 +221,8 @@ def main():
     p.add_argument("--device", default="cuda")
     p.add_argument("--contexts", default="128,256,512,1024")
     p.add_argument("--batches", default="16,64,256")
-    p.add_argument("--variants", default="peer,tuned", help="peer, tuned (needs PyTorch 2)")
+    p.add_argument("--variants", default="peer,tuned",
+                   help="peer, tuned (needs PyTorch 2), graph (the peer's step in a CUDA graph)")
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--gemm", type=int, default=8192, help="side of the peak-measuring GEMM")
@@ -188,8 +244,14 @@ def main():
     for context in map(int, args.contexts.split(",")):
         for batch in map(int, args.batches.split(",")):
             for bf16 in (False, True):
-                for tuned in [v == "tuned" for v in args.variants.split(",")]:
-                    pt = measure_point(device, context, batch, bf16, tuned, args.steps, args.warmup)
+                for variant in args.variants.split(","):
+                    if variant == "graph":
+                        pt = measure_graph_point(device, context, batch, bf16, args.steps,
+                                                 args.warmup)
+                    else:
+                        pt = measure_point(device, context, batch, bf16, variant == "tuned",
+                                           args.steps, args.warmup)
+                        pt["variant"] = variant
                     pt["mfu_of_measured_peak"] = pt["achieved_tflops"] / peaks["bf16" if bf16 else "fp32"]
                     points.append(pt)
                     print(json.dumps(pt), flush=True)
@@ -202,7 +264,7 @@ def main():
           f"{'bwd':>6} {'opt':>6} {'Mtok/s':>7} {'TFLOP/s':>7} {'MFU':>6}")
     for pt in points:
         print(f"{pt['context']:>7} {pt['batch']:>5} {'bf16' if pt['bf16'] else 'fp32':>4} "
-              f"{'tuned' if pt['tuned'] else 'peer':>6} {pt['step_s'] * 1e3:8.2f} "
+              f"{pt['variant']:>6} {pt['step_s'] * 1e3:8.2f} "
               f"{pt['forward_s'] * 1e3:6.2f} {pt['backward_s'] * 1e3:6.2f} "
               f"{pt['optimizer_s'] * 1e3:6.2f} {pt['tokens_per_s'] / 1e6:7.2f} "
               f"{pt['achieved_tflops']:7.2f} {pt['mfu_of_measured_peak']:6.3f}")
