@@ -23,6 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 SPEC = dict(vocab=512, d=256, layers=4, heads=4, ff=1024, params=3323392)
+SPEC_CONTEXT_FOR_PARAMS = 128  # the spec's parameter count includes 128 learned positions
 
 
 class Block(nn.Module):
@@ -81,9 +82,6 @@ def flops_per_token(context):
     return 6 * (non_embedding + vocab * d) + 6 * layers * context * d
 
 
-SPEC_CONTEXT_FOR_PARAMS = 128  # the spec's parameter count includes 128 learned positions
-
-
 class Clock:
     """CUDA events on a GPU (the work is asynchronous), the wall clock on a CPU."""
 
@@ -104,11 +102,31 @@ class Clock:
         return b - a
 
 
-def measure_point(device, context, batch, bf16, tuned, steps, warmup):
+def spec_model(context, fused_attention, device):
+    """The spec's model at this window, seeded; refused if its parameters are not the spec's."""
     torch.manual_seed(0)
-    model = HeartGPT(context, fused_attention=tuned, device=device)
+    model = HeartGPT(context, fused_attention=fused_attention, device=device)
     params = sum(p.numel() for p in model.parameters()) - (context - SPEC_CONTEXT_FOR_PARAMS) * SPEC["d"]
     assert params == SPEC["params"], f"not the spec's model: {params} parameters"
+    return model
+
+
+def point_result(context, batch, bf16, variant, step_s, phases, losses):
+    """One measured point, as printed and written: medians, throughput and MFU's numerator."""
+    if not all(math.isfinite(l) for l in losses):
+        raise SystemExit(f"{variant}: non-finite loss at context {context} batch {batch}: {losses}")
+    tokens_per_s = batch * context / step_s
+    return dict(context=context, batch=batch, bf16=bf16, tuned=variant == "tuned", variant=variant,
+                step_s=step_s, forward_s=phases.get("forward", float("nan")),
+                backward_s=phases.get("backward", float("nan")),
+                optimizer_s=phases.get("optimizer", float("nan")), tokens_per_s=tokens_per_s,
+                flops_per_token=flops_per_token(context),
+                achieved_tflops=tokens_per_s * flops_per_token(context) / 1e12,
+                loss_first=losses[0], loss_last=losses[-1])
+
+
+def measure_point(device, context, batch, bf16, tuned, steps, warmup):
+    model = spec_model(context, fused_attention=tuned, device=device)
     fused = dict(fused=True) if tuned and device.type == "cuda" else {}
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, **fused)
     g = torch.Generator(device="cpu").manual_seed(1234)
@@ -134,24 +152,15 @@ def measure_point(device, context, batch, bf16, tuned, steps, warmup):
             phases["optimizer"].append(clock.seconds(t2, t3))
             phases["step"].append(clock.seconds(t0, t3))
         losses.append(loss)
-    losses = [l.item() for l in (losses[0], losses[-1])]
-    if not all(math.isfinite(l) for l in losses):
-        raise SystemExit(f"non-finite loss at context {context} batch {batch}: {losses}")
     median = {k: statistics.median(v) for k, v in phases.items()}
-    tokens_per_s = batch * context / median["step"]
-    return dict(context=context, batch=batch, bf16=bf16, tuned=tuned,
-                step_s=median["step"], forward_s=median["forward"], backward_s=median["backward"],
-                optimizer_s=median["optimizer"], tokens_per_s=tokens_per_s,
-                flops_per_token=flops_per_token(context),
-                achieved_tflops=tokens_per_s * flops_per_token(context) / 1e12,
-                loss_first=losses[0], loss_last=losses[1])
+    return point_result(context, batch, bf16, "tuned" if tuned else "peer", median.pop("step"),
+                        median, [l.item() for l in (losses[0], losses[-1])])
 
 
 def measure_graph_point(device, context, batch, bf16, steps, warmup):
     """The peer's model and step captured whole in a CUDA graph and replayed: one launch per
     step, so what the eager step spends launching kernels one by one disappears."""
-    torch.manual_seed(0)
-    model = HeartGPT(context, fused_attention=False, device=device)
+    model = spec_model(context, fused_attention=False, device=device)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, capturable=True)
     g = torch.Generator(device="cpu").manual_seed(1234)
     seq = torch.randint(0, SPEC["vocab"], (batch, context + 1), generator=g).to(device)
@@ -189,16 +198,7 @@ def measure_graph_point(device, context, batch, bf16, steps, warmup):
         if i >= warmup:
             times.append(clock.seconds(t0, t1))
         losses.append(loss.item())
-    if not all(math.isfinite(l) for l in losses):
-        raise SystemExit(f"graph: non-finite loss at context {context} batch {batch}")
-    step_s = statistics.median(times)
-    tokens_per_s = batch * context / step_s
-    return dict(context=context, batch=batch, bf16=bf16, tuned=False, variant="graph",
-                step_s=step_s, forward_s=float("nan"), backward_s=float("nan"),
-                optimizer_s=float("nan"), tokens_per_s=tokens_per_s,
-                flops_per_token=flops_per_token(context),
-                achieved_tflops=tokens_per_s * flops_per_token(context) / 1e12,
-                loss_first=losses[0], loss_last=losses[-1])
+    return point_result(context, batch, bf16, "graph", statistics.median(times), {}, losses)
 
 
 def gemm_peak_tflops(device, dtype, n, repeats=10):
@@ -251,7 +251,6 @@ def main():
                     else:
                         pt = measure_point(device, context, batch, bf16, variant == "tuned",
                                            args.steps, args.warmup)
-                        pt["variant"] = variant
                     pt["mfu_of_measured_peak"] = pt["achieved_tflops"] / peaks["bf16" if bf16 else "fp32"]
                     points.append(pt)
                     print(json.dumps(pt), flush=True)
