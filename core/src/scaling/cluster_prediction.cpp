@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "hlm/errors.h"
 #include "scaling/performance_model.h"
@@ -20,12 +21,21 @@ namespace {
 // The reference model at the spec's size (window 128, 16 sequences) stepped in 8.4 ms in fp32
 // and 9.0 ms in bf16 on an H200 (tools/bench/gpu-reference-model.py, docs/scaling.md): a
 // faster chip or bf16 does not shorten it, where peak x MFU alone predicted 0.45 ms in bf16.
-const nlohmann::json kDefaults = {{"nodes", {1, 2, 3, 4}},         {"gpus_per_node", 4},
-                                  {"single_node_gpus", {1, 2}},    {"gpu_peak_tflops", 312.0},
-                                  {"gpu_peak_tflops_fp32", 19.5},  {"gpu_mfu", 0.3},
-                                  {"gpu_step_floor_ms", 8.4},      {"intra_node_gbps", 1840.0},
-                                  {"intra_node_latency_us", 5.0},  {"inter_node_gbps", 200.0},
-                                  {"inter_node_latency_us", 10.0}, {"overlap", 0.5}};
+const nlohmann::json kDefaults = {
+    {"nodes", {1, 2, 3, 4}},         {"gpus_per_node", 4},
+    {"single_node_gpus", {1, 2}},    {"gpu_peak_tflops", 312.0},
+    {"gpu_peak_tflops_fp32", 19.5},  {"gpu_mfu", 0.3},
+    {"gpu_step_floor_ms", 8.4},      {"intra_node_gbps", 1840.0},
+    {"intra_node_latency_us", 5.0},  {"inter_node_gbps", 200.0},
+    {"inter_node_latency_us", 10.0}, {"overlap", 0.5},
+};
+
+// The keys a cluster block may set, for the error that names an unknown one.
+std::string known_keys() {
+  std::string keys;
+  for (const auto& [key, value] : kDefaults.items()) keys += (keys.empty() ? "" : ", ") + key;
+  return keys;
+}
 
 }  // namespace
 
@@ -34,12 +44,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
   nlohmann::json c = kDefaults;
   for (const auto& [key, value] : params.items()) {
     if (!kDefaults.contains(key))
-      throw ConfigError(
-          "{}: cluster has no key '{}' (keys: nodes, gpus_per_node, "
-          "single_node_gpus, gpu_peak_tflops, gpu_peak_tflops_fp32, gpu_mfu, gpu_step_floor_ms, "
-          "intra_node_gbps, "
-          "intra_node_latency_us, inter_node_gbps, inter_node_latency_us, overlap)",
-          where, key);
+      throw ConfigError("{}: cluster has no key '{}' (keys: {})", where, key, known_keys());
     c[key] = value;
   }
   for (const char* key : {"gpus_per_node", "gpu_peak_tflops", "gpu_peak_tflops_fp32", "gpu_mfu",
