@@ -483,8 +483,9 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
 }
 
 // trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's
-// waveform) although the head does not, on the held-out records and on another store alike;
-// refused without trees, and for a store without descriptors, naming it.
+// waveform) although the head does not, on the held-out records and on another store alike,
+// all of them or those trees_descriptor_prefix names; refused without trees, for a store
+// without descriptors (naming it), and for a prefix that is off or selects nothing.
 TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStoreWithout) {
   hlm::test::ScratchDir runs("hlm_finetune_tree_descriptors");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
@@ -498,8 +499,10 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
   const auto tuned = hlm::test::stage_manifest(run, "finetune[backbone=full,fold=0]");
   const auto& names = tuned["results"]["trees"]["statistics"];
   ASSERT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 16u + 64u) << names.dump();
-  EXPECT_EQ(names[hlm::kRrFeatureCount], "store descriptor 0");
-  EXPECT_EQ(names[hlm::kRrFeatureCount + 15], "store descriptor 15");
+  // Named as the tokenize manifest names them: the waveform, then the waveform minus the template.
+  EXPECT_EQ(names[hlm::kRrFeatureCount].get<std::string>().rfind("beat at ", 0), 0u) << names;
+  EXPECT_EQ(names[hlm::kRrFeatureCount + 8].get<std::string>().rfind("beat minus template", 0), 0u)
+      << names;
   EXPECT_EQ(tuned["results"]["trees"]["store_descriptors"], true);
   EXPECT_FALSE(tuned["results"]["head"].value("descriptors", false));
   std::ifstream in(run / "evaluate" / "results.json");
@@ -507,8 +510,27 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
   for (const auto& [name, d] : results["datasets"].items())
     EXPECT_TRUE(d.contains("parts")) << name;
 
+  // The prefix: the waveform minus the template alone, on the other store too (evaluate ran).
+  const auto some = run_hlm(shaped +
+                            " finetune.trees=10 finetune.trees_descriptors=true"
+                            " 'finetune.trees_descriptor_prefix=beat minus template'");
+  ASSERT_EQ(some.exit_code, 0) << some.output;
+  const auto some_run = hlm::test::run_dir_of(some.output);
+  const auto chosen = hlm::test::stage_manifest(some_run, "finetune[backbone=full,fold=0]");
+  const auto& chosen_names = chosen["results"]["trees"]["statistics"];
+  ASSERT_EQ(chosen_names.size(), size_t(hlm::kRrFeatureCount) + 8u + 64u) << chosen_names;
+  EXPECT_EQ(chosen["results"]["trees"]["store_descriptor_columns"][0], 8);
+  EXPECT_TRUE(fs::exists(some_run / "evaluate" / "results.json"));
+
   const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
   expect_refused(without_trees, "trees_descriptors gives the store's descriptors");
   const auto bare = run_hlm(base + " finetune.trees=10 finetune.trees_descriptors=true");
   expect_refused(bare, "tokens.hlmt: the trees are to read the token store's descriptors");
+  const auto prefix_off =
+      run_hlm(shaped + " finetune.trees=10 finetune.trees_descriptor_prefix=beat");
+  expect_refused(prefix_off, "trees_descriptor_prefix chooses among the descriptors");
+  const auto typo = run_hlm(shaped +
+                            " finetune.trees=10 finetune.trees_descriptors=true"
+                            " finetune.trees_descriptor_prefix=bet");
+  expect_refused(typo, "trees_descriptor_prefix='bet' selects none of the token store's 16");
 }

@@ -59,6 +59,8 @@ const std::map<std::string, std::string> kOtherKeys = {
      "the trees' share (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"finetune.trees_descriptors",
      "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores...)"},
+    {"finetune.trees_descriptor_prefix",
+     "which of them, by name (FinetuneEvaluate.BeatTreesReadTheStores...)"},
     {"evaluate.records", "records evaluated"},
     {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},

@@ -214,7 +214,7 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
   hlm::HeadOptions options;
   options.rr_features = true;
   const std::vector<uint64_t> beats = {60, 3, 5, 6};  // a beat of record 1 first
-  const auto rows = hlm::BeatTreeInputs(store, options, codebook_path, false).rows(beats);
+  const auto rows = hlm::BeatTreeInputs(store, options, codebook_path).rows(beats);
   ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 2));
   const auto inputs = hlm::BeatFeatures(options, "").of(store);
   for (size_t i = 0; i < beats.size(); ++i) {
@@ -234,7 +234,7 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
     }
   }
   // Without inputs or codebook there is nothing to read.
-  EXPECT_THROW(hlm::BeatTreeInputs(store, hlm::HeadOptions(), "", false), hlm::ConfigError);
+  EXPECT_THROW(hlm::BeatTreeInputs(store, hlm::HeadOptions(), ""), hlm::ConfigError);
   fs::remove(codebook_path);
 }
 
@@ -244,22 +244,41 @@ TEST(BeatTreeRows, TheStoresDescriptorsAreReadAsTheyAreWhenAskedFor) {
   hlm::HeadOptions options;
   options.rr_features = true;
   const std::vector<uint64_t> beats = {2, 0};
-  const auto rows = hlm::BeatTreeInputs(store, options, "", true).rows(beats);
+  const auto all = hlm::select_store_descriptors({"a 0", "b 1", "a 2"}, "", "key");
+  const auto rows = hlm::BeatTreeInputs(store, options, "", all).rows(beats);
   ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 3));
-  EXPECT_EQ(rows.names.back(), "store descriptor 2");
+  EXPECT_EQ(rows.names.back(), "a 2");
   for (size_t i = 0; i < beats.size(); ++i)
     for (uint32_t j = 0; j < 3; ++j)
       EXPECT_EQ(rows.values[i * rows.columns() + hlm::kRrFeatureCount + j],
                 hlm::test::RrTokenStore::descriptor_value(0, beats[i], j))
           << "beat " << beats[i] << " descriptor " << j;
+  // A prefix: only the columns whose names begin with it, in the store's order.
+  const auto chosen = hlm::select_store_descriptors({"a 0", "b 1", "a 2"}, "a ", "key");
+  ASSERT_EQ(chosen.columns, (std::vector<size_t>{0, 2}));
+  const auto some = hlm::BeatTreeInputs(store, options, "", chosen).rows(beats);
+  ASSERT_EQ(some.columns(), size_t(hlm::kRrFeatureCount + 2));
+  EXPECT_EQ(some.names[hlm::kRrFeatureCount], "a 0");
+  for (size_t i = 0; i < beats.size(); ++i)
+    EXPECT_EQ(some.values[i * some.columns() + hlm::kRrFeatureCount + 1],
+              hlm::test::RrTokenStore::descriptor_value(0, beats[i], 2))
+        << "beat " << beats[i];
+  // A prefix that selects nothing is refused, naming the key.
+  try {
+    hlm::select_store_descriptors({"a 0", "b 1"}, "c", "trees_descriptor_prefix");
+    ADD_FAILURE() << "a prefix that selects nothing was accepted";
+  } catch (const hlm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("trees_descriptor_prefix='c'"), std::string::npos)
+        << e.what();
+  }
   // Not asked for: the head's inputs alone.
-  EXPECT_EQ(hlm::BeatTreeInputs(store, options, "", false).rows(beats).columns(),
+  EXPECT_EQ(hlm::BeatTreeInputs(store, options, "").rows(beats).columns(),
             size_t(hlm::kRrFeatureCount));
   // Asked for from a store without descriptors: the error names the store.
   const auto bare = two_record_store();
   const auto without = hlm::TokenStore::open(bare.path);
   try {
-    hlm::BeatTreeInputs(without, options, "", true);
+    hlm::BeatTreeInputs(without, options, "", all);
     ADD_FAILURE() << "a store without descriptors gave the trees descriptors";
   } catch (const hlm::DataError& e) {
     EXPECT_NE(std::string(e.what()).find(bare.path), std::string::npos) << e.what();

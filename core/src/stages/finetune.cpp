@@ -122,11 +122,11 @@ nlohmann::json trees_results(const BoostedTrees& trees, double weight, bool fitt
 // on the validation beats, saved to `path`; the share fixed or fit on the validation beats.
 nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
                               const HeadOptions& head, const std::string& codebook,
+                              const StoreDescriptorColumns& store_columns,
                               BeatClassifier& classifier, const std::vector<BeatWindow>& windows,
                               const std::vector<BeatWindow>& validation_windows,
                               const TrainOptions& train_options, const std::string& path) {
-  const bool store_descriptors = ctx.params().at("trees_descriptors");
-  const BeatTreeInputs inputs(store, head, codebook, store_descriptors);
+  const BeatTreeInputs inputs(store, head, codebook, store_columns);
   std::vector<std::string> names;
   auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
     std::vector<uint64_t> labelled;
@@ -172,7 +172,12 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   nlohmann::json out =
       trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
-  out["store_descriptors"] = store_descriptors;
+  // The store's descriptor columns evaluate gives the trees (none when the head reads them all).
+  out["store_descriptors"] = !head.descriptors && !store_columns.columns.empty();
+  out["store_descriptor_columns"] =
+      head.descriptors ? std::vector<size_t>() : store_columns.columns;
+  out["store_descriptor_names"] =
+      head.descriptors ? std::vector<std::string>() : store_columns.names;
   return out;
 }
 
@@ -275,6 +280,12 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_descriptors gives the store's descriptors to the trees of task beats; "
         "here trees={} and task is {} (set trees and task: beats, or drop trees_descriptors)",
         ctx.instance.id, rounds, task);
+  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() &&
+      !p.at("trees_descriptors").get<bool>())
+    throw ConfigError(
+        "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
+        "gives the trees, and trees_descriptors is off (set it to true, or drop the prefix)",
+        ctx.instance.id);
   if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
@@ -308,7 +319,15 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
-  if (p.at("trees_descriptors").get<bool>()) expect_tree_descriptors(store);  // before training
+  // The store's descriptors the trees read, chosen and checked before any training.
+  StoreDescriptorColumns store_columns;
+  if (p.at("trees_descriptors").get<bool>()) {
+    expect_tree_descriptors(store);
+    store_columns = select_store_descriptors(
+        tokens.at("results").value("descriptors", std::vector<std::string>()),
+        p.at("trees_descriptor_prefix"),
+        "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
+  }
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -350,9 +369,9 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["classes"] = {"N", "S", "V", "F", "Q"};
     if (p.at("trees").get<int>() > 0) {
       trees_path = ctx.stage_dir + "/trees.json";
-      task_results["trees"] =
-          fit_beat_trees(ctx, store, head, tokens.at("artifacts").value("codebook", std::string()),
-                         classifier, windows, validation_windows, options, trees_path);
+      task_results["trees"] = fit_beat_trees(
+          ctx, store, head, tokens.at("artifacts").value("codebook", std::string()), store_columns,
+          classifier, windows, validation_windows, options, trees_path);
     }
   } else {
     if (tail > 0.0)
@@ -559,9 +578,14 @@ StageKind finetune_stage() {
       {"trees_descriptors", "bool", "false",
        "task beats: the trees also read the token store's per-beat descriptors as they are "
        "(beat-vq's template_descriptors and shape_descriptors), whether or not the head does",
+       false},
+      {"trees_descriptor_prefix", "string", "\"\"",
+       "with trees_descriptors: only the store's descriptors whose names (the tokenize "
+       "manifest's `descriptors`) begin with this text, such as \"beat minus template\" (the "
+       "beat's waveform against its record's template, without the waveform itself); empty: all",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "9", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "10", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

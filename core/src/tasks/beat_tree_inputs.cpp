@@ -1,6 +1,7 @@
 // A beat's row for boosted trees (see beat_tree_inputs.h).
 #include "tasks/beat_tree_inputs.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "hlm/dsp/beat_morphology.h"
@@ -11,18 +12,42 @@
 
 namespace hlm {
 
-void expect_tree_descriptors(const TokenStore& store) {
+void expect_tree_descriptors(const TokenStore& store, size_t columns) {
   if (store.descriptor_count() == 0)
     throw DataError(
         "{}: the trees are to read the token store's descriptors (trees_descriptors), and it has "
         "none (HINT: tokenize with beat-vq's template_descriptors or shape_descriptors)",
         store.path());
+  if (store.descriptor_count() < columns)
+    throw DataError(
+        "{}: the trees were fit on {} descriptors per beat and this store has {} (HINT: tokenize "
+        "it with the tokenizer settings of the store the model was fine-tuned on)",
+        store.path(), columns, store.descriptor_count());
+}
+
+StoreDescriptorColumns select_store_descriptors(const std::vector<std::string>& names,
+                                                const std::string& prefix, const std::string& key) {
+  StoreDescriptorColumns out;
+  for (size_t j = 0; j < names.size(); ++j)
+    if (names[j].rfind(prefix, 0) == 0) {
+      out.columns.push_back(j);
+      out.names.push_back(names[j]);
+    }
+  if (out.columns.empty())
+    throw ConfigError(
+        "{}='{}' selects none of the token store's {} descriptors (HINT: their names begin "
+        "with, for example, '{}')",
+        key, prefix, names.size(), names.empty() ? std::string("(none)") : names.front());
+  return out;
 }
 
 BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& options,
-                               const std::string& codebook, bool store_descriptors)
+                               const std::string& codebook,
+                               const StoreDescriptorColumns& store_columns)
     : store_(store) {
-  if (store_descriptors) expect_tree_descriptors(store);
+  if (!store_columns.columns.empty())
+    expect_tree_descriptors(
+        store, *std::max_element(store_columns.columns.begin(), store_columns.columns.end()) + 1);
   const BeatFeatures features(options, codebook);
   inputs_width_ = size_t(features.count());
   if (!codebook.empty()) codebook_ = dsp::load_codebook(codebook);
@@ -42,10 +67,12 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
   if (names_.size() != inputs_width_)
     throw InternalError("BeatTreeInputs: {} names for {} head inputs", names_.size(),
                         inputs_width_);
-  if (store_descriptors && !options.descriptors) {
-    store_descriptors_ = store.descriptor_count();
-    for (size_t j = 0; j < store_descriptors_; ++j)
-      names_.push_back("store descriptor " + std::to_string(j));
+  if (!options.descriptors) {
+    store_columns_ = store_columns.columns;
+    for (size_t j = 0; j < store_columns_.size(); ++j)
+      names_.push_back(j < store_columns.names.size()
+                           ? store_columns.names[j]
+                           : "store descriptor " + std::to_string(store_columns_[j]));
   }
   for (int j = 0; j < codebook_.dim; ++j) names_.push_back("code centroid " + std::to_string(j));
   inputs_ = features.of(store);
@@ -60,9 +87,10 @@ TreeRows BeatTreeInputs::rows(const std::vector<uint64_t>& beats) const {
   for (uint64_t beat : beats) {
     rows.values.insert(rows.values.end(), inputs_.begin() + ptrdiff_t(beat * k),
                        inputs_.begin() + ptrdiff_t((beat + 1) * k));
-    if (const size_t d = store_descriptors_; d > 0)
-      rows.values.insert(rows.values.end(), store_.descriptors() + beat * d,
-                         store_.descriptors() + (beat + 1) * d);
+    if (!store_columns_.empty()) {
+      const float* descriptors = store_.descriptors() + beat * store_.descriptor_count();
+      for (size_t column : store_columns_) rows.values.push_back(descriptors[column]);
+    }
     if (dim == 0) continue;
     int64_t token = 0;
     store_.copy_window(beat, 1, &token);

@@ -18,15 +18,29 @@
 
 namespace hlm {
 
+// Which of the token store's descriptors the trees read as they are, beside the head's inputs:
+// their columns in the store, and their names (the tokenize manifest's `descriptors`; empty:
+// "store descriptor J").
+struct StoreDescriptorColumns {
+  std::vector<size_t> columns;
+  std::vector<std::string> names;
+};
+
+// The descriptors of `names` (a store's, in order) that begin with `prefix`, every one with an
+// empty prefix. ConfigError naming `key` when none does: a prefix that selects nothing is a typo.
+StoreDescriptorColumns select_store_descriptors(const std::vector<std::string>& names,
+                                                const std::string& prefix, const std::string& key);
+
 // The store's inputs for the trees, computed once: rows() then only gathers them.
 class BeatTreeInputs {
  public:
-  // codebook: the codebook file the store was tokenized with, or empty. store_descriptors: read
-  // the store's descriptors as they are (trees need no scaling) when options.descriptors does
-  // not already; DataError naming the store when it has none. ConfigError when there is nothing
-  // to read (no per-beat input and no codebook).
+  // codebook: the codebook file the store was tokenized with, or empty. store_columns: the
+  // store's descriptors read as they are (trees need no scaling) when options.descriptors does
+  // not already read them all; DataError naming the store when it has none, or fewer than a
+  // column asks for. ConfigError when there is nothing to read (no per-beat input and no
+  // codebook).
   BeatTreeInputs(const TokenStore& store, const HeadOptions& options, const std::string& codebook,
-                 bool store_descriptors);
+                 const StoreDescriptorColumns& store_columns = {});
   // One row per beat of `beats` (store-wide indices), in that order. A beat whose token is no
   // code (UNK) has its centroid missing (NaN), which the trees route on their own.
   TreeRows rows(const std::vector<uint64_t>& beats) const;
@@ -36,11 +50,12 @@ class BeatTreeInputs {
   std::vector<std::string> names_;
   std::vector<float> inputs_;  // the head inputs, beat-major, inputs_width_ per beat
   size_t inputs_width_ = 0;
-  size_t store_descriptors_ = 0;  // the store's descriptors per beat read as they are, or 0
-  dsp::Codebook codebook_;        // empty without a codebook
+  std::vector<size_t> store_columns_;  // the store's descriptors read as they are
+  dsp::Codebook codebook_;             // empty without a codebook
 };
 
-// DataError naming the store when it has no descriptors for the trees to read.
-void expect_tree_descriptors(const TokenStore& store);
+// DataError naming the store when it has no descriptors for the trees to read, or fewer than
+// `columns` per beat.
+void expect_tree_descriptors(const TokenStore& store, size_t columns = 1);
 
 }  // namespace hlm

@@ -24,6 +24,18 @@ size_t record_of(const TokenStore& store, uint64_t beat) {
   return lo;
 }
 
+// The store's descriptor columns the trees were fit on (finetune results' trees): their list
+// and names, or every column for results that give only `store_descriptors: true`.
+StoreDescriptorColumns fitted_store_columns(const nlohmann::json& fitted, const TokenStore& store) {
+  StoreDescriptorColumns out;
+  if (fitted.contains("store_descriptor_columns")) {
+    out.columns = fitted.at("store_descriptor_columns").get<std::vector<size_t>>();
+    out.names = fitted.value("store_descriptor_names", std::vector<std::string>());
+  } else if (fitted.value("store_descriptors", false))
+    for (size_t j = 0; j < store.descriptor_count(); ++j) out.columns.push_back(j);
+  return out;
+}
+
 // Each item's probabilities become the weighted mean of the head's and the boosted trees'
 // (finetune results' trees.weight for the trees), the trees reading `rows` (one per item, in
 // order); both are kept as the item's parts.
@@ -74,7 +86,7 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
     const auto& fitted = results.at("trees");
     blend_trees(results, trees,
                 BeatTreeInputs(store, head, fitted.value("codebook", std::string()),
-                               fitted.value("store_descriptors", false))
+                               fitted_store_columns(fitted, store))
                     .rows(beats),
                 out);
   }
