@@ -475,12 +475,20 @@ StageOutput run_finetune(StageContext& ctx) {
       " records";
   if (task_results.contains("trees")) {
     const auto& trees = task_results["trees"];
-    char blend[400];
+    const std::vector<std::string> store_names =
+        trees.value("store_descriptor_names", std::vector<std::string>());
+    const std::string beat_inputs =
+        store_names.empty() ? "each beat's inputs and its code's centroid"
+                            : "each beat's inputs, " + std::to_string(store_names.size()) +
+                                  " descriptors of the token store (" + store_names.front() +
+                                  (store_names.size() > 1 ? " ... " + store_names.back() : "") +
+                                  ") and its code's centroid";
+    char blend[600];
     std::snprintf(blend, sizeof(blend),
                   "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, the "
                   "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
                   "(from the %s)",
-                  task == "beats" ? "each beat's inputs and its code's centroid"
+                  task == "beats" ? beat_inputs.c_str()
                                   : "each record's statistics of these inputs (mean, spread, "
                                     "quantiles, extremes)",
                   trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
