@@ -485,7 +485,8 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
 // trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's
 // waveform) although the head does not, on the held-out records and on another store alike,
 // all of them or those trees_descriptor_prefix names; refused without trees, for a store
-// without descriptors (naming it), and for a prefix that is off or selects nothing.
+// without descriptors (naming it), and for a prefix that is off, selects nothing or would be
+// overridden by a head that reads every descriptor.
 TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStoreWithout) {
   hlm::test::ScratchDir runs("hlm_finetune_tree_descriptors");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
@@ -533,4 +534,9 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
                             " finetune.trees=10 finetune.trees_descriptors=true"
                             " finetune.trees_descriptor_prefix=bet");
   expect_refused(typo, "trees_descriptor_prefix='bet' selects none of the token store's 16");
+  const auto head_reads_all = run_hlm(shaped +
+                                      " finetune.trees=10 finetune.trees_descriptors=true"
+                                      " finetune.descriptors=true"
+                                      " finetune.trees_descriptor_prefix=beat");
+  expect_refused(head_reads_all, "descriptors: true gives the head, and so the trees, all of them");
 }

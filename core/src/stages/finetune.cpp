@@ -172,12 +172,10 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   nlohmann::json out =
       trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
-  // The store's descriptor columns evaluate gives the trees (none when the head reads them all).
-  out["store_descriptors"] = !head.descriptors && !store_columns.columns.empty();
-  out["store_descriptor_columns"] =
-      head.descriptors ? std::vector<size_t>() : store_columns.columns;
-  out["store_descriptor_names"] =
-      head.descriptors ? std::vector<std::string>() : store_columns.names;
+  // The store's descriptor columns evaluate gives the trees.
+  out["store_descriptors"] = !store_columns.columns.empty();
+  out["store_descriptor_columns"] = store_columns.columns;
+  out["store_descriptor_names"] = store_columns.names;
   return out;
 }
 
@@ -286,6 +284,13 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
         "gives the trees, and trees_descriptors is off (set it to true, or drop the prefix)",
         ctx.instance.id);
+  // With descriptors the head reads every one of them, and the trees read the head's inputs.
+  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() && head.descriptors)
+    throw ConfigError(
+        "stage '{}': trees_descriptor_prefix keeps some of the store's descriptors from the "
+        "trees, and descriptors: true gives the head, and so the trees, all of them (drop one "
+        "of the two)",
+        ctx.instance.id);
   if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
@@ -319,10 +324,11 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
-  // The store's descriptors the trees read, chosen and checked before any training.
+  // The store's descriptors the trees read beside the head's inputs (none when the head reads
+  // them all), chosen and checked before any training.
   StoreDescriptorColumns store_columns;
-  if (p.at("trees_descriptors").get<bool>()) {
-    expect_tree_descriptors(store);
+  if (p.at("trees_descriptors").get<bool>()) expect_tree_descriptors(store);
+  if (p.at("trees_descriptors").get<bool>() && !head.descriptors) {
     store_columns = select_store_descriptors(
         tokens.at("results").value("descriptors", std::vector<std::string>()),
         p.at("trees_descriptor_prefix"),
