@@ -158,20 +158,29 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
   // The head's statistics, standardised over the training segments, the scaling kept for
-  // evaluate: 10 descriptor means, 9 RR statistics, the record's 6 rhythm extremes.
+  // evaluate: 74 descriptor means (10 of the template, the waveform and the waveform minus the
+  // template at 32 points each), 9 RR statistics, the record's 6 rhythm extremes.
   const auto& head = tuned["results"]["head"];
   EXPECT_EQ(head["record_rhythm_features"], true) << tuned.dump().substr(0, 400);
-  ASSERT_EQ(head["input_mean"].size(), 25u) << head.dump();
-  ASSERT_EQ(head["input_scale"].size(), 25u);
+  ASSERT_EQ(head["input_mean"].size(), 89u) << head.dump().substr(0, 400);
+  ASSERT_EQ(head["input_scale"].size(), 89u);
   for (const auto& scale : head["input_scale"]) EXPECT_GT(scale.get<double>(), 0.0);
   EXPECT_NE(report.find("local irregularity), as the record's minimum and maximum"),
             std::string::npos);
-  // Beside the head, boosted trees over each record's statistics of the same 16 per-beat inputs
-  // (9 summaries each) and of its RR changes (5) and beat count; evaluate blends the two and
-  // scores each alone.
+  // Beside the head, boosted trees over each record's statistics of 16 of the same per-beat
+  // inputs (9 summaries each), of its RR changes (5) and beat count, and the median of each of
+  // the 64 waveform descriptors (trees_descriptors, prefix "beat"), which the nine summaries
+  // leave out; evaluate blends the two and scores each alone.
   const auto& trees = tuned["results"]["trees"];
   ASSERT_TRUE(trees.is_object()) << tuned["results"].dump().substr(0, 400);
-  EXPECT_EQ(trees["statistics"].size(), 16u * 9u + 5u + 1u);
+  const auto& statistics = trees["statistics"];
+  ASSERT_EQ(statistics.size(), 16u * 9u + 5u + 1u + 64u) << statistics.dump().substr(0, 400);
+  EXPECT_EQ(statistics[16 * 9 + 6].get<std::string>().rfind("beat at ", 0), 0u) << statistics;
+  EXPECT_NE(statistics.back().get<std::string>().find(" record median"), std::string::npos);
+  EXPECT_EQ(trees["store_descriptor_columns"].size(), 64u);
+  EXPECT_EQ(trees["store_descriptor_columns"][0], 10);  // after the 10 template descriptors
+  EXPECT_NE(report.find("and its median of 64 descriptors of the token store (beat at "),
+            std::string::npos);
   EXPECT_GE(trees["rounds"].get<int>(), 1);
   EXPECT_LE(trees["rounds"].get<int>(), trees["max_rounds"].get<int>());
   EXPECT_NE(tuned["artifacts"].value("trees", std::string()).find("/trees.json"),
@@ -218,7 +227,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   const auto no_inputs =
       hlm::test::run_hlm(base +
                          "finetune.rr_features=false finetune.record_rhythm_features=false "
-                         "finetune.descriptors=false");
+                         "finetune.descriptors=false finetune.trees_descriptors=false");
   EXPECT_NE(no_inputs.exit_code, 0);
   EXPECT_NE(no_inputs.output.find("trees summarise the head's per-beat inputs"), std::string::npos)
       << no_inputs.output;

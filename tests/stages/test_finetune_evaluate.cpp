@@ -538,5 +538,6 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
                                       " finetune.trees=10 finetune.trees_descriptors=true"
                                       " finetune.descriptors=true"
                                       " finetune.trees_descriptor_prefix=beat");
-  expect_refused(head_reads_all, "descriptors: true gives the head, and so the trees, all of them");
+  expect_refused(head_reads_all,
+                 "descriptors: true gives the head, and so the trees of task beats, all of them");
 }

@@ -58,7 +58,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.trees_weight",
      "the trees' share (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"finetune.trees_descriptors",
-     "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores...)"},
+     "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores..., "
+     "ClinicalWorkflows.Challenge2017ReportsThe...)"},
     {"finetune.trees_descriptor_prefix",
      "which of them, by name (FinetuneEvaluate.BeatTreesReadTheStores...)"},
     {"evaluate.records", "records evaluated"},

@@ -117,6 +117,53 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
 }
 
+// trees_descriptors on task record: the chosen store descriptors come last, each as its median
+// over the record's beats, and leave the nine summaries of the head's descriptors; a store that
+// lacks a chosen column is refused, naming it.
+TEST(RecordStatistics, ChosenStoreDescriptorsAreTheRecordsMediansInsteadOfNineSummaries) {
+  using hlm::test::RrTokenStore;
+  std::vector<std::vector<float>> rr{{0.0f}, {0.0f}};
+  for (size_t i = 1; i < 50; ++i) rr[0].push_back(0.8f);
+  for (size_t i = 1; i < 31; ++i) rr[1].push_back(0.6f);
+  const RrTokenStore file("hlm_record_statistics_medians", std::move(rr), 3);
+  const auto store = hlm::TokenStore::open(file.path);
+  const auto waveform = hlm::select_store_descriptors({"a 0", "w 1", "w 2"}, "w", "key");
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  const auto s = hlm::record_statistics(store, {1, 0}, options, waveform);
+  const size_t rr_columns = hlm::kRrFeatureCount * 9 + 4 + 2;
+  ASSERT_EQ(s.columns(), rr_columns + 2);
+  EXPECT_EQ(s.names[rr_columns], "w 1 record median");
+  EXPECT_EQ(s.names[rr_columns + 1], "w 2 record median");
+  // Beat i of record r holds r * 1000 + i + 0.25 j: the medians of beats 0-30 and 0-49.
+  EXPECT_FLOAT_EQ(s.values[rr_columns], RrTokenStore::descriptor_value(1, 15, 1));
+  EXPECT_FLOAT_EQ(
+      s.values[s.columns() + rr_columns + 1],
+      0.5f * (RrTokenStore::descriptor_value(0, 24, 2) + RrTokenStore::descriptor_value(0, 25, 2)));
+
+  // The head reads all three descriptors; the trees summarise only the one not chosen.
+  options.descriptors = true;
+  options.descriptor_mean = {0.0f, 0.0f, 0.0f};
+  options.descriptor_scale = {1.0f, 1.0f, 1.0f};
+  const auto with_head = hlm::record_statistics(store, {0}, options, waveform);
+  EXPECT_EQ(with_head.columns(), rr_columns + 9 + 2);
+  EXPECT_FLOAT_EQ(with_head.values[column_of(with_head, "descriptor 0 max")],
+                  RrTokenStore::descriptor_value(0, 49, 0));
+  EXPECT_EQ(std::count_if(with_head.names.begin(), with_head.names.end(),
+                          [](const std::string& n) { return n.rfind("descriptor 1", 0) == 0; }),
+            0);
+  // Medians alone are enough to summarise; a column the store lacks is refused.
+  const auto alone = hlm::record_statistics(store, {0}, hlm::HeadOptions(), waveform);
+  EXPECT_EQ(alone.columns(), 2u);
+  hlm::StoreDescriptorColumns beyond{{5}, {"w 5"}};
+  try {
+    (void)hlm::record_statistics(store, {0}, hlm::HeadOptions(), beyond);
+    ADD_FAILURE() << "a column beyond the store's descriptors was read";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(file.path), std::string::npos) << e.what();
+  }
+}
+
 TEST(BoostedTrees, LearnARuleAndGiveTheSameProbabilitiesFromTheirFile) {
   hlm::TreeOptions options;
   options.rounds = 60;

@@ -118,6 +118,13 @@ nlohmann::json trees_results(const BoostedTrees& trees, double weight, bool fitt
           {"statistics", names}};
 }
 
+// The store's descriptor columns evaluate gives the trees (score_items' fitted_store_columns).
+void keep_store_columns(const StoreDescriptorColumns& store_columns, nlohmann::json& trees) {
+  trees["store_descriptors"] = !store_columns.columns.empty();
+  trees["store_descriptor_columns"] = store_columns.columns;
+  trees["store_descriptor_names"] = store_columns.names;
+}
+
 // Task beats: boosted trees over the training beats' rows (tasks/beat_tree_inputs.h), cut back
 // on the validation beats, saved to `path`; the share fixed or fit on the validation beats.
 nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
@@ -172,19 +179,16 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   nlohmann::json out =
       trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
-  // The store's descriptor columns evaluate gives the trees.
-  out["store_descriptors"] = !store_columns.columns.empty();
-  out["store_descriptor_columns"] = store_columns.columns;
-  out["store_descriptor_names"] = store_columns.names;
+  keep_store_columns(store_columns, out);
   return out;
 }
 
-// Task record: boosted trees over the training records' statistics, cut back on the
-// validation records' log loss, weighted by class as the head's loss is. `names` gets the
-// statistics' names.
+// Task record: boosted trees over the training records' statistics (with the medians of
+// `store_columns`), cut back on the validation records' log loss, weighted by class as the
+// head's loss is. `names` gets the statistics' names.
 BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
-                              const HeadOptions& head, const SegmentLabeler& label_of,
-                              const std::vector<std::string>& train,
+                              const HeadOptions& head, const StoreDescriptorColumns& store_columns,
+                              const SegmentLabeler& label_of, const std::vector<std::string>& train,
                               const std::vector<std::string>& validation, int classes,
                               const TrainOptions& train_options, std::vector<std::string>& names) {
   // The statistics' names are the same for every record set.
@@ -196,7 +200,7 @@ BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
       labelled.push_back(r);
       data.labels.push_back(label);
     }
-    RecordStatistics statistics = record_statistics(store, labelled, head);
+    RecordStatistics statistics = record_statistics(store, labelled, head, store_columns);
     data.rows = std::move(statistics.values);
     data.columns = statistics.columns();
     names = std::move(statistics.names);
@@ -212,7 +216,7 @@ BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
 // scored as evaluate scores a record (the mean of its segments' probabilities).
 double validation_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
                                const BoostedTrees& trees, const TokenStore& store,
-                               const HeadOptions& head,
+                               const HeadOptions& head, const StoreDescriptorColumns& store_columns,
                                const std::vector<Segment>& validation_segments) {
   if (validation_segments.empty())
     throw DataError(
@@ -231,7 +235,7 @@ double validation_blend_weight(const StageContext& ctx, SegmentClassifier& class
     labels.push_back(item.truth);
     head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
   }
-  const RecordStatistics statistics = record_statistics(store, records, head);
+  const RecordStatistics statistics = record_statistics(store, records, head, store_columns);
   return fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
                           labels, k);
 }
@@ -268,15 +272,18 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "validation_records is 0; set validation_records or a trees_weight from 0 to 1",
         ctx.instance.id);
   const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
-  if (rounds > 0 && task == "record" && !inputs)
+  const bool store_inputs = p.at("trees_descriptors").get<bool>();
+  if (rounds > 0 && task == "record" && !inputs && !store_inputs)
     throw ConfigError(
         "stage '{}': trees summarise the head's per-beat inputs over each record, and none "
-        "is on; set rr_features, record_rhythm_features or descriptors, or trees: 0",
+        "is on; set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
+        "trees: 0",
         ctx.instance.id);
-  if (p.at("trees_descriptors").get<bool>() && (rounds == 0 || task != "beats"))
+  if (store_inputs && (rounds == 0 || task == "af"))
     throw ConfigError(
-        "stage '{}': trees_descriptors gives the store's descriptors to the trees of task beats; "
-        "here trees={} and task is {} (set trees and task: beats, or drop trees_descriptors)",
+        "stage '{}': trees_descriptors gives the store's descriptors to the trees of task beats "
+        "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
+        "trees_descriptors)",
         ctx.instance.id, rounds, task);
   if (!p.at("trees_descriptor_prefix").get<std::string>().empty() &&
       !p.at("trees_descriptors").get<bool>())
@@ -284,12 +291,14 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
         "gives the trees, and trees_descriptors is off (set it to true, or drop the prefix)",
         ctx.instance.id);
-  // With descriptors the head reads every one of them, and the trees read the head's inputs.
-  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() && head.descriptors)
+  // Task beats: with descriptors the head reads every one of them, and the trees read the head's
+  // inputs. (A record's trees read the chosen ones by their median instead of nine statistics.)
+  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() && head.descriptors &&
+      task == "beats")
     throw ConfigError(
         "stage '{}': trees_descriptor_prefix keeps some of the store's descriptors from the "
-        "trees, and descriptors: true gives the head, and so the trees, all of them (drop one "
-        "of the two)",
+        "trees, and descriptors: true gives the head, and so the trees of task beats, all of "
+        "them (drop one of the two)",
         ctx.instance.id);
   if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
     throw ConfigError(
@@ -324,11 +333,11 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
-  // The store's descriptors the trees read beside the head's inputs (none when the head reads
-  // them all), chosen and checked before any training.
+  // The store's descriptors the trees read beside the head's inputs (a beat's trees: none when
+  // the head reads them all; a record's: their medians), chosen and checked before any training.
   StoreDescriptorColumns store_columns;
   if (p.at("trees_descriptors").get<bool>()) expect_tree_descriptors(store);
-  if (p.at("trees_descriptors").get<bool>() && !head.descriptors) {
+  if (p.at("trees_descriptors").get<bool>() && (!head.descriptors || task == "record")) {
     store_columns = select_store_descriptors(
         tokens.at("results").value("descriptors", std::vector<std::string>()),
         p.at("trees_descriptor_prefix"),
@@ -417,16 +426,18 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["min_segment_beats"] = min_beats;
     if (const int max_rounds = p.at("trees"); max_rounds > 0) {
       std::vector<std::string> names;
-      const BoostedTrees trees = fit_record_trees(ctx, store, head, label_of, train, validation,
-                                                  int(classes.size()), options, names);
+      const BoostedTrees trees = fit_record_trees(ctx, store, head, store_columns, label_of, train,
+                                                  validation, int(classes.size()), options, names);
       trees_path = ctx.stage_dir + "/trees.json";
       trees.save(trees_path);
       const double fixed = p.at("trees_weight");
       const bool fit_weight = fixed == kWeightFromValidation;
-      const double weight = fit_weight ? validation_blend_weight(ctx, classifier, trees, store,
-                                                                 head, validation_segments)
-                                       : fixed;
+      const double weight = fit_weight
+                                ? validation_blend_weight(ctx, classifier, trees, store, head,
+                                                          store_columns, validation_segments)
+                                : fixed;
       task_results["trees"] = trees_results(trees, weight, fit_weight, max_rounds, names);
+      keep_store_columns(store_columns, task_results["trees"]);
     }
   }
 
@@ -483,20 +494,24 @@ StageOutput run_finetune(StageContext& ctx) {
     const auto& trees = task_results["trees"];
     const std::vector<std::string> store_names =
         trees.value("store_descriptor_names", std::vector<std::string>());
+    const std::string store_span =
+        store_names.empty()
+            ? ""
+            : std::to_string(store_names.size()) + " descriptors of the token store (" +
+                  store_names.front() +
+                  (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
+    const std::string record_inputs =
+        "each record's statistics of these inputs (mean, spread, quantiles, extremes)" +
+        (store_span.empty() ? "" : " and its median of " + store_span);
     const std::string beat_inputs =
-        store_names.empty() ? "each beat's inputs and its code's centroid"
-                            : "each beat's inputs, " + std::to_string(store_names.size()) +
-                                  " descriptors of the token store (" + store_names.front() +
-                                  (store_names.size() > 1 ? " ... " + store_names.back() : "") +
-                                  ") and its code's centroid";
-    char blend[600];
+        store_span.empty() ? "each beat's inputs and its code's centroid"
+                           : "each beat's inputs, " + store_span + " and its code's centroid";
+    char blend[800];
     std::snprintf(blend, sizeof(blend),
                   "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, the "
                   "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
                   "(from the %s)",
-                  task == "beats" ? beat_inputs.c_str()
-                                  : "each record's statistics of these inputs (mean, spread, "
-                                    "quantiles, extremes)",
+                  task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(),
                   trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
                   task == "beats" ? "beat's" : "record's", 1.0 - trees["weight"].get<double>(),
                   trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
@@ -590,8 +605,10 @@ StageKind finetune_stage() {
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false},
       {"trees_descriptors", "bool", "false",
-       "task beats: the trees also read the token store's per-beat descriptors as they are "
-       "(beat-vq's template_descriptors and shape_descriptors), whether or not the head does",
+       "the trees also read the token store's per-beat descriptors (beat-vq's "
+       "template_descriptors and shape_descriptors), whether or not the head does: task beats "
+       "as they are, task record by their median over the record's beats (with "
+       "shape_descriptors, the record's median beat) instead of nine statistics",
        false},
       {"trees_descriptor_prefix", "string", "\"\"",
        "with trees_descriptors: only the store's descriptors whose names (the tokenize "
@@ -599,7 +616,7 @@ StageKind finetune_stage() {
        "beat's waveform against its record's template, without the waveform itself); empty: all",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "10", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "11", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm

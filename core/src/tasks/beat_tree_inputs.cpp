@@ -1,7 +1,6 @@
 // A beat's row for boosted trees (see beat_tree_inputs.h).
 #include "tasks/beat_tree_inputs.h"
 
-#include <algorithm>
 #include <limits>
 
 #include "hlm/dsp/beat_morphology.h"
@@ -12,42 +11,11 @@
 
 namespace hlm {
 
-void expect_tree_descriptors(const TokenStore& store, size_t columns) {
-  if (store.descriptor_count() == 0)
-    throw DataError(
-        "{}: the trees are to read the token store's descriptors (trees_descriptors), and it has "
-        "none (HINT: tokenize with beat-vq's template_descriptors or shape_descriptors)",
-        store.path());
-  if (store.descriptor_count() < columns)
-    throw DataError(
-        "{}: the trees were fit on {} descriptors per beat and this store has {} (HINT: tokenize "
-        "it with the tokenizer settings of the store the model was fine-tuned on)",
-        store.path(), columns, store.descriptor_count());
-}
-
-StoreDescriptorColumns select_store_descriptors(const std::vector<std::string>& names,
-                                                const std::string& prefix, const std::string& key) {
-  StoreDescriptorColumns out;
-  for (size_t j = 0; j < names.size(); ++j)
-    if (names[j].rfind(prefix, 0) == 0) {
-      out.columns.push_back(j);
-      out.names.push_back(names[j]);
-    }
-  if (out.columns.empty())
-    throw ConfigError(
-        "{}='{}' selects none of the token store's {} descriptors (HINT: their names begin "
-        "with, for example, '{}')",
-        key, prefix, names.size(), names.empty() ? std::string("(none)") : names.front());
-  return out;
-}
-
 BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& options,
                                const std::string& codebook,
                                const StoreDescriptorColumns& store_columns)
     : store_(store) {
-  if (!store_columns.columns.empty())
-    expect_tree_descriptors(
-        store, *std::max_element(store_columns.columns.begin(), store_columns.columns.end()) + 1);
+  expect_tree_descriptors(store, store_columns);
   const BeatFeatures features(options, codebook);
   inputs_width_ = size_t(features.count());
   if (!codebook.empty()) codebook_ = dsp::load_codebook(codebook);
@@ -69,10 +37,7 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
                         inputs_width_);
   if (!options.descriptors) {
     store_columns_ = store_columns.columns;
-    for (size_t j = 0; j < store_columns_.size(); ++j)
-      names_.push_back(j < store_columns.names.size()
-                           ? store_columns.names[j]
-                           : "store descriptor " + std::to_string(store_columns_[j]));
+    for (size_t j = 0; j < store_columns_.size(); ++j) names_.push_back(store_columns.name(j));
   }
   for (int j = 0; j < codebook_.dim; ++j) names_.push_back("code centroid " + std::to_string(j));
   inputs_ = features.of(store);

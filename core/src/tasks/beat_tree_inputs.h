@@ -15,21 +15,9 @@
 #include "hlm/token_store.h"
 #include "tasks/boosted_trees.h"
 #include "tasks/head_options.h"
+#include "tasks/tree_descriptor_columns.h"
 
 namespace hlm {
-
-// Which of the token store's descriptors the trees read as they are, beside the head's inputs:
-// their columns in the store, and their names (the tokenize manifest's `descriptors`; empty:
-// "store descriptor J").
-struct StoreDescriptorColumns {
-  std::vector<size_t> columns;
-  std::vector<std::string> names;
-};
-
-// The descriptors of `names` (a store's, in order) that begin with `prefix`, every one with an
-// empty prefix. ConfigError naming `key` when none does: a prefix that selects nothing is a typo.
-StoreDescriptorColumns select_store_descriptors(const std::vector<std::string>& names,
-                                                const std::string& prefix, const std::string& key);
 
 // The store's inputs for the trees, computed once: rows() then only gathers them.
 class BeatTreeInputs {
@@ -53,9 +41,5 @@ class BeatTreeInputs {
   std::vector<size_t> store_columns_;  // the store's descriptors read as they are
   dsp::Codebook codebook_;             // empty without a codebook
 };
-
-// DataError naming the store when it has no descriptors for the trees to read, or fewer than
-// `columns` per beat.
-void expect_tree_descriptors(const TokenStore& store, size_t columns = 1);
 
 }  // namespace hlm

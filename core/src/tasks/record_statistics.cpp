@@ -62,7 +62,9 @@ std::vector<float> successive_changes(const float* rr, size_t beats) {
 }  // namespace
 
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
-                                   const HeadOptions& options) {
+                                   const HeadOptions& options,
+                                   const StoreDescriptorColumns& medians) {
+  expect_tree_descriptors(store, medians);
   std::vector<BeatInput> inputs;
   if (options.rr_features)
     inputs.push_back({store_rr_features(store, true),
@@ -85,25 +87,32 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
   if (options.descriptors) {
     BeatInput descriptors{
         store_descriptors(store, options), size_t(descriptor_inputs(options)), false, {}};
-    for (size_t j = 0; j < descriptors.width; ++j)
-      descriptors.names.push_back("descriptor " + std::to_string(j));
+    for (size_t j = 0; j < descriptors.width; ++j) {
+      const bool median_only =
+          std::find(medians.columns.begin(), medians.columns.end(), j) != medians.columns.end();
+      descriptors.names.push_back(median_only ? "" : "descriptor " + std::to_string(j));
+    }
     inputs.push_back(std::move(descriptors));
   }
-  if (inputs.empty())
+  if (inputs.empty() && medians.columns.empty())
     throw ConfigError(
         "record statistics need per-beat inputs to summarise: set rr_features, "
         "record_rhythm_features or descriptors");
 
+  // A column without a name is left out (a descriptor summarised by its median alone).
   RecordStatistics out;
   for (const auto& input : inputs)
     for (const auto& name : input.names)
-      for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
+      if (!name.empty())
+        for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
   if (options.rr_features) {
     for (double q : kChangeQuantiles)
       out.names.push_back("|log(RR / RR before)| p" + std::to_string(int(q * 100)));
     out.names.push_back("|log(RR / RR before)| mean");
     out.names.push_back("log(beats)");
   }
+  for (size_t j = 0; j < medians.columns.size(); ++j)
+    out.names.push_back(medians.name(j) + " record median");
 
   std::vector<float> row;
   for (size_t r : records) {
@@ -111,6 +120,7 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     row.clear();
     for (const auto& input : inputs)
       for (size_t j = 0; j < input.width; ++j) {
+        if (input.names[j].empty()) continue;
         std::vector<float> column;
         for (size_t b = input.skip_first ? 1 : 0; b < rec.length; ++b)
           column.push_back(input.values[(rec.offset + b) * input.width + j]);
@@ -125,6 +135,16 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
         row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
       row.push_back(changes.empty() ? 0.0f : float(sum / double(changes.size())));
       row.push_back(std::log(float(std::max<uint64_t>(1, rec.length))));
+    }
+    for (size_t column : medians.columns) {
+      std::vector<float> values;
+      for (size_t b = 0; b < rec.length; ++b)
+        if (const float v =
+                store.descriptors()[(rec.offset + b) * store.descriptor_count() + column];
+            std::isfinite(v))
+          values.push_back(v);
+      std::sort(values.begin(), values.end());
+      row.push_back(values.empty() ? 0.0f : quantile(values, 0.5));
     }
     out.values.insert(out.values.end(), row.begin(), row.end());
   }

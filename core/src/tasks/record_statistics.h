@@ -11,6 +11,7 @@
 #include "hlm/token_store.h"
 #include "tasks/boosted_trees.h"
 #include "tasks/head_options.h"
+#include "tasks/tree_descriptor_columns.h"
 
 namespace hlm {
 
@@ -20,12 +21,18 @@ namespace hlm {
 // minimum, 10th, 25th, 50th, 75th and 90th percentile and maximum over the record's beats; the
 // first beat is left out of the RR-based ones (its interval before is unknown). With RR
 // features come the quantiles of the change between successive intervals (the irregularity of
-// atrial fibrillation) and the log of the record's beat count.
+// atrial fibrillation) and the log of the record's beat count. Last come the store descriptors
+// of `medians` (finetune's trees_descriptors), each by its median over the record's beats
+// alone, as stored: with beat-vq's shape_descriptors, the record's median beat, point by point.
+// A waveform point's spread and extremes over the beats are mostly noise a tree would split
+// on, so those descriptors are left out of the nine summaries even when the head reads them.
 using RecordStatistics = TreeRows;  // one row per record
 
-// Rows in the order of `records` (store record indices). ConfigError when the options select
-// no input to summarise.
+// Rows in the order of `records` (store record indices). ConfigError when neither the options
+// nor `medians` select an input to summarise; DataError naming the store when it lacks a
+// column of `medians`.
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
-                                   const HeadOptions& options);
+                                   const HeadOptions& options,
+                                   const StoreDescriptorColumns& medians = {});
 
 }  // namespace hlm

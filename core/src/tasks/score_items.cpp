@@ -126,7 +126,9 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
     std::vector<size_t> records;
     for (const auto& item : out) records.push_back(item.record);
     blend_trees(results, trees,
-                record_statistics(store, records, HeadOptions::from_json(results.at("head"))), out);
+                record_statistics(store, records, HeadOptions::from_json(results.at("head")),
+                                  fitted_store_columns(results.at("trees"), store)),
+                out);
   }
   return out;
 }
