@@ -454,6 +454,11 @@ TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThe
   expect_refused(weight_alone, "which trees: 0 turns off");
   const auto out_of_range = run_hlm(base + " finetune.trees_weight=1.5");
   expect_refused(out_of_range, "trees_weight=1.5 must be from 0 to 1");
+  // The store's descriptors go to the trees of beats or records (and there are none here).
+  const auto descriptors = run_hlm(base + " finetune.trees_descriptors=true");
+  expect_refused(descriptors,
+                 "trees_descriptors gives the store's descriptors to the trees of task beats or "
+                 "record; here trees=0 and task is af");
 }
 
 // Beside a beat head, trees read each beat's RR features and its code's centroid; at share 1

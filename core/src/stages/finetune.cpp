@@ -502,7 +502,7 @@ StageOutput run_finetune(StageContext& ctx) {
                   (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
     const std::string record_inputs =
         "each record's statistics of these inputs (mean, spread, quantiles, extremes)" +
-        (store_span.empty() ? "" : " and its median of " + store_span);
+        (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");
     const std::string beat_inputs =
         store_span.empty() ? "each beat's inputs and its code's centroid"
                            : "each beat's inputs, " + store_span + " and its code's centroid";
@@ -596,7 +596,8 @@ StageKind finetune_stage() {
       {"trees", "int", "0",
        "boosted trees (XGBoost) beside the head, this many rounds cut back to the one with the "
        "lowest log loss on the validation records (when there are some); task record: over each "
-       "record's statistics of the head's per-beat inputs; task beats: over each beat's inputs "
+       "record's statistics of the head's per-beat inputs (and, with trees_descriptors, its "
+       "median of the store's descriptors); task beats: over each beat's inputs "
        "and its code's centroid; 0 = off",
        false},
       {"trees_weight", "float", "-1",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"
@@ -144,7 +145,9 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
             std::isfinite(v))
           values.push_back(v);
       std::sort(values.begin(), values.end());
-      row.push_back(values.empty() ? 0.0f : quantile(values, 0.5));
+      // No value: missing, which the trees route on their own (0 is a typical value here).
+      row.push_back(values.empty() ? std::numeric_limits<float>::quiet_NaN()
+                                   : quantile(values, 0.5));
     }
     out.values.insert(out.values.end(), row.begin(), row.end());
   }
