@@ -273,6 +273,7 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         ctx.instance.id);
   const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
   const bool store_inputs = p.at("trees_descriptors").get<bool>();
+  const bool prefix = !p.at("trees_descriptor_prefix").get<std::string>().empty();
   if (rounds > 0 && task == "record" && !inputs && !store_inputs)
     throw ConfigError(
         "stage '{}': trees summarise the head's per-beat inputs over each record, and none "
@@ -285,16 +286,14 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
         "trees_descriptors)",
         ctx.instance.id, rounds, task);
-  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() &&
-      !p.at("trees_descriptors").get<bool>())
+  if (prefix && !store_inputs)
     throw ConfigError(
         "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
         "gives the trees, and trees_descriptors is off (set it to true, or drop the prefix)",
         ctx.instance.id);
   // Task beats: with descriptors the head reads every one of them, and the trees read the head's
   // inputs. (A record's trees read the chosen ones by their median instead of nine statistics.)
-  if (!p.at("trees_descriptor_prefix").get<std::string>().empty() && head.descriptors &&
-      task == "beats")
+  if (prefix && head.descriptors && task == "beats")
     throw ConfigError(
         "stage '{}': trees_descriptor_prefix keeps some of the store's descriptors from the "
         "trees, and descriptors: true gives the head, and so the trees of task beats, all of "
@@ -336,8 +335,9 @@ StageOutput run_finetune(StageContext& ctx) {
   // The store's descriptors the trees read beside the head's inputs (a beat's trees: none when
   // the head reads them all; a record's: their medians), chosen and checked before any training.
   StoreDescriptorColumns store_columns;
-  if (p.at("trees_descriptors").get<bool>()) expect_tree_descriptors(store);
-  if (p.at("trees_descriptors").get<bool>() && (!head.descriptors || task == "record")) {
+  const bool trees_descriptors = p.at("trees_descriptors");
+  if (trees_descriptors) expect_tree_descriptors(store);
+  if (trees_descriptors && (!head.descriptors || task == "record")) {
     store_columns = select_store_descriptors(
         tokens.at("results").value("descriptors", std::vector<std::string>()),
         p.at("trees_descriptor_prefix"),

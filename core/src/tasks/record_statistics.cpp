@@ -86,26 +86,29 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     inputs.push_back(std::move(rhythm));
   }
   if (options.descriptors) {
-    BeatInput descriptors{
-        store_descriptors(store, options), size_t(descriptor_inputs(options)), false, {}};
-    for (size_t j = 0; j < descriptors.width; ++j) {
-      const bool median_only =
-          std::find(medians.columns.begin(), medians.columns.end(), j) != medians.columns.end();
-      descriptors.names.push_back(median_only ? "" : "descriptor " + std::to_string(j));
-    }
-    inputs.push_back(std::move(descriptors));
+    // The head's descriptors but those of `medians`, which their median stands for.
+    const size_t k = size_t(descriptor_inputs(options));
+    std::vector<size_t> summarised;
+    for (size_t j = 0; j < k; ++j)
+      if (std::find(medians.columns.begin(), medians.columns.end(), j) == medians.columns.end())
+        summarised.push_back(j);
+    const std::vector<float> all = store_descriptors(store, options);
+    BeatInput descriptors{{}, summarised.size(), false, {}};
+    descriptors.values.reserve(store.token_count() * summarised.size());
+    for (size_t b = 0; b < store.token_count(); ++b)
+      for (size_t j : summarised) descriptors.values.push_back(all[b * k + j]);
+    for (size_t j : summarised) descriptors.names.push_back("descriptor " + std::to_string(j));
+    if (!summarised.empty()) inputs.push_back(std::move(descriptors));
   }
   if (inputs.empty() && medians.columns.empty())
     throw ConfigError(
         "record statistics need per-beat inputs to summarise: set rr_features, "
         "record_rhythm_features or descriptors");
 
-  // A column without a name is left out (a descriptor summarised by its median alone).
   RecordStatistics out;
   for (const auto& input : inputs)
     for (const auto& name : input.names)
-      if (!name.empty())
-        for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
+      for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
   if (options.rr_features) {
     for (double q : kChangeQuantiles)
       out.names.push_back("|log(RR / RR before)| p" + std::to_string(int(q * 100)));
@@ -121,7 +124,6 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     row.clear();
     for (const auto& input : inputs)
       for (size_t j = 0; j < input.width; ++j) {
-        if (input.names[j].empty()) continue;
         std::vector<float> column;
         for (size_t b = input.skip_first ? 1 : 0; b < rec.length; ++b)
           column.push_back(input.values[(rec.offset + b) * input.width + j]);
