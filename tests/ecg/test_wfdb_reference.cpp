@@ -112,6 +112,32 @@ TEST(WfdbReader, Counts208BeatsByAamiClassLikeSumann) {
                                                      {"+", 53}}));
 }
 
+// The inter-patient protocol's training set, counted by AAMI class, gives de Chazal 2004's
+// table exactly; record 207's 472 ventricular flutter waves ('!') are beats to WFDB but belong
+// to no AAMI class, so they are scored in none.
+TEST(WfdbReader, CountsDs1BeatsByAamiClassLikeDeChazal) {
+  HLM_REQUIRE_DATA("mitdb");
+  std::map<std::string, int> by_class;
+  int beats_of_no_class = 0;
+  for (const char* name :
+       {"101", "106", "108", "109", "112", "114", "115", "116", "118", "119", "122",
+        "124", "201", "203", "205", "207", "208", "209", "215", "220", "223", "230"}) {
+    const hlm::Record r =
+        hlm::wfdb::read_record(data_path("mitdb"), name, {"atr", /*read_signals=*/false, true});
+    for (const hlm::Annotation& a : r.annotations) {
+      if (!hlm::is_beat_code(a.code)) continue;
+      const hlm::BeatClass c = hlm::aami_class(a.code);
+      if (c == hlm::BeatClass::kNone)
+        ++beats_of_no_class;
+      else
+        by_class[hlm::beat_class_name(c)]++;
+    }
+  }
+  EXPECT_EQ(by_class, (std::map<std::string, int>{
+                          {"N", 45866}, {"S", 944}, {"V", 3788}, {"F", 415}, {"Q", 8}}));
+  EXPECT_EQ(beats_of_no_class, 472);
+}
+
 TEST(WfdbReader, DescribesRecord208LikeWfdbdesc) {
   HLM_REQUIRE_DATA("mitdb");
   HLM_REQUIRE_DATA("reference");

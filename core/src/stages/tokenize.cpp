@@ -212,7 +212,7 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
 
 StageKind tokenize_stage() {
   return {"tokenize",
-          "4",
+          "5",
           {{"datasets", "list:plugin:dataset", "", "datasets to read (each a plugin block)", true},
            {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
            {"threads", "int", "2", "records tokenized in parallel", false},

@@ -83,7 +83,11 @@ class Rhythm final : public hlm::Tokenizer {
             "rhythm: record '{}' ({}) has no beat annotations (HINT: source: detected or auto)",
             record.name, record.source);
       if (!std::is_sorted(b.positions.begin(), b.positions.end())) sort_by_position(b);
-      for (uint8_t label : b.labels) classes.push_back(hlm::BeatClass(label));
+      // A beat code of no AAMI class (a flutter wave '!', B, n, r, ?) keeps no label, and its
+      // token takes Q's row, as before those codes left the Q class: the vocabulary is unchanged.
+      for (uint8_t label : b.labels)
+        classes.push_back(label < hlm::kBeatClassCount ? hlm::BeatClass(label)
+                                                       : hlm::BeatClass::kQ);
     } else {
       b.positions = detect(record);
       b.labels = hlm::dsp::label_beats(b.positions, record.annotations,
