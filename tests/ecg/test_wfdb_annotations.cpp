@@ -2,6 +2,10 @@
 // AUX) applied as WFDB's getann does, plus rdann's mnemonics and elapsed-time strings.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <string>
+
 #include "hlm/wfdb.h"
 #include "support/wfdb_test_util.h"
 
@@ -80,6 +84,30 @@ TEST(WfdbReader, NamesAnnotationCodesAsRdannPrintsThem) {
   EXPECT_STREQ(hlm::wfdb::annotation_mnemonic(28), "+");
   EXPECT_STREQ(hlm::wfdb::annotation_mnemonic(41), "r");
   EXPECT_STREQ(hlm::wfdb::annotation_mnemonic(55), "[55]");
+}
+
+// Every annotation code, read by its rdann mnemonic, to its AAMI class (EC57, de Chazal 2004):
+// N = N L R e j, S = A a J S, V = V E, F = F, Q = / f Q. The other beat codes (B ? ! n r) and
+// every non-beat code have no class. Keyed by mnemonic so a code number mistaken for another
+// (f is 38; 35 is n) fails here.
+TEST(WfdbReader, GivesEachBeatMnemonicItsAamiClass) {
+  const std::map<std::string, hlm::BeatClass> classes = {
+      {"N", hlm::BeatClass::kN}, {"L", hlm::BeatClass::kN}, {"R", hlm::BeatClass::kN},
+      {"e", hlm::BeatClass::kN}, {"j", hlm::BeatClass::kN}, {"A", hlm::BeatClass::kS},
+      {"a", hlm::BeatClass::kS}, {"J", hlm::BeatClass::kS}, {"S", hlm::BeatClass::kS},
+      {"V", hlm::BeatClass::kV}, {"E", hlm::BeatClass::kV}, {"F", hlm::BeatClass::kF},
+      {"/", hlm::BeatClass::kQ}, {"f", hlm::BeatClass::kQ}, {"Q", hlm::BeatClass::kQ}};
+  std::set<std::string> classless_beats;
+  for (int code = 0; code <= 49; ++code) {
+    const std::string mnemonic = hlm::wfdb::annotation_mnemonic(uint8_t(code));
+    const auto it = classes.find(mnemonic);
+    const hlm::BeatClass expected = it == classes.end() ? hlm::BeatClass::kNone : it->second;
+    EXPECT_EQ(hlm::aami_class(uint8_t(code)), expected)
+        << "code " << code << " '" << mnemonic << "'";
+    if (hlm::is_beat_code(uint8_t(code)) && expected == hlm::BeatClass::kNone)
+      classless_beats.insert(mnemonic);
+  }
+  EXPECT_EQ(classless_beats, (std::set<std::string>{"B", "?", "!", "n", "r"}));
 }
 
 TEST(WfdbReader, FormatsElapsedTimeLikeRdann) {

@@ -153,7 +153,7 @@ inline BeatClass aami_class(uint8_t code) {
     case 6:
       return BeatClass::kF;  // F
     case 12:
-    case 35:
+    case 38:
     case 13:
       return BeatClass::kQ;  // / f Q
     default:

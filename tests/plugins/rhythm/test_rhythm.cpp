@@ -75,6 +75,19 @@ TEST_F(Rhythm, GivesKnownBeatsTheirClassAndRrBin) {
   EXPECT_FLOAT_EQ(b.rr_seconds[10], 0.75f);
 }
 
+// A ventricular flutter wave ('!', code 31) is a beat to WFDB but in no AAMI class: its token
+// takes Q's row, so the vocabulary is the same, and it keeps no label for fine-tuning.
+TEST_F(Rhythm, AFlutterWaveTakesQsTokenRowAndNoLabel) {
+  hlm::Record r = annotated_record();
+  r.annotations.push_back(annotation(4420, 31));  // '!' one median interval after the last N
+  auto t = tokenizer();
+  hlm::Beats b = t->extract(r);
+  ASSERT_EQ(b.size(), 13u);
+  EXPECT_EQ(b.tokens[12], 4u + 4 * 16 + 8);  // Q's row, ratio 1.0: bin 8
+  EXPECT_EQ(b.labels[12], uint8_t(hlm::BeatClass::kNone));
+  EXPECT_LT(b.tokens[12], t->vocab_size());
+}
+
 TEST_F(Rhythm, IdentityChangesWithTheParametersThatChangeTokens) {
   EXPECT_EQ(tokenizer()->identity(), tokenizer({{"bins", 16}})->identity());
   EXPECT_NE(tokenizer()->identity(), tokenizer({{"median_window", 4}})->identity());
