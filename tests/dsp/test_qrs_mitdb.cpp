@@ -10,11 +10,10 @@
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/qrs.h"
 #include "hlm/wfdb.h"
+#include "support/wfdb_test_util.h"
 
 namespace {
-const char* const kDs1[] = {"101", "106", "108", "109", "112", "114", "115", "116",
-                            "118", "119", "122", "124", "201", "203", "205", "207",
-                            "208", "209", "215", "220", "223", "230"};
+using hlm::test::kDs1Records;
 
 struct Totals {
   hlm::dsp::MatchCounts two_leads, lead0;
@@ -34,7 +33,7 @@ const Totals& ds1_totals() {
   static const Totals totals = [] {
     Totals t;
     const std::string dir = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
-    for (const char* name : kDs1) {
+    for (const char* name : kDs1Records) {
       const hlm::Record r = hlm::wfdb::read_record(dir, name);
       const std::vector<float> x0 = r.physical(0), x1 = r.physical(1);
       const auto ref = hlm::dsp::reference_beats(r.annotations);

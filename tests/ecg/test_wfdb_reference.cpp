@@ -119,9 +119,7 @@ TEST(WfdbReader, CountsDs1BeatsByAamiClassLikeDeChazal) {
   HLM_REQUIRE_DATA("mitdb");
   std::map<std::string, int> by_class;
   int beats_of_no_class = 0;
-  for (const char* name :
-       {"101", "106", "108", "109", "112", "114", "115", "116", "118", "119", "122",
-        "124", "201", "203", "205", "207", "208", "209", "215", "220", "223", "230"}) {
+  for (const char* name : hlm::test::kDs1Records) {
     const hlm::Record r =
         hlm::wfdb::read_record(data_path("mitdb"), name, {"atr", /*read_signals=*/false, true});
     for (const hlm::Annotation& a : r.annotations) {

@@ -14,6 +14,11 @@
 
 namespace hlm::test {
 
+// de Chazal 2004's DS1: the MIT-BIH inter-patient protocol's training records.
+inline constexpr const char* kDs1Records[] = {
+    "101", "106", "108", "109", "112", "114", "115", "116", "118", "119", "122",
+    "124", "201", "203", "205", "207", "208", "209", "215", "220", "223", "230"};
+
 inline std::string data_path(const std::string& relative) {
   return std::string(HLM_TEST_DATA_DIR) + "/" + relative;
 }
