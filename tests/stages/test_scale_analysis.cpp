@@ -3,6 +3,7 @@
 // weak scaling; the hardware prediction's keys; a bad axis.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -57,9 +58,25 @@ TEST_F(ScaleAnalysis, AGridIsMeasuredRepeatedExplainedAndDrawn) {
   const double t1 = rows[0]["seconds"]["median"], t2 = rows[1]["seconds"]["median"];
   EXPECT_NEAR(rows[1]["speedup"].get<double>(), t1 / t2, 1e-9);
   EXPECT_NEAR(rows[1]["overhead_seconds"].get<double>(), t2 - t1 / 2, 1e-9);
+  // The ceiling, recomputed from the ranks' own results: repeat by repeat the slowest
+  // independent rank against the 1-rank run, then the median (of two repeats, their mean).
+  // Its size depends on what else the host runs (0.28 under CI's parallel tests, 0.86 alone),
+  // so the test checks how it is derived, not how large it is.
+  const fs::path points = r.stage_dir / "points";
+  double ceiling_sum = 0;
+  for (const char* rep : {"rep0", "rep1"}) {
+    const auto tokens_per_s = [](const fs::path& file) {
+      return nlohmann::json::parse(hlm::test::read_text(file))["tokens_per_s"].get<double>();
+    };
+    const double alone = tokens_per_s(points / "w1-threads1" / rep / "result_rank0.json");
+    const fs::path independent = points / "w2-threads1" / rep / "independent";
+    ceiling_sum += std::min(tokens_per_s(independent / "result_rank0.json"),
+                            tokens_per_s(independent / "result_rank1.json")) /
+                   alone;
+  }
   const double ceiling = rows[1]["ceiling"];
-  EXPECT_GT(ceiling, 0.3);
-  EXPECT_LT(ceiling, 1.5);
+  EXPECT_GT(ceiling, 0);
+  EXPECT_NEAR(ceiling, ceiling_sum / 2, 1e-9);
   EXPECT_GT(rows[1]["fabric"]["bandwidth_bytes_per_s"].get<double>(), 0);
   // bind_cores (default): the 2 ranks, coupled and independent, each on a CPU of its own.
   for (const char* job : {"rep0", "rep0/independent"}) {
