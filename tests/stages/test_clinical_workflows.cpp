@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "support/hlm_cli.h"
 
@@ -198,22 +199,43 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
 }
 
 // trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head
-// alone. Tree keys that cannot act are refused before any training.
+// alone. trees_class_weights changes the trees themselves (their trees.json) and is recorded;
+// by default they take the head's class_weights (sqrt). Tree keys that cannot act are refused
+// before any training.
 TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreRefused) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
     GTEST_SKIP() << kData << "/challenge2017 is absent";
-  for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
-    nlohmann::json tuned;
-    const auto results =
-        run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_trees", nullptr,
-               "finetune.trees_weight=" + std::to_string(weight) + " 'vars.fold=[0]'", "evaluate",
-               "finetune[fold=0,seed=0]", &tuned);
-    EXPECT_EQ(tuned["results"]["trees"]["weight"], double(weight));
-    EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "trees_weight");
-    const auto& d = results["datasets"]["holdout"];
-    EXPECT_EQ(d["cinc2017_score"], d["parts"][part]["cinc2017_score"]) << d.dump().substr(0, 400);
-  }
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  struct Case {
+    std::string overrides;
+    double weight;
+    const char* part;
+    const char* class_weights;
+  };
+  hlm::test::ScratchDir tuned_runs("hlm_challenge2017_trees");  // later runs reuse pretraining
+  std::map<std::string, std::string> trees_by_class_weights;
+  for (const Case& c :
+       {Case{"finetune.trees_weight=1", 1, "trees", "sqrt"},
+        Case{"finetune.trees_weight=1 finetune.trees_class_weights=inverse", 1, "trees", "inverse"},
+        Case{"finetune.trees_weight=0", 0, "head", "sqrt"}}) {
+    const auto r =
+        hlm::test::run_hlm("run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' " +
+                           c.overrides + " --runs-dir " + tuned_runs.path.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path run_dir = hlm::test::run_dir_of(r.output);
+    const std::string stage = "finetune[fold=0,seed=0]";
+    const auto trees = hlm::test::stage_manifest(run_dir, stage)["results"]["trees"];
+    EXPECT_EQ(trees["weight"], c.weight) << c.overrides;
+    EXPECT_EQ(trees["weight_from"], "trees_weight");
+    EXPECT_EQ(trees["class_weights"], c.class_weights) << c.overrides;
+    trees_by_class_weights[c.class_weights] = hlm::test::read_text(run_dir / stage / "trees.json");
+    const auto results =
+        nlohmann::json::parse(hlm::test::read_text(run_dir / "evaluate" / "results.json"));
+    const auto& d = results["datasets"]["holdout"];
+    EXPECT_EQ(d["cinc2017_score"], d["parts"][c.part]["cinc2017_score"]) << d.dump().substr(0, 400);
+  }
+  EXPECT_FALSE(trees_by_class_weights["sqrt"].empty());
+  EXPECT_NE(trees_by_class_weights["sqrt"], trees_by_class_weights["inverse"]);
   hlm::test::ScratchDir runs("hlm_challenge2017_trees_refused");
   const std::string base =
       "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "

@@ -57,6 +57,8 @@ const std::map<std::string, std::string> kOtherKeys = {
      "boosted trees beside the head (ClinicalWorkflows.Challenge2017ReportsThe...)"},
     {"finetune.trees_weight",
      "the trees' share (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
+    {"finetune.trees_class_weights",
+     "the trees' class weights (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"finetune.trees_descriptors",
      "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores..., "
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},

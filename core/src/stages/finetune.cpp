@@ -90,14 +90,22 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
 // The trees' share that says "fit it on the validation records".
 constexpr double kWeightFromValidation = -1.0;
 
-// Boosts the trees on `train` (rows weighted by class as the head's loss is), cut back on
+// How the trees weight each class: trees_class_weights, or, at "head", the head's own
+// class_weights. Their own key because the two learners want different weights: in the
+// Challenge, 1/f helps the trees and hurts the head (docs/clinical.md).
+std::string trees_class_weights(const StageContext& ctx, const HeadOptions& head) {
+  const std::string own = ctx.params().at("trees_class_weights");
+  return own == "head" ? head.class_weights : own;
+}
+
+// Boosts the trees on `train` (rows weighted by class, trees_class_weights), cut back on
 // `validation`; `what` names the rows in the progress line.
 BoostedTrees boost_trees(const StageContext& ctx, TreeData& train, const TreeData& validation,
                          int classes, const HeadOptions& head, const TrainOptions& train_options,
                          const std::string& what) {
   std::vector<double> counts(size_t(classes), 0.0);
   for (int label : train.labels) counts[size_t(label)] += 1.0;
-  const std::vector<float> class_weight = loss_weights(counts, head.class_weights);
+  const std::vector<float> class_weight = loss_weights(counts, trees_class_weights(ctx, head));
   for (int label : train.labels) train.weights.push_back(class_weight[size_t(label)]);
   TreeOptions options;
   options.rounds = ctx.params().at("trees");
@@ -108,13 +116,15 @@ BoostedTrees boost_trees(const StageContext& ctx, TreeData& train, const TreeDat
 }
 
 // What the results keep of the trees: the share and where it came from, the rounds, the
-// columns' names.
-nlohmann::json trees_results(const BoostedTrees& trees, double weight, bool fitted, int max_rounds,
+// class weights, the columns' names.
+nlohmann::json trees_results(const StageContext& ctx, const HeadOptions& head,
+                             const BoostedTrees& trees, double weight, bool fitted,
                              const std::vector<std::string>& names) {
   return {{"weight", weight},
           {"weight_from", fitted ? "validation records' log loss" : "trees_weight"},
-          {"max_rounds", max_rounds},
+          {"max_rounds", ctx.params().at("trees").get<int>()},
           {"rounds", trees.rounds()},
+          {"class_weights", trees_class_weights(ctx, head)},
           {"statistics", names}};
 }
 
@@ -176,8 +186,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
     weight = fit_blend_weight(head_probs, trees.predict(rows.values, rows.columns()), labels,
                               kBeatClassCount);
   }
-  nlohmann::json out =
-      trees_results(trees, weight, fit_weight, ctx.params().at("trees").get<int>(), names);
+  nlohmann::json out = trees_results(ctx, head, trees, weight, fit_weight, names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
   keep_store_columns(store_columns, out);
   return out;
@@ -424,7 +433,7 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["classes"] = classes;
     task_results["segment_beats"] = length;
     task_results["min_segment_beats"] = min_beats;
-    if (const int max_rounds = p.at("trees"); max_rounds > 0) {
+    if (p.at("trees").get<int>() > 0) {
       std::vector<std::string> names;
       const BoostedTrees trees = fit_record_trees(ctx, store, head, store_columns, label_of, train,
                                                   validation, int(classes.size()), options, names);
@@ -436,7 +445,7 @@ StageOutput run_finetune(StageContext& ctx) {
                                 ? validation_blend_weight(ctx, classifier, trees, store, head,
                                                           store_columns, validation_segments)
                                 : fixed;
-      task_results["trees"] = trees_results(trees, weight, fit_weight, max_rounds, names);
+      task_results["trees"] = trees_results(ctx, head, trees, weight, fit_weight, names);
       keep_store_columns(store_columns, task_results["trees"]);
     }
   }
@@ -508,11 +517,13 @@ StageOutput run_finetune(StageContext& ctx) {
                            : "each beat's inputs, " + store_span + " and its code's centroid";
     char blend[800];
     std::snprintf(blend, sizeof(blend),
-                  "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, the "
+                  "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
+                  "class weights %s, the "
                   "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
                   "(from the %s)",
                   task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(),
                   trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
+                  trees["class_weights"].get<std::string>().c_str(),
                   task == "beats" ? "beat's" : "record's", 1.0 - trees["weight"].get<double>(),
                   trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
     md += blend;
@@ -605,6 +616,10 @@ StageKind finetune_stage() {
        "to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false},
+      {"trees_class_weights", "choice:head|sqrt|inverse|none", "\"head\"",
+       "the trees' weight per class from its frequency f: 1/sqrt(f), 1/f or none; head: the "
+       "head's class_weights",
+       false},
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
        "template_descriptors and shape_descriptors), whether or not the head does: task beats "
@@ -617,7 +632,7 @@ StageKind finetune_stage() {
        "beat's waveform against its record's template, without the waveform itself); empty: all",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "11", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "12", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm
