@@ -246,6 +246,11 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_NE(no_validation.output.find("validation_records is 0"), std::string::npos)
       << no_validation.output;
   EXPECT_EQ(no_validation.output.find("boosting trees"), std::string::npos);
+  const auto no_trees =
+      hlm::test::run_hlm(base + "finetune.trees=0 finetune.trees_class_weights=inverse");
+  EXPECT_NE(no_trees.exit_code, 0);
+  EXPECT_NE(no_trees.output.find("trees_class_weights weighs the classes"), std::string::npos)
+      << no_trees.output;
   const auto no_inputs =
       hlm::test::run_hlm(base +
                          "finetune.rr_features=false finetune.record_rhythm_features=false "

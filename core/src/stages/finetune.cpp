@@ -91,8 +91,8 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
 constexpr double kWeightFromValidation = -1.0;
 
 // How the trees weight each class: trees_class_weights, or, at "head", the head's own
-// class_weights. Their own key because the two learners want different weights: in the
-// Challenge, 1/f helps the trees and hurts the head (docs/clinical.md).
+// class_weights. Their own key because the two learners need not want the same weights: in
+// the Challenge the head lost with 1/f, and the trees gained with it (docs/clinical.md).
 std::string trees_class_weights(const StageContext& ctx, const HeadOptions& head) {
   const std::string own = ctx.params().at("trees_class_weights");
   return own == "head" ? head.class_weights : own;
@@ -193,8 +193,8 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
 }
 
 // Task record: boosted trees over the training records' statistics (with the medians of
-// `store_columns`), cut back on the validation records' log loss, weighted by class as the
-// head's loss is. `names` gets the statistics' names.
+// `store_columns`), cut back on the validation records' log loss, weighted by class
+// (trees_class_weights). `names` gets the statistics' names.
 BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
                               const HeadOptions& head, const StoreDescriptorColumns& store_columns,
                               const SegmentLabeler& label_of, const std::vector<std::string>& train,
@@ -275,6 +275,12 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_weight weighs the boosted trees, which trees: 0 turns "
         "off; set trees to a number of rounds or drop trees_weight",
         ctx.instance.id);
+  if (p.at("trees_class_weights").get<std::string>() != "head" && (rounds == 0 || task == "af"))
+    throw ConfigError(
+        "stage '{}': trees_class_weights weighs the classes for the boosted trees of task beats "
+        "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
+        "trees_class_weights)",
+        ctx.instance.id, rounds, task);
   if (rounds > 0 && weight == kWeightFromValidation && p.at("validation_records").get<int>() == 0)
     throw ConfigError(
         "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
