@@ -1,5 +1,6 @@
 // RR features: a regular rhythm reads as typical (log ratios 0), a premature beat as early
-// with a long interval after it, at any heart rate; pauses and zero intervals stay bounded.
+// with a long interval after it, at any heart rate; pauses and zero intervals stay bounded;
+// the rhythm around a beat tells atrial fibrillation from one premature beat.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -115,4 +116,47 @@ TEST(RecordRhythmFeatures, ZeroIntervalsAndLongPausesStayBounded) {
   EXPECT_FLOAT_EQ(w[15 * hlm::kRecordRhythmFeatureCount + 2], 2.0f);
   EXPECT_TRUE(record_rhythm({}).empty());
   EXPECT_EQ(record_rhythm({0.0f}), std::vector<float>(hlm::kRecordRhythmFeatureCount, 0.0f));
+}
+
+namespace {
+
+std::vector<float> rhythm_context(const std::vector<float>& rr) {
+  return hlm::rhythm_context_features(rr.data(), rr.size());
+}
+
+}  // namespace
+
+// A premature atrial beat in sinus rhythm: its own early interval and pause are left out, so
+// it sits in a regular context; every beat of an irregular rhythm sits in an irregular one.
+TEST(RhythmContextFeatures, APrematureBeatSitsInARegularContextAndAnIrregularRhythmInItsOwn) {
+  std::vector<float> sinus(100, 0.8f);
+  sinus[50] = 0.5f;  // premature beat 50, then a pause
+  sinus[51] = 1.1f;
+  const auto quiet = rhythm_context(sinus);
+  constexpr int k = hlm::kRhythmContextFeatureCount;
+  // The three changes it makes are those into beats 50 (early), 51 (the pause) and 52 (back).
+  for (size_t beat : {50, 51, 52})
+    for (int j = 0; j < k; ++j) EXPECT_NEAR(quiet[beat * k + size_t(j)], 0.0, 1e-6) << beat;
+  // Beat 48 sees the changes into beats 18-78 but its own (46-50): of those 56, the two large
+  // ones are the pause (|log(1.1 / 0.5)| = 0.79) and the return (0.32); beat 49 sees the
+  // return alone.
+  EXPECT_NEAR(quiet[48 * k + 1], 2.0 / 56.0, 1e-6);
+  EXPECT_NEAR(quiet[49 * k + 1], 1.0 / 56.0, 1e-6);
+  EXPECT_NEAR(quiet[48 * k + 0], 0.0, 1e-6);
+  std::vector<float> irregular(100);
+  for (size_t i = 0; i < irregular.size(); ++i)
+    irregular[i] = (i % 3 == 0 ? 0.5f : i % 3 == 1 ? 1.0f : 0.75f);
+  const auto busy = rhythm_context(irregular);
+  for (size_t beat = 0; beat < 100; ++beat) {
+    EXPECT_GT(busy[beat * k + 0], 0.25) << beat;
+    EXPECT_NEAR(busy[beat * k + 1], 1.0, 1e-6) << beat;  // every change here is above 0.1
+    EXPECT_GT(busy[beat * k + 2], 0.25) << beat;
+  }
+  // Ratios of intervals: the heart rate does not matter.
+  std::vector<float> faster(irregular);
+  for (auto& x : faster) x *= 0.5f;
+  const auto scaled = rhythm_context(faster);
+  for (size_t i = 0; i < scaled.size(); ++i) EXPECT_NEAR(scaled[i], busy[i], 1e-5) << i;
+  // Two beats hold no change.
+  EXPECT_EQ(rhythm_context({0.0f, 0.8f}), std::vector<float>(2 * k, 0.0f));
 }

@@ -388,6 +388,11 @@ TEST(FinetuneEvaluate, RecordRhythmFeaturesReachTheHeadAndAnotherStore) {
                          /*uses_codebook=*/false);
 }
 
+TEST(FinetuneEvaluate, RhythmContextFeaturesReachTheHeadAndAnotherStore) {
+  expect_head_input_acts("rhythm_context_features", "the rhythm around the beat",
+                         /*uses_codebook=*/false);
+}
+
 // descriptors: the token store's per-beat descriptors (beat-vq's template_descriptors), in
 // both stores; standardised on the training records, the scaling kept for evaluate.
 TEST(FinetuneEvaluate, DescriptorsReachTheHeadAndAnotherStore) {
@@ -440,6 +445,10 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
       run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
               " 'finetune.matrix.segment_beats=[16]' finetune.record_rhythm_features=true");
   expect_refused(rhythm, "cannot tell AF stretches of one record apart");
+  const auto context =
+      run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+              " 'finetune.matrix.segment_beats=[16]' finetune.rhythm_context_features=true");
+  expect_refused(context, "rhythm_context_features describe the rhythm around single beats");
 }
 
 TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThem) {

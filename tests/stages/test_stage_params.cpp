@@ -41,6 +41,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.rr_features", "the head's input (FinetuneEvaluate.SplitKeysAct)"},
     {"finetune.record_rhythm_features",
      "the head's input (FinetuneEvaluate.RecordRhythmFeaturesReachTheHeadAndAnotherStore)"},
+    {"finetune.rhythm_context_features",
+     "the head's input (FinetuneEvaluate.RhythmContextFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.morphology_features",
      "the head's input (FinetuneEvaluate.MorphologyFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.descriptors",

@@ -83,4 +83,32 @@ std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats)
   return out;
 }
 
+std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats) {
+  std::vector<float> out(beats * kRhythmContextFeatureCount, 0.0f);
+  if (beats < 3) return out;  // no real change (see record_rhythm_features)
+  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
+  std::vector<double> change(beats, 0.0);
+  for (size_t i = 2; i < beats; ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
+  // A change of 0.1 (about 10 %) between successive intervals: sinus rhythm at rest rarely
+  // makes one, atrial fibrillation makes one at most beats.
+  constexpr double kLargeChange = 0.1;
+  std::vector<double> around;
+  for (size_t i = 0; i < beats; ++i) {
+    around.clear();
+    const size_t first = i >= size_t(kRhythmContextBeats) ? i - kRhythmContextBeats : 0;
+    const size_t last = std::min(beats, i + kRhythmContextBeats + 1);
+    for (size_t j = std::max<size_t>(first, 2); j < last; ++j)
+      if (j + kRhythmContextOwn < i || j > i + kRhythmContextOwn) around.push_back(change[j]);
+    if (around.empty()) continue;
+    size_t large = 0;
+    for (double c : around) large += c > kLargeChange;
+    float* f = out.data() + i * kRhythmContextFeatureCount;
+    f[0] = float(std::min(median(around), 2.0));
+    f[1] = float(double(large) / double(around.size()));
+    std::nth_element(around.begin(), around.begin() + ptrdiff_t(around.size() / 4), around.end());
+    f[2] = float(std::min(around[around.size() / 4], 2.0));
+  }
+  return out;
+}
+
 }  // namespace hlm

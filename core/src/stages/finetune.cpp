@@ -286,7 +286,8 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
         "validation_records is 0; set validation_records or a trees_weight from 0 to 1",
         ctx.instance.id);
-  const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
+  const bool inputs = head.rr_features || head.record_rhythm_features ||
+                      head.rhythm_context_features || head.descriptors;
   const bool store_inputs = p.at("trees_descriptors").get<bool>();
   const bool prefix = !p.at("trees_descriptor_prefix").get<std::string>().empty();
   if (rounds > 0 && task == "record" && !inputs && !store_inputs)
@@ -317,7 +318,8 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
   if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
-        "neither; set rr_features, record_rhythm_features, morphology_features or descriptors, "
+        "neither; set rr_features, record_rhythm_features, rhythm_context_features, "
+        "morphology_features or descriptors, "
         "tokenize with a fitted beat-vq codebook, or set trees: 0",
         ctx.instance.id);
 }
@@ -358,6 +360,11 @@ StageOutput run_finetune(StageContext& ctx) {
         p.at("trees_descriptor_prefix"),
         "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
   }
+  if (head.rhythm_context_features && task != "beats")
+    throw ConfigError(
+        "stage '{}': rhythm_context_features describe the rhythm around single beats (task "
+        "beats), not {}; segment heads read their segment's RR statistics with rr_features",
+        ctx.instance.id, task);
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -491,6 +498,10 @@ StageOutput run_finetune(StageContext& ctx) {
                          "median RR, local irregularity)") +
                  (task == "beats" ? "" : ", as the record's minimum and maximum")
            : "") +
+      (head.rhythm_context_features
+           ? ", the rhythm around the beat (its own intervals left out: median change between "
+             "successive intervals, share of changes above 0.1, their 25th percentile)"
+           : "") +
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
                                   "correlation, amplitude ratio, distance in and outside the QRS)"
                                 : "") +
@@ -582,6 +593,12 @@ StageKind finetune_stage() {
        "append each beat's rhythm against its whole record (RR before and after it over the "
        "record's median RR, the local irregularity of the rhythm) to the head's input; task "
        "record reads each one's minimum and maximum over the record; not task af",
+       false},
+      {"rhythm_context_features", "bool", "false",
+       "append the irregularity of the rhythm around each beat, its own intervals left out "
+       "(30 beats either side: median change between successive intervals, share of changes "
+       "above 0.1, 25th percentile), to the head's input: atrial fibrillation against a "
+       "premature beat; task beats",
        false},
       {"morphology_features", "bool", "false",
        "append each beat's shape against its own record's template (the median beat around it: "

@@ -123,7 +123,9 @@ std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions&
 }
 
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
-    : rr_(options.rr_features), record_rhythm_(options.record_rhythm_features) {
+    : rr_(options.rr_features),
+      record_rhythm_(options.record_rhythm_features),
+      rhythm_context_(options.rhythm_context_features) {
   if (descriptor_inputs(options) > 0) descriptors_ = options;
   if (!options.morphology_features) return;
   if (codebook.empty())
@@ -139,6 +141,7 @@ BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebo
 
 int BeatFeatures::count() const {
   return (rr_ ? kRrFeatureCount : 0) + (record_rhythm_ ? kRecordRhythmFeatureCount : 0) +
+         (rhythm_context_ ? kRhythmContextFeatureCount : 0) +
          (codebook_ ? kMorphologyFeatureCount : 0) + descriptor_inputs(descriptors_);
 }
 
@@ -155,6 +158,11 @@ std::vector<float> BeatFeatures::of(const TokenStore& store) const {
     place(store_features(store, kRecordRhythmFeatureCount, record_rhythm_features),
           kRecordRhythmFeatureCount, k, column, all);
     column += kRecordRhythmFeatureCount;
+  }
+  if (rhythm_context_) {
+    place(store_features(store, kRhythmContextFeatureCount, rhythm_context_features),
+          kRhythmContextFeatureCount, k, column, all);
+    column += kRhythmContextFeatureCount;
   }
   if (codebook_) {
     add_morphology(store, k, column, all);

@@ -1,7 +1,8 @@
 // The per-beat inputs a beat classifier's head reads beside the backbone's hidden state, in this
 // order: RR features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, the beat's rhythm
 // against its whole record (record_rhythm_features, same header) when
-// HeadOptions::record_rhythm_features, the beat's shape against its record's template
+// HeadOptions::record_rhythm_features, the rhythm around it (rhythm_context_features, same
+// header) when HeadOptions::rhythm_context_features, the beat's shape against its record's template
 // (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which needs the codebook
 // the store was tokenized with, then the store's own descriptors when HeadOptions::descriptors.
 #pragma once
@@ -59,6 +60,7 @@ class BeatFeatures {
                       std::vector<float>& all) const;
   bool rr_ = false;
   bool record_rhythm_ = false;
+  bool rhythm_context_ = false;
   HeadOptions descriptors_;  // what store_descriptors needs, when options.descriptors
   std::shared_ptr<const dsp::Codebook> codebook_;  // set when morphology features are used
   BeatShapeLayout layout_;

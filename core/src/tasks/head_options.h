@@ -14,6 +14,9 @@ struct HeadOptions {
   // as input: task beats; a segment head (task record) reads their extremes over the record
   // (store_record_rhythm_extremes in tasks/beat_features.h).
   bool record_rhythm_features = false;
+  // The irregularity of the rhythm around each beat, its own intervals left out
+  // (rhythm_context_features in dsp/rr_features.h), as input: task beats.
+  bool rhythm_context_features = false;
   // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
   bool morphology_features = false;

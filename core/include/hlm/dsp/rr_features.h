@@ -34,4 +34,22 @@ constexpr const char* kRecordRhythmFeatureNames[kRecordRhythmFeatureCount] = {
 // Same input, clamping and layout as rr_features, kRecordRhythmFeatureCount values per beat.
 std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats);
 
+// The rhythm around a beat with the beat's own intervals left out: whether it sits in an
+// irregular stretch. In atrial fibrillation most normal beats come early or late against
+// their neighbours, and the local irregularity above, which counts the beat's own early
+// interval and pause, is as high around a premature atrial beat in sinus rhythm. Measured
+// over the changes |log(RR / RR before)| of the kRhythmContextBeats beats either side, those
+// within kRhythmContextOwn of the beat left out. Features per beat, in this order.
+constexpr int kRhythmContextFeatureCount = 3;
+constexpr int kRhythmContextBeats = 30;
+constexpr int kRhythmContextOwn = 2;
+constexpr const char* kRhythmContextFeatureNames[kRhythmContextFeatureCount] = {
+    "rhythm context: median |log(RR / RR before)|",
+    "rhythm context: share of |log(RR / RR before)| above 0.1",
+    "rhythm context: 25th percentile of |log(RR / RR before)|"};
+
+// Same input, clamping and layout as rr_features, kRhythmContextFeatureCount values per beat;
+// 0 where a record is too short to leave any change around the beat.
+std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats);
+
 }  // namespace hlm
