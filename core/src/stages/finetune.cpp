@@ -286,8 +286,8 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
         "validation_records is 0; set validation_records or a trees_weight from 0 to 1",
         ctx.instance.id);
-  const bool inputs = head.rr_features || head.record_rhythm_features ||
-                      head.rhythm_context_features || head.descriptors;
+  // What a record's statistics summarise (rhythm_context_features are task beats' alone).
+  const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
   const bool store_inputs = p.at("trees_descriptors").get<bool>();
   const bool prefix = !p.at("trees_descriptor_prefix").get<std::string>().empty();
   if (rounds > 0 && task == "record" && !inputs && !store_inputs)
@@ -315,7 +315,8 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "trees, and descriptors: true gives the head, and so the trees of task beats, all of "
         "them (drop one of the two)",
         ctx.instance.id);
-  if (rounds > 0 && task == "beats" && !inputs && !head.morphology_features && !codebook)
+  if (rounds > 0 && task == "beats" && !inputs && !head.rhythm_context_features &&
+      !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
         "neither; set rr_features, record_rhythm_features, rhythm_context_features, "

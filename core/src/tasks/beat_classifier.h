@@ -1,8 +1,8 @@
 // Beat classification on top of a pretrained language model: a linear head maps each token's
-// hidden state (and, if chosen, its beat's RR features, its rhythm against the record and its
-// shape: tasks/beat_features.h) to the AAMI class (N, S, V, F, Q) of the beat. The backbone is
-// fine-tuned, frozen (a linear probe) or trained from random weights (to measure what
-// pretraining brings). Used by finetune and evaluate.
+// hidden state (and, if chosen, its beat's RR features, its rhythm against the record, the
+// rhythm around it and its shape: tasks/beat_features.h) to the AAMI class (N, S, V, F, Q) of the
+// beat. The backbone is fine-tuned, frozen (a linear probe) or trained from random weights (to
+// measure what pretraining brings). Used by finetune and evaluate.
 #pragma once
 #include <functional>
 #include <memory>

@@ -1,6 +1,7 @@
 // What boosted trees (tasks/boosted_trees.h) read for one beat, beside a beat head (task
 // beats): the head's per-beat inputs (tasks/beat_features.h: RR features, rhythm against the
-// record, shape against the record's template, descriptors, as the head's options select), the
+// record, rhythm around the beat, shape against the record's template, descriptors, as the
+// head's options select), the
 // token store's descriptors when asked for although the head does not read them (such as
 // beat-vq's shape_descriptors: a waveform a tree splits on point by point, too wide for the
 // head), and, when the tokens come from a codebook, the centroid of the beat's code: what its
