@@ -500,7 +500,7 @@ StageOutput run_finetune(StageContext& ctx) {
                  (task == "beats" ? "" : ", as the record's minimum and maximum")
            : "") +
       (head.rhythm_context_features
-           ? ", the rhythm around the beat (its own intervals left out: median change between "
+           ? ", the rhythm around the beat (without its own intervals: median change between "
              "successive intervals, share of changes above 0.1, their 25th percentile)"
            : "") +
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
