@@ -26,6 +26,14 @@ Neighbourhood neighbourhood(size_t i, size_t beats) {
           std::min(beats, i + kLocalRrBeats + 1)};
 }
 
+// change[i]: |log(rr[i] / rr[i-1])| for i >= 2, 0 before. rr[0] is a copy of rr[1], so the
+// first real change is that of beat 2.
+std::vector<double> successive_changes(const std::vector<double>& rr) {
+  std::vector<double> change(rr.size(), 0.0);
+  for (size_t i = 2; i < rr.size(); ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
+  return change;
+}
+
 float clamp_log(double x) { return float(std::clamp(std::log(x), -2.0, 2.0)); }
 
 // Of a non-empty list; for an even count the mean of the two middle values.
@@ -63,10 +71,8 @@ std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats)
   const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
   // The median, not the mean: a record's ectopic beats and pauses barely move it.
   const double typical = median(rr);
-  // change[i]: |log(rr[i] / rr[i-1])| for i >= 2. rr[0] is a copy of rr[1], so the first
-  // real change is that of beat 2; a record of two beats has none (irregularity 0).
-  std::vector<double> change(beats, 0.0);
-  for (size_t i = 2; i < beats; ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
+  // A record of two beats has no real change (irregularity 0).
+  const std::vector<double> change = successive_changes(rr);
   std::vector<double> around;
   for (size_t i = 0; i < beats; ++i) {
     const auto [first, last] = neighbourhood(i, beats);
@@ -86,9 +92,7 @@ std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats)
 std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats) {
   std::vector<float> out(beats * kRhythmContextFeatureCount, 0.0f);
   if (beats < 3) return out;  // no real change (see record_rhythm_features)
-  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
-  std::vector<double> change(beats, 0.0);
-  for (size_t i = 2; i < beats; ++i) change[i] = std::fabs(std::log(rr[i] / rr[i - 1]));
+  const std::vector<double> change = successive_changes(clamped_intervals(rr_seconds, beats));
   // A change of 0.1 (about 10 %) between successive intervals: sinus rhythm at rest rarely
   // makes one, atrial fibrillation makes one at most beats.
   constexpr double kLargeChange = 0.1;

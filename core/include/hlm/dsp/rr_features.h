@@ -36,10 +36,12 @@ std::vector<float> record_rhythm_features(const float* rr_seconds, size_t beats)
 
 // The rhythm around a beat with the beat's own intervals left out: whether it sits in an
 // irregular stretch. In atrial fibrillation most normal beats come early or late against
-// their neighbours, and the local irregularity above, which counts the beat's own early
-// interval and pause, is as high around a premature atrial beat in sinus rhythm. Measured
-// over the changes |log(RR / RR before)| of the kRhythmContextBeats beats either side, those
-// within kRhythmContextOwn of the beat left out. Features per beat, in this order.
+// their neighbours, so an early beat there is no sign of an ectopic one. Beside the local
+// irregularity above (a median over kLocalRrBeats either side, the beat's own changes
+// included), these look three times as far, leave the beat's own changes out and add the share
+// of large changes and a low quantile. Measured over the changes |log(RR / RR before)| of the
+// kRhythmContextBeats beats either side, those within kRhythmContextOwn of the beat left out.
+// Features per beat, in this order.
 constexpr int kRhythmContextFeatureCount = 3;
 constexpr int kRhythmContextBeats = 30;
 constexpr int kRhythmContextOwn = 2;
