@@ -6,7 +6,8 @@
 // `template_descriptors` each beat also carries numbers describing its template
 // (hlm/dsp/template_descriptors.h) into the token store, for heads to read; with
 // `shape_descriptors` its window and its window minus the template, resampled
-// (hlm/dsp/beat_shape_descriptors.h).
+// (hlm/dsp/beat_shape_descriptors.h). With `align_max_shift_s` each R peak is first moved to
+// where its QRS matches its record's template best (hlm/dsp/fiducial_alignment.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -15,6 +16,7 @@
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/beat_shape_descriptors.h"
 #include "hlm/dsp/beat_window.h"
+#include "hlm/dsp/fiducial_alignment.h"
 #include "hlm/dsp/filter.h"
 #include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/qrs.h"
@@ -73,6 +75,12 @@ class BeatVq final : public hlm::Tokenizer {
       throw hlm::ConfigError("beat-vq: shape='{}', expected 'window' or 'relative'{}", shape,
                              hlm::did_you_mean(shape, {"window", "relative"}));
     relative_ = shape == "relative";
+    align_max_shift_s_ = p.value("align_max_shift_s", 0.0);
+    if (!(align_max_shift_s_ >= 0 && align_max_shift_s_ <= kMaxAlignShiftSeconds))
+      throw hlm::ConfigError(
+          "beat-vq: align_max_shift_s={} must be from 0 (off) to {} s (HINT: 0.05 covers an R "
+          "peak marked on its S wave)",
+          align_max_shift_s_, kMaxAlignShiftSeconds);
     descriptors_ = p.value("template_descriptors", false);
     shape_points_ = p.value("shape_descriptors", 0);
     if (shape_points_ != 0 && (shape_points_ < 2 || shape_points_ > window_.points))
@@ -126,6 +134,7 @@ class BeatVq final : public hlm::Tokenizer {
     // Named only when not the default, so stores and codebooks made before it keep their
     // identity.
     if (relative_) id["shape"] = "relative";
+    if (align_max_shift_s_ > 0) id["align_max_shift_s"] = align_max_shift_s_;
     params_text_ = id.dump();
     const std::string codebook = p.value("codebook", std::string());
     if (!codebook.empty()) load_state(codebook);
@@ -156,8 +165,10 @@ class BeatVq final : public hlm::Tokenizer {
                           : std::vector<std::vector<float>>{record.physical(lead_)};
     const std::vector<float>& x = all.front();
     const size_t n = x.size();
-    const std::vector<int64_t> peaks = hlm::dsp::detect_qrs(hlm::lead_pointers(all), n, fs);
     const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
+    const std::vector<int64_t> peaks = hlm::dsp::align_r_peaks(
+        clean.data(), n, fs, hlm::dsp::detect_qrs(hlm::lead_pointers(all), n, fs),
+        align_max_shift_s_);
 
     hlm::Beats b;
     b.record = record.name;
@@ -294,7 +305,10 @@ class BeatVq final : public hlm::Tokenizer {
     }
   }
 
+  // Longer moves would reach the next wave (a P or T wave) rather than the QRS's other peak.
+  static constexpr double kMaxAlignShiftSeconds = 0.1;
   int codes_ = 500, lead_ = 0, shape_points_ = 0;
+  double align_max_shift_s_ = 0;
   bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
@@ -326,6 +340,9 @@ const hlm_param_decl kBeatVqParams[] = {
     {"template_descriptors", "bool", "false",
      "store with each beat 10 numbers describing its template (QRS width, P and T waves "
      "against the QRS) and the beat against it, for a head's `descriptors` input"},
+    {"align_max_shift_s", "float", "0",
+     "move each R peak by up to this many seconds to where its QRS matches its record's "
+     "template best, before windows and RR intervals (0: off)"},
     {"shape_descriptors", "int", "0",
      "store with each beat its window and its window minus its template at this many points, "
      "over the template's QRS (0: none), for a head's or the trees' `descriptors`"},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -239,6 +240,38 @@ TEST_F(BeatVq, ShapeDescriptorsFollowTheTemplateDescriptorsAndLeaveTheTokensAlon
       ADD_FAILURE() << "shape_descriptors=" << bad << " accepted";
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find("shape_descriptors"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// align_max_shift_s changes where beats are cut (so the tokens' identity), moves no beat
+// further than its bound and keeps them in order; values outside 0-0.1 s are refused.
+TEST_F(BeatVq, AlignedPeaksStayWithinTheirBoundAndNameThemselvesInTheIdentity) {
+  const hlm::Record rec = dataset_->read("syn002");
+  auto plain = tokenizer({{"codes", 16}, {"shape", "relative"}});
+  auto aligned = tokenizer({{"codes", 16}, {"shape", "relative"}, {"align_max_shift_s", 0.05}});
+  EXPECT_NE(aligned->identity(), plain->identity());
+  EXPECT_EQ(
+      tokenizer({{"codes", 16}, {"shape", "relative"}, {"align_max_shift_s", 0.0}})->identity(),
+      plain->identity());
+  const hlm::Beats a = plain->extract(rec), b = aligned->extract(rec);
+  ASSERT_EQ(b.size(), a.size());
+  const int64_t bound = std::lround(0.05 * rec.sampling_hz);
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_LE(std::abs(b.positions[i] - a.positions[i]), bound) << i;
+    if (i > 0) {
+      EXPECT_GT(b.positions[i], b.positions[i - 1]) << i;
+      EXPECT_FLOAT_EQ(b.rr_seconds[i],
+                      float(double(b.positions[i] - b.positions[i - 1]) / rec.sampling_hz));
+    }
+  }
+  EXPECT_EQ(b.labels, a.labels);
+  for (double bad : {-0.01, 0.2}) {
+    try {
+      tokenizer({{"align_max_shift_s", bad}});
+      ADD_FAILURE() << "align_max_shift_s=" << bad << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("align_max_shift_s"), std::string::npos) << e.what();
     }
   }
 }

@@ -1,0 +1,79 @@
+// Beats aligned to their record's template (see fiducial_alignment.h).
+#include "hlm/dsp/fiducial_alignment.h"
+
+#include <climits>
+#include <cmath>
+
+#include "hlm/dsp/beat_morphology.h"
+
+namespace hlm::dsp {
+
+namespace {
+
+// Pearson correlation of x[0, len) with a template whose mean is already removed and whose
+// sum of squares is t_energy.
+double correlation(const float* x, const std::vector<double>& centred_template, double t_energy) {
+  const size_t len = centred_template.size();
+  double mean = 0;
+  for (size_t j = 0; j < len; ++j) mean += x[j];
+  mean /= double(len);
+  double cov = 0, energy = 0;
+  for (size_t j = 0; j < len; ++j) {
+    const double v = x[j] - mean;
+    cov += v * centred_template[j];
+    energy += v * v;
+  }
+  return energy > 0 ? cov / std::sqrt(energy * t_energy) : -2.0;
+}
+
+}  // namespace
+
+std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
+                                   const std::vector<int64_t>& r_peaks, double max_shift_s) {
+  const int64_t shift = int64_t(std::lround(std::max(0.0, max_shift_s) * sampling_hz));
+  const int64_t half = int64_t(std::lround(kQrsHalfWidthSeconds * sampling_hz));
+  if (shift == 0 || r_peaks.empty() || half < 1) return r_peaks;
+  const int len = int(2 * half + 1);
+  // The QRS of every beat far enough from the ends for any lag; the others have no row and
+  // keep their peak (local_templates leaves them out of their neighbours' templates).
+  const auto fits = [&](int64_t r) { return r - half - shift >= 0 && r + half + shift < int64_t(n); };
+  std::vector<float> qrs;
+  std::vector<int64_t> row(r_peaks.size(), -1);
+  for (size_t i = 0; i < r_peaks.size(); ++i) {
+    if (!fits(r_peaks[i])) continue;
+    row[i] = int64_t(qrs.size() / size_t(len));
+    qrs.insert(qrs.end(), x + (r_peaks[i] - half), x + (r_peaks[i] + half + 1));
+  }
+  const std::vector<float> templates = local_templates(qrs.data(), len, row);
+
+  std::vector<int64_t> aligned(r_peaks);
+  std::vector<double> t(static_cast<size_t>(len));
+  for (size_t i = 0; i < r_peaks.size(); ++i) {
+    if (row[i] < 0) continue;
+    const float* tpl = templates.data() + i * size_t(len);
+    double mean = 0, t_energy = 0;
+    for (int j = 0; j < len; ++j) mean += tpl[j];
+    mean /= len;
+    for (int j = 0; j < len; ++j) t[size_t(j)] = tpl[j] - mean, t_energy += t[size_t(j)] * t[size_t(j)];
+    if (t_energy <= 0) continue;
+    // Ties go to the smallest move (lag 0 first, then outwards), so a beat that matches its
+    // template equally well anywhere stays where the detector put it.
+    // A beat never moves to or past its neighbours: after the previous beat's aligned peak
+    // and before the next beat's detected one, so the order stays as detected.
+    const int64_t after = i > 0 ? aligned[i - 1] : INT64_MIN;
+    const int64_t before = i + 1 < r_peaks.size() ? r_peaks[i + 1] : INT64_MAX;
+    int64_t best_lag = 0;
+    double best = correlation(x + (r_peaks[i] - half), t, t_energy);
+    for (int64_t step = 1; step <= shift; ++step)
+      for (int64_t lag : {-step, step}) {
+        const int64_t r = r_peaks[i] + lag;
+        if (r <= after || r >= before) continue;
+        const double c = correlation(x + (r - half), t, t_energy);
+        if (c > best) best = c, best_lag = lag;
+      }
+    aligned[i] = r_peaks[i] + best_lag;
+  }
+  return aligned;
+}
+
+}  // namespace hlm::dsp
