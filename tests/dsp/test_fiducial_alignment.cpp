@@ -1,6 +1,7 @@
 // Beats aligned to their record's template: a detector's mark that lands on the S wave of some
 // beats and the R wave of others is moved onto one fiducial at any sampling rate, moves stay
-// within their bound and never reorder beats, and a flat lead or a zero bound moves nothing.
+// within their bound and never reorder beats, and a flat lead, a dead QRS or a zero bound
+// moves nothing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,4 +88,12 @@ TEST(FiducialAlignment, AFlatLeadOrMarksAtItsEndsStayWhereTheyAre) {
   const std::vector<int64_t> at_ends = {2, int64_t(x.size()) - 2};
   EXPECT_EQ(hlm::dsp::align_r_peaks(x.data(), x.size(), fs, at_ends, 0.05), at_ends);
   EXPECT_TRUE(hlm::dsp::align_r_peaks(x.data(), x.size(), fs, {}, 0.05).empty());
+  // A beat whose QRS is a dead (constant) stretch has nothing to match: it stays, although
+  // windows a few samples off would correlate with something.
+  auto dead = lead(fs, 10);
+  const auto marks_of_ten = jittered_marks(fs, 10);
+  const int64_t half = std::lround(0.08 * fs);
+  for (int64_t k = marks_of_ten[5] - half; k <= marks_of_ten[5] + half; ++k) dead[size_t(k)] = 0;
+  EXPECT_EQ(hlm::dsp::align_r_peaks(dead.data(), dead.size(), fs, marks_of_ten, 0.05)[5],
+            marks_of_ten[5]);
 }

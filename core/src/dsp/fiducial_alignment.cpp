@@ -1,6 +1,7 @@
 // Beats aligned to their record's template (see fiducial_alignment.h).
 #include "hlm/dsp/fiducial_alignment.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -36,7 +37,9 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
   const int len = int(2 * half + 1);
   // The QRS of every beat far enough from the ends for any lag; the others have no row and
   // keep their peak (local_templates leaves them out of their neighbours' templates).
-  const auto fits = [&](int64_t r) { return r - half - shift >= 0 && r + half + shift < int64_t(n); };
+  const auto fits = [&](int64_t r) {
+    return r - half - shift >= 0 && r + half + shift < int64_t(n);
+  };
   std::vector<float> qrs;
   std::vector<int64_t> row(r_peaks.size(), -1);
   for (size_t i = 0; i < r_peaks.size(); ++i) {
@@ -54,7 +57,8 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     double mean = 0, t_energy = 0;
     for (int j = 0; j < len; ++j) mean += tpl[j];
     mean /= len;
-    for (int j = 0; j < len; ++j) t[size_t(j)] = tpl[j] - mean, t_energy += t[size_t(j)] * t[size_t(j)];
+    for (int j = 0; j < len; ++j)
+      t[size_t(j)] = tpl[j] - mean, t_energy += t[size_t(j)] * t[size_t(j)];
     if (t_energy <= 0) continue;
     // Ties go to the smallest move (lag 0 first, then outwards), so a beat that matches its
     // template equally well anywhere stays where the detector put it.
@@ -64,6 +68,7 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     const int64_t before = i + 1 < r_peaks.size() ? r_peaks[i + 1] : INT64_MAX;
     int64_t best_lag = 0;
     double best = correlation(x + (r_peaks[i] - half), t, t_energy);
+    if (best < -1) continue;  // a flat QRS (a clipped or dead stretch): nothing to match
     for (int64_t step = 1; step <= shift; ++step)
       for (int64_t lag : {-step, step}) {
         const int64_t r = r_peaks[i] + lag;
