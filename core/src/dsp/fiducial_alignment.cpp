@@ -60,8 +60,6 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     for (int j = 0; j < len; ++j)
       t[size_t(j)] = tpl[j] - mean, t_energy += t[size_t(j)] * t[size_t(j)];
     if (t_energy <= 0) continue;
-    // Ties go to the smallest move (lag 0 first, then outwards), so a beat that matches its
-    // template equally well anywhere stays where the detector put it.
     // A beat never moves to or past its neighbours: after the previous beat's aligned peak
     // and before the next beat's detected one, so the order stays as detected.
     const int64_t after = i > 0 ? aligned[i - 1] : INT64_MIN;
@@ -69,6 +67,8 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     int64_t best_lag = 0;
     double best = correlation(x + (r_peaks[i] - half), t, t_energy);
     if (best < -1) continue;  // a flat QRS (a clipped or dead stretch): nothing to match
+    // Ties go to the smallest move (lag 0 first, then outwards), so a beat that matches its
+    // template equally well anywhere stays where the detector put it.
     for (int64_t step = 1; step <= shift; ++step)
       for (int64_t lag : {-step, step}) {
         const int64_t r = r_peaks[i] + lag;
