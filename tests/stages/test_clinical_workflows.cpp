@@ -199,7 +199,8 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
 }
 
 // trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head
-// alone. trees_class_weights changes the trees themselves (their trees.json) and is recorded;
+// alone. trees_class_weights and trees_refit change the trees themselves (their trees.json)
+// and are recorded;
 // by default they take the head's class_weights (sqrt). Tree keys that cannot act are refused
 // before any training.
 TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreRefused) {
@@ -211,13 +212,17 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     double weight;
     const char* part;
     const char* class_weights;
+    bool refit = false;
   };
   hlm::test::ScratchDir tuned_runs("hlm_challenge2017_trees");  // later runs reuse pretraining
-  std::map<std::string, std::string> trees_by_class_weights;
-  for (const Case& c :
-       {Case{"finetune.trees_weight=1", 1, "trees", "sqrt"},
-        Case{"finetune.trees_weight=1 finetune.trees_class_weights=inverse", 1, "trees", "inverse"},
-        Case{"finetune.trees_weight=0", 0, "head", "sqrt"}}) {
+  std::map<std::string, std::string> trees_of;  // trees.json by the case's overrides
+  std::map<std::string, int> rounds_of;
+  const std::string plain = "finetune.trees_weight=1";
+  const std::string inverse = "finetune.trees_weight=1 finetune.trees_class_weights=inverse";
+  const std::string refit = "finetune.trees_weight=1 finetune.trees_refit=true";
+  for (const Case& c : {Case{plain, 1, "trees", "sqrt"}, Case{inverse, 1, "trees", "inverse"},
+                        Case{refit, 1, "trees", "sqrt", true},
+                        Case{"finetune.trees_weight=0", 0, "head", "sqrt"}}) {
     const auto r =
         hlm::test::run_hlm("run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' " +
                            c.overrides + " --runs-dir " + tuned_runs.path.string());
@@ -228,14 +233,19 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     EXPECT_EQ(trees["weight"], c.weight) << c.overrides;
     EXPECT_EQ(trees["weight_from"], "trees_weight");
     EXPECT_EQ(trees["class_weights"], c.class_weights) << c.overrides;
-    trees_by_class_weights[c.class_weights] = hlm::test::read_text(run_dir / stage / "trees.json");
+    EXPECT_EQ(trees["refit"], c.refit) << c.overrides;
+    trees_of[c.overrides] = hlm::test::read_text(run_dir / stage / "trees.json");
+    rounds_of[c.overrides] = trees["rounds"];
     const auto results =
         nlohmann::json::parse(hlm::test::read_text(run_dir / "evaluate" / "results.json"));
     const auto& d = results["datasets"]["holdout"];
     EXPECT_EQ(d["cinc2017_score"], d["parts"][c.part]["cinc2017_score"]) << d.dump().substr(0, 400);
   }
-  EXPECT_FALSE(trees_by_class_weights["sqrt"].empty());
-  EXPECT_NE(trees_by_class_weights["sqrt"], trees_by_class_weights["inverse"]);
+  EXPECT_FALSE(trees_of[plain].empty());
+  EXPECT_NE(trees_of[plain], trees_of[inverse]);
+  // Refit: other trees (one more record), as many rounds as the validation record kept.
+  EXPECT_NE(trees_of[plain], trees_of[refit]);
+  EXPECT_EQ(rounds_of[plain], rounds_of[refit]);
   hlm::test::ScratchDir runs("hlm_challenge2017_trees_refused");
   const std::string base =
       "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
@@ -246,6 +256,15 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_NE(no_validation.output.find("validation_records is 0"), std::string::npos)
       << no_validation.output;
   EXPECT_EQ(no_validation.output.find("boosting trees"), std::string::npos);
+  const auto refit_without_validation =
+      hlm::test::run_hlm(base +
+                         "finetune.validation_records=0 finetune.trees_weight=1 "
+                         "finetune.trees_refit=true");
+  EXPECT_NE(refit_without_validation.exit_code, 0);
+  EXPECT_NE(refit_without_validation.output.find("trees_refit boosts the trees again"),
+            std::string::npos)
+      << refit_without_validation.output;
+  EXPECT_EQ(refit_without_validation.output.find("boosting trees"), std::string::npos);
   const auto no_trees =
       hlm::test::run_hlm(base + "finetune.trees=0 finetune.trees_class_weights=inverse");
   EXPECT_NE(no_trees.exit_code, 0);

@@ -496,6 +496,41 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
   }
 }
 
+// trees_refit: the beat trees are boosted again on the training and validation records
+// together, for the rounds the validation record kept; the share of the blend stays the one
+// fit on the trees that never saw it. Refused where there is nothing to refit.
+TEST(FinetuneEvaluate, BeatTreesRefitWithTheValidationRecordKeepTheirRoundsAndShare) {
+  hlm::test::ScratchDir runs("hlm_finetune_beat_trees_refit");
+  const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.backbone=[full]' 'finetune.matrix.fold=[0]' "
+                           "finetune.trees=20";
+  const std::string stage = "finetune[backbone=full,fold=0]";
+  std::map<bool, nlohmann::json> trees;
+  std::map<bool, std::string> saved;
+  for (const bool refit : {false, true}) {
+    const auto r = run_hlm(base + " finetune.trees_refit=" + (refit ? "true" : "false"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto run = hlm::test::run_dir_of(r.output);
+    trees[refit] = hlm::test::stage_manifest(run, stage)["results"]["trees"];
+    saved[refit] = hlm::test::read_text(run / stage / "trees.json");
+    EXPECT_TRUE(fs::exists(run / "evaluate" / "results.json"));
+  }
+  EXPECT_EQ(trees[false]["refit"], false);
+  EXPECT_EQ(trees[true]["refit"], true);
+  EXPECT_EQ(trees[true]["rounds"], trees[false]["rounds"]);
+  EXPECT_EQ(trees[true]["weight"], trees[false]["weight"]);
+  EXPECT_EQ(trees[true]["weight_from"], "validation records' log loss");
+  EXPECT_NE(saved[true], saved[false]);
+
+  const auto no_validation = run_hlm(base +
+                                     " finetune.trees_refit=true finetune.validation_records=0 "
+                                     "finetune.trees_weight=1");
+  expect_refused(no_validation, "trees_refit boosts the trees again");
+  const auto no_trees = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " +
+                                runs.path.string() + " finetune.trees_refit=true");
+  expect_refused(no_trees, "trees_refit boosts the trees again");
+}
+
 // trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's
 // waveform) although the head does not, on the held-out records and on another store alike,
 // all of them or those trees_descriptor_prefix names; refused without trees, for a store

@@ -61,6 +61,9 @@ const std::map<std::string, std::string> kOtherKeys = {
      "the trees' share (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"finetune.trees_class_weights",
      "the trees' class weights (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
+    {"finetune.trees_refit",
+     "the trees boosted again with the validation records "
+     "(ClinicalWorkflows.Challenge2017TreesWeightActs..., FinetuneEvaluate.BeatTreesReadThe...)"},
     {"finetune.trees_descriptors",
      "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores..., "
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},

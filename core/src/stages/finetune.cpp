@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "engine/stage.h"
 #include "eval/record_split.h"
@@ -98,32 +99,59 @@ std::string trees_class_weights(const StageContext& ctx, const HeadOptions& head
   return own == "head" ? head.class_weights : own;
 }
 
-// Boosts the trees on `train` (rows weighted by class, trees_class_weights), cut back on
-// `validation`; `what` names the rows in the progress line.
-BoostedTrees boost_trees(const StageContext& ctx, TreeData& train, const TreeData& validation,
-                         int classes, const HeadOptions& head, const TrainOptions& train_options,
-                         const std::string& what) {
+// Boosts `rounds` rounds of trees on `train` (rows weighted by class, trees_class_weights),
+// cut back on `validation` when it has rows; `what` names the rows in the progress line.
+BoostedTrees boost_trees(const StageContext& ctx, TreeData train, const TreeData& validation,
+                         int rounds, int classes, const HeadOptions& head,
+                         const TrainOptions& train_options, const std::string& what) {
   std::vector<double> counts(size_t(classes), 0.0);
   for (int label : train.labels) counts[size_t(label)] += 1.0;
   const std::vector<float> class_weight = loss_weights(counts, trees_class_weights(ctx, head));
+  train.weights.clear();
   for (int label : train.labels) train.weights.push_back(class_weight[size_t(label)]);
   TreeOptions options;
-  options.rounds = ctx.params().at("trees");
+  options.rounds = rounds;
   options.threads = train_options.threads;
   options.seed = train_options.seed;
   ctx.progress("boosting trees over " + std::to_string(train.size()) + " " + what);
   return BoostedTrees::fit(train, classes, options, validation);
 }
 
+// The trees boosted on `train`, cut back on `validation`; with trees_refit, boosted again on
+// both together for the rounds `validation` kept, so the trees learn from every labelled
+// record (on DS1, two of 17-18 patients) while the share of the blend is still fit on trees
+// that never saw the validation records (`held_out`).
+struct FittedTrees {
+  BoostedTrees held_out;
+  std::optional<BoostedTrees> refit;  // with trees_refit: the trees saved and evaluated
+  const BoostedTrees& kept() const { return refit ? *refit : held_out; }
+};
+
+FittedTrees fit_trees(const StageContext& ctx, const TreeData& train, const TreeData& validation,
+                      int classes, const HeadOptions& head, const TrainOptions& train_options,
+                      const std::string& what) {
+  FittedTrees fitted{boost_trees(ctx, train, validation, ctx.params().at("trees"), classes, head,
+                                 train_options, what),
+                     std::nullopt};
+  if (!ctx.params().at("trees_refit").get<bool>()) return fitted;
+  TreeData all = train;
+  all.rows.insert(all.rows.end(), validation.rows.begin(), validation.rows.end());
+  all.labels.insert(all.labels.end(), validation.labels.begin(), validation.labels.end());
+  fitted.refit = boost_trees(ctx, std::move(all), {}, fitted.held_out.rounds(), classes, head,
+                             train_options, what + ", training and validation records together");
+  return fitted;
+}
+
 // What the results keep of the trees: the share and where it came from, the rounds, the
 // class weights, the columns' names.
 nlohmann::json trees_results(const StageContext& ctx, const HeadOptions& head,
-                             const BoostedTrees& trees, double weight, bool fitted,
+                             const FittedTrees& trees, double weight, bool fitted,
                              const std::vector<std::string>& names) {
   return {{"weight", weight},
           {"weight_from", fitted ? "validation records' log loss" : "trees_weight"},
           {"max_rounds", ctx.params().at("trees").get<int>()},
-          {"rounds", trees.rounds()},
+          {"rounds", trees.kept().rounds()},
+          {"refit", trees.refit.has_value()},
           {"class_weights", trees_class_weights(ctx, head)},
           {"statistics", names}};
 }
@@ -160,10 +188,9 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   TreeData train, validation;
   data_of(kept_beats(windows), train);
   if (!validation_windows.empty()) data_of(kept_beats(validation_windows), validation);
-  const BoostedTrees trees =
-      boost_trees(ctx, train, validation, kBeatClassCount, head, train_options,
-                  "beats' " + std::to_string(names.size()) + " inputs");
-  trees.save(path);
+  const FittedTrees trees = fit_trees(ctx, train, validation, kBeatClassCount, head, train_options,
+                                      "beats' " + std::to_string(names.size()) + " inputs");
+  trees.kept().save(path);
   const double fixed = ctx.params().at("trees_weight");
   const bool fit_weight = fixed == kWeightFromValidation;
   double weight = fixed;
@@ -183,8 +210,8 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
     const TreeRows rows = inputs.rows(beats);
-    weight = fit_blend_weight(head_probs, trees.predict(rows.values, rows.columns()), labels,
-                              kBeatClassCount);
+    weight = fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
+                              labels, kBeatClassCount);
   }
   nlohmann::json out = trees_results(ctx, head, trees, weight, fit_weight, names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
@@ -195,11 +222,11 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
 // Task record: boosted trees over the training records' statistics (with the medians of
 // `store_columns`), cut back on the validation records' log loss, weighted by class
 // (trees_class_weights). `names` gets the statistics' names.
-BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
-                              const HeadOptions& head, const StoreDescriptorColumns& store_columns,
-                              const SegmentLabeler& label_of, const std::vector<std::string>& train,
-                              const std::vector<std::string>& validation, int classes,
-                              const TrainOptions& train_options, std::vector<std::string>& names) {
+FittedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
+                             const HeadOptions& head, const StoreDescriptorColumns& store_columns,
+                             const SegmentLabeler& label_of, const std::vector<std::string>& train,
+                             const std::vector<std::string>& validation, int classes,
+                             const TrainOptions& train_options, std::vector<std::string>& names) {
   // The statistics' names are the same for every record set.
   auto data_of = [&](const std::vector<std::string>& records, TreeData& data) {
     std::vector<size_t> labelled;
@@ -217,8 +244,8 @@ BoostedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
   TreeData train_data, validation_data;
   if (!validation.empty()) data_of(validation, validation_data);
   data_of(train, train_data);
-  return boost_trees(ctx, train_data, validation_data, classes, head, train_options,
-                     "records' " + std::to_string(names.size()) + " statistics");
+  return fit_trees(ctx, train_data, validation_data, classes, head, train_options,
+                   "records' " + std::to_string(names.size()) + " statistics");
 }
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
@@ -281,6 +308,13 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
         "trees_class_weights)",
         ctx.instance.id, rounds, task);
+  if (p.at("trees_refit").get<bool>() &&
+      (rounds == 0 || task == "af" || p.at("validation_records").get<int>() == 0))
+    throw ConfigError(
+        "stage '{}': trees_refit boosts the trees again on the training and validation records "
+        "together; here trees={}, task is {} and validation_records={} (it needs trees, task "
+        "beats or record, and validation records; or drop trees_refit)",
+        ctx.instance.id, rounds, task, p.at("validation_records").get<int>());
   if (rounds > 0 && weight == kWeightFromValidation && p.at("validation_records").get<int>() == 0)
     throw ConfigError(
         "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
@@ -449,15 +483,15 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["min_segment_beats"] = min_beats;
     if (p.at("trees").get<int>() > 0) {
       std::vector<std::string> names;
-      const BoostedTrees trees = fit_record_trees(ctx, store, head, store_columns, label_of, train,
-                                                  validation, int(classes.size()), options, names);
+      const FittedTrees trees = fit_record_trees(ctx, store, head, store_columns, label_of, train,
+                                                 validation, int(classes.size()), options, names);
       trees_path = ctx.stage_dir + "/trees.json";
-      trees.save(trees_path);
+      trees.kept().save(trees_path);
       const double fixed = p.at("trees_weight");
       const bool fit_weight = fixed == kWeightFromValidation;
       const double weight = fit_weight
-                                ? validation_blend_weight(ctx, classifier, trees, store, head,
-                                                          store_columns, validation_segments)
+                                ? validation_blend_weight(ctx, classifier, trees.held_out, store,
+                                                          head, store_columns, validation_segments)
                                 : fixed;
       task_results["trees"] = trees_results(ctx, head, trees, weight, fit_weight, names);
       keep_store_columns(store_columns, task_results["trees"]);
@@ -644,6 +678,11 @@ StageKind finetune_stage() {
        "the trees' weight per class from its frequency f: 1/sqrt(f), 1/f or none; head: the "
        "head's class_weights",
        false},
+      {"trees_refit", "bool", "false",
+       "after the validation records have cut the trees' rounds back and fit their share, boost "
+       "the trees again for those rounds on the training and validation records together (the "
+       "trees saved and evaluated); the share stays the one fit on the first trees",
+       false},
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
        "template_descriptors and shape_descriptors), whether or not the head does: task beats "
@@ -656,7 +695,7 @@ StageKind finetune_stage() {
        "beat's waveform against its record's template, without the waveform itself); empty: all",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "12", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune", "13", params, run_finetune, /*external_inputs=*/nullptr};
 }
 
 }  // namespace hlm
