@@ -217,12 +217,13 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   hlm::test::ScratchDir tuned_runs("hlm_challenge2017_trees");  // later runs reuse pretraining
   std::map<std::string, std::string> trees_of;  // trees.json by the case's overrides
   std::map<std::string, int> rounds_of;
-  const std::string plain = "finetune.trees_weight=1";
-  const std::string inverse = "finetune.trees_weight=1 finetune.trees_class_weights=inverse";
-  const std::string refit = "finetune.trees_weight=1 finetune.trees_refit=true";
+  const std::string plain = "finetune.trees_weight=1 vars.trees_refit=false";
+  const std::string inverse =
+      "finetune.trees_weight=1 finetune.trees_class_weights=inverse vars.trees_refit=false";
+  const std::string refit = "finetune.trees_weight=1";  // the workflow refits by default
   for (const Case& c : {Case{plain, 1, "trees", "sqrt"}, Case{inverse, 1, "trees", "inverse"},
                         Case{refit, 1, "trees", "sqrt", true},
-                        Case{"finetune.trees_weight=0", 0, "head", "sqrt"}}) {
+                        Case{"finetune.trees_weight=0", 0, "head", "sqrt", true}}) {
     const auto r =
         hlm::test::run_hlm("run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' " +
                            c.overrides + " --runs-dir " + tuned_runs.path.string());
@@ -251,7 +252,8 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
       "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
       "--runs-dir " +
       runs.path.string() + " ";
-  const auto no_validation = hlm::test::run_hlm(base + "finetune.validation_records=0");
+  const auto no_validation =
+      hlm::test::run_hlm(base + "finetune.validation_records=0 vars.trees_refit=false");
   EXPECT_NE(no_validation.exit_code, 0);
   EXPECT_NE(no_validation.output.find("validation_records is 0"), std::string::npos)
       << no_validation.output;
