@@ -498,12 +498,13 @@ TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
 
 // trees_refit: the beat trees are boosted again on the training and validation records
 // together, for the rounds the validation record kept; the share of the blend stays the one
-// fit on the trees that never saw it. Refused where there is nothing to refit.
+// fit on the first trees, which were only cut back on it. Refused where there is nothing to
+// refit.
 TEST(FinetuneEvaluate, BeatTreesRefitWithTheValidationRecordKeepTheirRoundsAndShare) {
   hlm::test::ScratchDir runs("hlm_finetune_beat_trees_refit");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.backbone=[full]' 'finetune.matrix.fold=[0]' "
-                           "finetune.trees=20";
+                           "finetune.trees=1500";
   const std::string stage = "finetune[backbone=full,fold=0]";
   std::map<bool, nlohmann::json> trees;
   std::map<bool, std::string> saved;
@@ -515,6 +516,8 @@ TEST(FinetuneEvaluate, BeatTreesRefitWithTheValidationRecordKeepTheirRoundsAndSh
     saved[refit] = hlm::test::read_text(run / stage / "trees.json");
     EXPECT_TRUE(fs::exists(run / "evaluate" / "results.json"));
   }
+  // The validation record cut the rounds back, so keeping them is seen (not the 1500 asked).
+  ASSERT_LT(trees[false]["rounds"].get<int>(), 1500) << trees[false].dump();
   EXPECT_EQ(trees[false]["refit"], false);
   EXPECT_EQ(trees[true]["refit"], true);
   EXPECT_EQ(trees[true]["rounds"], trees[false]["rounds"]);

@@ -63,7 +63,7 @@ const std::map<std::string, std::string> kOtherKeys = {
      "the trees' class weights (ClinicalWorkflows.Challenge2017TreesWeightActs...)"},
     {"finetune.trees_refit",
      "the trees boosted again with the validation records "
-     "(ClinicalWorkflows.Challenge2017TreesWeightActs..., FinetuneEvaluate.BeatTreesReadThe...)"},
+     "(ClinicalWorkflows.Challenge2017TreesWeightActs..., FinetuneEvaluate.BeatTreesRefit...)"},
     {"finetune.trees_descriptors",
      "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores..., "
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},

@@ -119,8 +119,9 @@ BoostedTrees boost_trees(const StageContext& ctx, TreeData train, const TreeData
 
 // The trees boosted on `train`, cut back on `validation`; with trees_refit, boosted again on
 // both together for the rounds `validation` kept, so the trees learn from every labelled
-// record (on DS1, two of 17-18 patients) while the share of the blend is still fit on trees
-// that never saw the validation records (`held_out`).
+// record (on DS1 the validation records are two of 17-18 patients). The blend's share is
+// still fit on the first trees (`held_out`), which were only cut back on the validation
+// records, not trained on them, and is applied unchanged to the refit trees.
 struct FittedTrees {
   BoostedTrees held_out;
   std::optional<BoostedTrees> refit;  // with trees_refit: the trees saved and evaluated
@@ -134,6 +135,12 @@ FittedTrees fit_trees(const StageContext& ctx, const TreeData& train, const Tree
                                  train_options, what),
                      std::nullopt};
   if (!ctx.params().at("trees_refit").get<bool>()) return fitted;
+  // Without labelled validation rows there is nothing to add, and nothing chose the rounds.
+  if (validation.size() == 0)
+    throw DataError(
+        "stage '{}': trees_refit boosts the trees again with the validation records, and none "
+        "of their items is labelled; set other validation_records or trees_refit: false",
+        ctx.instance.id);
   TreeData all = train;
   all.rows.insert(all.rows.end(), validation.rows.begin(), validation.rows.end());
   all.labels.insert(all.labels.end(), validation.labels.begin(), validation.labels.end());
@@ -679,9 +686,10 @@ StageKind finetune_stage() {
        "head's class_weights",
        false},
       {"trees_refit", "bool", "false",
-       "after the validation records have cut the trees' rounds back and fit their share, boost "
-       "the trees again for those rounds on the training and validation records together (the "
-       "trees saved and evaluated); the share stays the one fit on the first trees",
+       "after the validation records have cut the trees' rounds back (and, at trees_weight -1, "
+       "fit their share), boost the trees again for those rounds on the training and validation "
+       "records together (the trees saved and evaluated); the share stays the one fit on the "
+       "first trees",
        false},
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
