@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <regex>
 
 #include "support/hlm_cli.h"
@@ -60,4 +62,46 @@ TEST(QrsEval, AnUnknownRecordNamesItsMissingHeader) {
   const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 999");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("999.hea"), std::string::npos) << r.output;
+}
+
+TEST(QrsEval, ErrorsFileListsEveryMissedAndFalseBeatOfTheScoreLines) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/208.hea");
+  const std::string csv =
+      (std::filesystem::temp_directory_path() / "hlm_qrs_eval_errors.csv").string();
+  std::filesystem::remove(csv);
+  const auto r =
+      hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 101 208 --lead 0 --errors '" + csv + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(csv);
+  ASSERT_TRUE(in) << csv << " was not written";
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "record,sample,seconds,error,annotation");
+  std::map<std::string, long> missed, false_beats;
+  long previous = -1;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_match(line, m, std::regex(R"((\w+),(\d+),([\d.]+),(missed|false),(.*))")))
+        << line;
+    (m[4] == "missed" ? missed : false_beats)[m[1]]++;
+    // A missed beat names its annotation (a beat code); a false one has none.
+    EXPECT_EQ(m[5].length() > 0, m[4] == "missed") << line;
+    if (m[1] == "208") {
+      EXPECT_GE(std::stol(m[2]), previous) << "rows out of sample order";
+      previous = std::stol(m[2]);
+    }
+    EXPECT_NEAR(std::stod(m[3]), std::stod(m[2]) / 360.0, 0.01) << line;
+  }
+  // The rows are the score lines' FN and FP, record by record.
+  for (const char* record : {"101", "208"}) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.output, m, std::regex(std::string("\n") + record + R"( +\d+ +(\d+) +(\d+) )")))
+        << r.output;
+    EXPECT_EQ(missed[record], std::stol(m[1])) << record;
+    EXPECT_EQ(false_beats[record], std::stol(m[2])) << record;
+  }
+  EXPECT_GT(missed["208"] + false_beats["208"], 0) << "208 has no error to list: nothing tested";
+  std::filesystem::remove(csv);
 }

@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
   qrs_eval->add_option(
       "--lead", qrs_lead,
       "detect on this lead alone, as beat-vq does by default (default: every lead)");
+  std::string qrs_errors_csv;
+  qrs_eval->add_option("--errors", qrs_errors_csv,
+                       "also write each missed beat and each false detection to this CSV file");
   auto* bench = app.add_subcommand(
       "bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
   bench->require_subcommand(1);
@@ -188,7 +191,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*qrs_eval) return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead);
+    if (*qrs_eval)
+      return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead, qrs_errors_csv);
     if (*bench_gemm) return hlm::bench_gemm_command();
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include "hlm/dsp/beat_match.h"
@@ -14,11 +15,58 @@
 namespace hlm {
 namespace {
 
+// One beat the detector got wrong: a reference beat with no detection near it (missed), or a
+// detection with no reference beat (false).
+struct DetectionError {
+  int64_t sample = 0;
+  bool missed = false;
+  uint8_t code = 0;  // the reference beat's annotation code (missed beats only)
+};
+
 struct RecordScore {
   dsp::MatchCounts counts;
-  dsp::MatchCounts ventricular;  // the reference beats of AAMI class V only (TP and FN)
-  std::string error;             // non-empty when the record could not be scored
+  dsp::MatchCounts ventricular;        // the reference beats of AAMI class V only (TP and FN)
+  std::vector<DetectionError> errors;  // in sample order
+  double sampling_hz = 0;
+  std::string error;  // non-empty when the record could not be scored
 };
+
+// The missed reference beats and the false detections of one record, in sample order.
+std::vector<DetectionError> detection_errors(const std::vector<Annotation>& annotations,
+                                             const std::vector<int64_t>& detected, int64_t window) {
+  std::vector<int64_t> reference;
+  std::vector<uint8_t> codes;
+  for (const Annotation& a : annotations)
+    if (is_beat_code(a.code)) reference.push_back(a.sample), codes.push_back(a.code);
+  const std::vector<int64_t> pair = dsp::pair_beats(reference, detected, window);
+  std::vector<bool> found(reference.size(), false);
+  std::vector<DetectionError> errors;
+  for (size_t j = 0; j < detected.size(); ++j) {
+    if (pair[j] >= 0)
+      found[size_t(pair[j])] = true;
+    else
+      errors.push_back({detected[j], false, 0});
+  }
+  for (size_t i = 0; i < reference.size(); ++i)
+    if (!found[i]) errors.push_back({reference[i], true, codes[i]});
+  std::sort(errors.begin(), errors.end(),
+            [](const DetectionError& a, const DetectionError& b) { return a.sample < b.sample; });
+  return errors;
+}
+
+// One CSV row per error of every record scored, so that each can be looked up in the signal.
+void write_errors_csv(const std::string& path, const std::vector<std::string>& names,
+                      const std::vector<RecordScore>& scores) {
+  std::ofstream out(path);
+  if (!out) throw ConfigError("--errors {}: cannot be written (check the folder exists)", path);
+  out << "record,sample,seconds,error,annotation\n";
+  for (size_t i = 0; i < names.size(); ++i)
+    for (const DetectionError& e : scores[i].errors)
+      out << names[i] << ',' << e.sample << ',' << double(e.sample) / scores[i].sampling_hz << ','
+          << (e.missed ? "missed" : "false") << ','
+          << (e.missed ? wfdb::annotation_mnemonic(e.code) : "") << '\n';
+  if (!out.flush()) throw ConfigError("--errors {}: writing failed", path);
+}
 
 RecordScore score_record(const std::string& dir, const std::string& name, int lead) {
   RecordScore s;
@@ -39,6 +87,8 @@ RecordScore score_record(const std::string& dir, const std::string& name, int le
     }
     const int64_t window = dsp::match_window_samples(r.sampling_hz);
     s.counts = dsp::match_beats(dsp::reference_beats(r.annotations), detected, window);
+    s.sampling_hz = r.sampling_hz;
+    s.errors = detection_errors(r.annotations, detected, window);
     // Ectopic beats are what a detector tuned on normal ones misses: their sensitivity alone.
     std::vector<int64_t> ventricular;
     for (const Annotation& a : r.annotations)
@@ -56,7 +106,7 @@ double percent(double fraction) { return 100.0 * fraction; }
 }  // namespace
 
 int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads,
-                     int lead) {
+                     int lead, const std::string& errors_csv) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
@@ -89,6 +139,7 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
               (long long)gross.tp, (long long)gross.fn, (long long)gross.fp,
               percent(gross.sensitivity()), percent(gross.positive_predictivity()),
               (long long)(gross_v.tp + gross_v.fn), percent(gross_v.sensitivity()));
+  if (!errors_csv.empty()) write_errors_csv(errors_csv, names, scores);
   if (failed)
     std::fprintf(stderr, "qrs-eval: %d of %zu record(s) could not be scored\n", failed,
                  names.size());

@@ -1,0 +1,81 @@
+// The QRS detector's last step, prune_split_intervals, on hand-made beat lists (positions at
+// the detector's internal 200 Hz): which weak peaks between strong beats are dropped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "dsp/qrs_decide.h"
+#include "dsp/qrs_envelope.h"
+
+namespace {
+
+using hlm::dsp::qrs::Candidate;
+using hlm::dsp::qrs::kRateHz;
+using hlm::dsp::qrs::prune_split_intervals;
+
+int64_t at(double seconds) { return int64_t(seconds * kRateHz + 0.5); }
+
+// Strong beats every 0.8 s from 0 s to 16 s, plus `extra`, in time order.
+std::vector<Candidate> rhythm_with(const std::vector<Candidate>& extra) {
+  std::vector<Candidate> beats;
+  for (int k = 0; k <= 20; ++k) beats.push_back({at(0.8 * k), 1.0f, 1.0f, 1.0f});
+  beats.insert(beats.end(), extra.begin(), extra.end());
+  std::sort(beats.begin(), beats.end(),
+            [](const Candidate& a, const Candidate& b) { return a.i < b.i; });
+  return beats;
+}
+
+bool kept(const std::vector<Candidate>& beats, int64_t i) {
+  for (const Candidate& c : beats)
+    if (c.i == i) return true;
+  return false;
+}
+
+TEST(QrsPrune, DropsAWeakPeakJustBeforeAStrongBeatAfterALongGap) {
+  // A tall P wave 0.2 s before each of four beats in a row: the median interval is then split
+  // too, which the ratio rule alone cannot see.
+  std::vector<Candidate> p_waves;
+  for (int k = 8; k < 12; ++k) p_waves.push_back({at(0.8 * k - 0.2), 0.45f, 0.3f, 0.4f});
+  const std::vector<Candidate> out = prune_split_intervals(rhythm_with(p_waves));
+  for (const Candidate& p : p_waves) EXPECT_FALSE(kept(out, p.i)) << p.i;
+  EXPECT_EQ(out.size(), 21u);
+}
+
+TEST(QrsPrune, KeepsAWeakPrematureBeatFollowedByAPause) {
+  // Bigeminy with small PVCs 0.45 s after each sinus beat, the sinus beats 1.2 s apart: the
+  // pause comes after the weak beat, so neither rule takes it.
+  std::vector<Candidate> beats;
+  for (int k = 0; k < 20; ++k) {
+    beats.push_back({at(1.2 * k), 1.0f, 1.0f, 1.0f});
+    beats.push_back({at(1.2 * k + 0.45), 0.4f, 0.3f, 0.9f});
+  }
+  EXPECT_EQ(prune_split_intervals(beats).size(), beats.size());
+}
+
+TEST(QrsPrune, KeepsAWeakBeatWhenTheStrongOneComesLaterThanAPWaveCould) {
+  // After a pause of 1.2 s, a weak peak 0.3 s before the next beat: beyond the PR interval,
+  // so possibly a beat of its own, and the intervals around it add up to more than one.
+  std::vector<Candidate> beats;
+  for (int k = 0; k <= 20; ++k)
+    beats.push_back({at(0.8 * k + (k > 10 ? 0.4 : 0.0)), 1.0f, 1.0f, 1.0f});
+  const Candidate weak{at(0.8 * 11 + 0.4 - 0.3), 0.45f, 0.3f, 0.4f};
+  beats.insert(beats.begin() + 11, weak);
+  EXPECT_TRUE(kept(prune_split_intervals(beats), weak.i));
+  // 0.2 s before it, the same peak is a P wave.
+  beats[11].i = at(0.8 * 11 + 0.4 - 0.2);
+  EXPECT_FALSE(kept(prune_split_intervals(beats), beats[11].i));
+}
+
+TEST(QrsPrune, KeepsAWeakBeatOfAFastRunThatCameSoonAfterTheBeatBeforeIt) {
+  // Flutter at 240 bpm (0.25 s), one weak wave 0.3 s after the one before it and 0.2 s before
+  // the next: close before a strong beat, but not late in a long interval.
+  std::vector<Candidate> beats;
+  for (int k = 0; k <= 40; ++k) beats.push_back({at(0.25 * k), 1.0f, 1.0f, 1.0f});
+  beats[20].i = at(0.25 * 19 + 0.3);
+  beats[20].height = 0.45f;
+  beats[21].i = beats[20].i + at(0.2);
+  EXPECT_TRUE(kept(prune_split_intervals(beats), beats[20].i));
+}
+
+}  // namespace
