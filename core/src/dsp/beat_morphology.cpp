@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "dsp/pearson.h"
 #include "hlm/errors.h"
 
 namespace hlm {
@@ -100,7 +101,7 @@ std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayou
     if (row_of_beat[i] < 0) continue;  // no shape: stays typical
     std::copy_n(templates.begin() + ptrdiff_t(i * dim), dim, t.begin());
     const float* c = shapes + size_t(row_of_beat[i]) * dim;
-    double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0, c_mean = 0, t_mean = 0;
+    double d_all = 0, d_qrs = 0, t_all = 0, t_qrs = 0;
     double c_min = c[0], c_max = c[0], t_min = t[0], t_max = t[0];
     for (size_t j = 0; j < dim; ++j) {
       const double d = (c[j] - t[j]) * (c[j] - t[j]), s = t[j] * t[j];
@@ -108,20 +109,12 @@ std::vector<float> relative_morphology(const float* shapes, const BeatShapeLayou
       d_all += d;
       t_all += s;
       if (qrs) d_qrs += d, t_qrs += s;
-      c_mean += c[j], t_mean += t[j];
       c_min = std::min<double>(c_min, c[j]), c_max = std::max<double>(c_max, c[j]);
       t_min = std::min(t_min, t[j]), t_max = std::max(t_max, t[j]);
     }
-    c_mean /= double(dim), t_mean /= double(dim);
-    double cov = 0, c_var = 0, t_var = 0;
-    for (size_t j = 0; j < dim; ++j) {
-      cov += (c[j] - c_mean) * (t[j] - t_mean);
-      c_var += (c[j] - c_mean) * (c[j] - c_mean);
-      t_var += (t[j] - t_mean) * (t[j] - t_mean);
-    }
     float* f = out.data() + i * kMorphologyFeatureCount;
     f[0] = log_distance(std::sqrt(d_all), std::sqrt(t_all));
-    f[1] = c_var > 0 && t_var > 0 ? float(cov / std::sqrt(c_var * t_var)) : 0.0f;
+    f[1] = float(dsp::pearson_correlation(c, t.data(), dim));
     f[2] = float(std::clamp(std::log(std::max(c_max - c_min, 1e-9) / std::max(t_max - t_min, 1e-9)),
                             -2.0, 2.0));
     f[3] = log_distance(std::sqrt(d_qrs), std::sqrt(t_qrs));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dsp/pearson.h"
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/errors.h"
 
@@ -37,17 +38,6 @@ double rms_of_difference(const float* a, const float* b, int first, int end) {
   double s = 0;
   for (int j = first; j < end; ++j) s += (double(a[j]) - b[j]) * (double(a[j]) - b[j]);
   return end > first ? std::sqrt(s / (end - first)) : 0.0;
-}
-
-double correlation(const float* a, const float* b, int n) {
-  const double ma = mean(a, 0, n), mb = mean(b, 0, n);
-  double cov = 0, va = 0, vb = 0;
-  for (int j = 0; j < n; ++j) {
-    cov += (a[j] - ma) * (b[j] - mb);
-    va += (a[j] - ma) * (a[j] - ma);
-    vb += (b[j] - mb) * (b[j] - mb);
-  }
-  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
 }
 
 // Outside [skip_first, skip_end): a sharp QRS has large second differences of its own.
@@ -157,7 +147,7 @@ std::vector<float> template_descriptors(const float* windows, const dsp::BeatWin
     const float* beat = row_of_beat[i] >= 0 ? windows + size_t(row_of_beat[i]) * dim : t;
     float* f = out.data() + i * kTemplateDescriptorCount;
     std::copy(std::begin(shape.values), std::end(shape.values), f);
-    f[7] = row_of_beat[i] >= 0 ? float(correlation(beat, t, int(dim))) : 1.0f;
+    f[7] = row_of_beat[i] >= 0 ? float(dsp::pearson_correlation(beat, t, dim)) : 1.0f;
     f[8] = float(rms_of_difference(beat, t, p0, p1) / shape.qrs);
     f[9] = float(second_difference_rms(beat, int(dim), q0, q1) / shape.qrs);
   }
