@@ -1,6 +1,6 @@
 // QRS detection: R-peak sample indices from one or more ECG leads in mV, at any sampling
 // rate, with no per-record tuning. Quality is scored like WFDB's bxb (hlm/dsp/beat_match.h):
-// on the 22 MIT-BIH DS1 records, gross Se/+P 99.88/99.81 % with both leads, 99.78/99.71 % with
+// on the 22 MIT-BIH DS1 records, gross Se/+P 99.88/99.81 % with both leads, 99.78/99.78 % with
 // the first alone (tests/dsp/test_qrs_mitdb.cpp). Speed per core is in docs/benchmarks.md
 // (`hlm bench tokenize`, detect stage).
 #pragma once
@@ -34,8 +34,8 @@ struct QrsOptions {
 // small ventricular beats to the height of T waves; a slow band (50 ms minus 250 ms means,
 // 250 ms envelope) keeps a wide one about as tall as a QRS, and a peak beyond the T wave's
 // reach that is at least half the beats' slow-band height, clearly above the noise and
-// followed by a pause is a beat too. Weak early peaks that split one normal interval in two
-// are then dropped. Each beat's R peak is the largest deflection from the local baseline within
+// followed by a pause is a beat too. Weak peaks that split one normal interval in two (early
+// noise, or a P wave just before the QRS) are then dropped. Each beat's R peak is the largest deflection from the local baseline within
 // 80 ms, at the original rate. Thread-safe (work buffers are per thread and reused between
 // calls). Throws ConfigError for sampling_hz <= 0.
 std::vector<int64_t> detect_qrs(const float* ecg_mv, size_t n, double sampling_hz,
