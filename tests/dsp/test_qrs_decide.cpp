@@ -42,6 +42,17 @@ TEST(QrsPrune, DropsAWeakPeakJustBeforeAStrongBeatAfterALongGap) {
   EXPECT_EQ(out.size(), 21u);
 }
 
+TEST(QrsPrune, KeepsASmallSteepQrsBeforeATallFlatTWaveTakenForABeat) {
+  // The small QRS of beat 10 is steeper than the tall wave 0.22 s after it: that wave is its T
+  // wave, not the QRS of a P wave, so the QRS stays.
+  std::vector<Candidate> beats = rhythm_with({{at(8.0 + 0.22), 1.0f, 0.3f, 1.0f}});
+  beats[10].height = 0.45f;
+  EXPECT_TRUE(kept(prune_split_intervals(beats), beats[10].i));
+  // The same peak, flatter than the wave after it, is taken for its P wave.
+  beats[10].slope = 0.2f;
+  EXPECT_FALSE(kept(prune_split_intervals(beats), beats[10].i));
+}
+
 TEST(QrsPrune, KeepsAWeakPrematureBeatFollowedByAPause) {
   // Bigeminy with small PVCs 0.45 s after each sinus beat, the sinus beats 1.2 s apart: the
   // pause comes after the weak beat, so neither rule takes it.

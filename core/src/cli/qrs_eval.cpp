@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <thread>
 
 #include "hlm/dsp/beat_match.h"
@@ -25,10 +26,10 @@ struct DetectionError {
 
 struct RecordScore {
   dsp::MatchCounts counts;
-  dsp::MatchCounts ventricular;        // the reference beats of AAMI class V only (TP and FN)
-  std::vector<DetectionError> errors;  // in sample order
+  dsp::MatchCounts ventricular;  // the reference beats of AAMI class V only (TP and FN)
+  std::vector<DetectionError> detection_errors;  // in sample order
   double sampling_hz = 0;
-  std::string error;  // non-empty when the record could not be scored
+  std::string failure;  // non-empty when the record could not be scored
 };
 
 // The missed reference beats and the false detections of one record, in sample order.
@@ -55,16 +56,18 @@ std::vector<DetectionError> detection_errors(const std::vector<Annotation>& anno
 }
 
 // One CSV row per error of every record scored, so that each can be looked up in the signal.
-void write_errors_csv(const std::string& path, const std::vector<std::string>& names,
+// The file is opened before any record is scored, so a bad path costs no scoring.
+void write_errors_csv(std::ofstream& out, const std::string& path,
+                      const std::vector<std::string>& names,
                       const std::vector<RecordScore>& scores) {
-  std::ofstream out(path);
-  if (!out) throw ConfigError("--errors {}: cannot be written (check the folder exists)", path);
-  out << "record,sample,seconds,error,annotation\n";
-  for (size_t i = 0; i < names.size(); ++i)
-    for (const DetectionError& e : scores[i].errors)
+  out << "record,sample,seconds,error,annotation\n" << std::fixed << std::setprecision(3);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!scores[i].failure.empty()) continue;  // reported on stderr; nothing was detected
+    for (const DetectionError& e : scores[i].detection_errors)
       out << names[i] << ',' << e.sample << ',' << double(e.sample) / scores[i].sampling_hz << ','
           << (e.missed ? "missed" : "false") << ','
           << (e.missed ? wfdb::annotation_mnemonic(e.code) : "") << '\n';
+  }
   if (!out.flush()) throw ConfigError("--errors {}: writing failed", path);
 }
 
@@ -88,7 +91,7 @@ RecordScore score_record(const std::string& dir, const std::string& name, int le
     const int64_t window = dsp::match_window_samples(r.sampling_hz);
     s.counts = dsp::match_beats(dsp::reference_beats(r.annotations), detected, window);
     s.sampling_hz = r.sampling_hz;
-    s.errors = detection_errors(r.annotations, detected, window);
+    s.detection_errors = detection_errors(r.annotations, detected, window);
     // Ectopic beats are what a detector tuned on normal ones misses: their sensitivity alone.
     std::vector<int64_t> ventricular;
     for (const Annotation& a : r.annotations)
@@ -96,7 +99,7 @@ RecordScore score_record(const std::string& dir, const std::string& name, int le
     s.ventricular = dsp::match_beats(ventricular, detected, window);
     s.ventricular.fp = 0;
   } catch (const Error& e) {
-    s.error = e.what();
+    s.failure = e.what();
   }
   return s;
 }
@@ -111,6 +114,13 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
     throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
+  std::ofstream errors_out;
+  if (!errors_csv.empty()) {
+    errors_out.open(errors_csv);
+    if (!errors_out)
+      throw ConfigError("--errors {}: cannot be written (check that its folder exists)",
+                        errors_csv);
+  }
   std::vector<RecordScore> scores(names.size());
   parallel_for(names.size(), threads,
                [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
@@ -121,8 +131,9 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   int failed = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     const RecordScore& s = scores[i];
-    if (!s.error.empty()) {
-      std::fprintf(stderr, "qrs-eval: %s/%s: %s\n", dir.c_str(), names[i].c_str(), s.error.c_str());
+    if (!s.failure.empty()) {
+      std::fprintf(stderr, "qrs-eval: %s/%s: %s\n", dir.c_str(), names[i].c_str(),
+                   s.failure.c_str());
       ++failed;
       continue;
     }
@@ -139,7 +150,7 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
               (long long)gross.tp, (long long)gross.fn, (long long)gross.fp,
               percent(gross.sensitivity()), percent(gross.positive_predictivity()),
               (long long)(gross_v.tp + gross_v.fn), percent(gross_v.sensitivity()));
-  if (!errors_csv.empty()) write_errors_csv(errors_csv, names, scores);
+  if (!errors_csv.empty()) write_errors_csv(errors_out, errors_csv, names, scores);
   if (failed)
     std::fprintf(stderr, "qrs-eval: %d of %zu record(s) could not be scored\n", failed,
                  names.size());

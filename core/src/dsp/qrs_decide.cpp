@@ -23,7 +23,7 @@ constexpr float kEctopicSlow = 0.5f;
 constexpr float kEctopicThreshold = 0.05f;
 constexpr float kEctopicOverNoise = 2.0f;
 constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
-// A weak peak this close before a strong beat, after a gap at least twice as long, is the
+// A weak peak this close before a strong beat, after a gap more than twice as long, is the
 // beat's P wave or onset (prune_split_intervals): PR intervals reach 0.20 s, and up to 0.25 s
 // from the P wave's envelope peak to the QRS's in MIT-BIH 108 (first-degree AV block). At
 // 0.30 s the noise stress records lost 14 beats against 6 at 0.25 s for few more peaks turned
@@ -156,7 +156,7 @@ std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats
       out.push_back(beats[j]);
       continue;
     }
-    // Cheap test first: the split test needs the next beat 1.14 times higher than this one.
+    // Cheap test first: both split tests need the next beat 1.14 times higher than this one.
     if (beats[j + 1].height <= beats[j].height * (0.8f / 0.7f)) {
       out.push_back(beats[j]);
       continue;
@@ -178,11 +178,13 @@ std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats
     // The same split late in the interval: a P wave (tall ones, as with first-degree AV block)
     // or the onset of the complex. Ratios of the local median interval cannot show it where
     // such peaks come beat after beat (the median interval is then itself split), so it is
-    // read in time: two ventricular beats closer than kLateSplit are both tall only in
-    // flutter, and a premature weak beat has a pause after it, not before.
+    // read in time: two ventricular beats closer than kLateSplitSeconds are both tall only in
+    // flutter, and a premature weak beat has a pause after it, not before. A P wave is also
+    // flatter than its QRS: a weak peak steeper than the strong one after it is more likely a
+    // small QRS followed by its tall T wave, and stays.
     const int64_t gap_before = beats[j].i - beats[j - 1].i, gap_after = beats[j + 1].i - beats[j].i;
-    const bool late_split =
-        weak && strong_next && gap_after < late_split_gap && gap_before > 2 * gap_after;
+    const bool late_split = weak && strong_next && gap_after < late_split_gap &&
+                            gap_before > 2 * gap_after && beats[j].slope < beats[j + 1].slope;
     if (!split && !late_split) out.push_back(beats[j]);
   }
   return out;

@@ -22,8 +22,8 @@ std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const Qr
 // (< 0.8 of their median RR) and followed by a strong beat (>= 0.8) such that the two
 // intervals around it add up to about one (< 1.1): noise splitting an interval. Premature
 // beats are followed by a pause, and interpolated ones are rare. Also drops a weak beat less
-// than 0.25 s before a strong one that came after a gap at least twice that: a P wave or the
-// complex's onset splitting the interval late.
+// than 0.25 s before a strong one, after a gap more than twice the one after it: a P wave or
+// the complex's onset splitting the interval late.
 std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats);
 
 }  // namespace hlm::dsp::qrs
