@@ -224,9 +224,12 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   for (const Case& c : {Case{plain, 1, "trees", "sqrt"}, Case{inverse, 1, "trees", "inverse"},
                         Case{refit, 1, "trees", "sqrt", true},
                         Case{"finetune.trees_weight=0", 0, "head", "sqrt", true}}) {
-    const auto r =
-        hlm::test::run_hlm("run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' " +
-                           c.overrides + " --runs-dir " + tuned_runs.path.string());
+    // 300 rounds asked (the ci size asks 20, all of which its validation record keeps), so
+    // early stopping cuts back and keeping its rounds in the refit is seen.
+    const auto r = hlm::test::run_hlm(
+        "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
+        "vars.sizes.ci.tree_rounds=300 " +
+        c.overrides + " --runs-dir " + tuned_runs.path.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const fs::path run_dir = hlm::test::run_dir_of(r.output);
     const std::string stage = "finetune[fold=0,seed=0]";
@@ -236,6 +239,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     EXPECT_EQ(trees["class_weights"], c.class_weights) << c.overrides;
     EXPECT_EQ(trees["refit"], c.refit) << c.overrides;
     trees_of[c.overrides] = hlm::test::read_text(run_dir / stage / "trees.json");
+    EXPECT_EQ(trees["max_rounds"], 300) << c.overrides;
     rounds_of[c.overrides] = trees["rounds"];
     const auto results =
         nlohmann::json::parse(hlm::test::read_text(run_dir / "evaluate" / "results.json"));
@@ -246,6 +250,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_NE(trees_of[plain], trees_of[inverse]);
   // Refit: other trees (one more record), as many rounds as the validation record kept.
   EXPECT_NE(trees_of[plain], trees_of[refit]);
+  ASSERT_LT(rounds_of[plain], 300) << "early stopping kept every round: nothing to keep";
   EXPECT_EQ(rounds_of[plain], rounds_of[refit]);
   hlm::test::ScratchDir runs("hlm_challenge2017_trees_refused");
   const std::string base =
