@@ -170,8 +170,8 @@ std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats
     std::nth_element(h.begin(), h.begin() + h.size() / 2, h.end());
     std::nth_element(rr.begin(), rr.begin() + rr.size() / 2, rr.end());
     const float level = h[h.size() / 2], r = rr[rr.size() / 2];
-    const float before = float(beats[j].i - beats[j - 1].i) / r;
-    const float after = float(beats[j + 1].i - beats[j].i) / r;
+    const int64_t gap_before = beats[j].i - beats[j - 1].i, gap_after = beats[j + 1].i - beats[j].i;
+    const float before = float(gap_before) / r, after = float(gap_after) / r;
     const bool weak = beats[j].height < 0.7f * level;
     const bool strong_next = beats[j + 1].height >= 0.8f * level;
     const bool split = weak && before < 0.8f && before + after < 1.1f && strong_next;
@@ -182,7 +182,6 @@ std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats
     // flutter, and a premature weak beat has a pause after it, not before. A P wave is also
     // flatter than its QRS: a weak peak steeper than the strong one after it is more likely a
     // small QRS followed by its tall T wave, and stays.
-    const int64_t gap_before = beats[j].i - beats[j - 1].i, gap_after = beats[j + 1].i - beats[j].i;
     const bool late_split = weak && strong_next && gap_after < late_split_gap &&
                             gap_before > 2 * gap_after && beats[j].slope < beats[j + 1].slope;
     if (!split && !late_split) out.push_back(beats[j]);
