@@ -10,8 +10,10 @@
 #include <map>
 #include <set>
 
+#include "eval/record_split.h"
 #include "hlm/dsp/rr_features.h"
 #include "support/hlm_cli.h"
+#include "support/wfdb_test_util.h"
 
 namespace fs = std::filesystem;
 using hlm::test::run_hlm;
@@ -532,6 +534,38 @@ TEST(FinetuneEvaluate, BeatTreesRefitWithTheValidationRecordKeepTheirRoundsAndSh
   const auto no_trees = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " +
                                 runs.path.string() + " finetune.trees_refit=true");
   expect_refused(no_trees, "trees_refit boosts the trees again");
+}
+
+// The trees' share and their refit both learn from the validation records' labels: a
+// validation record without any (MIT-BIH 101 read with no annotator) is refused, naming what
+// to change, instead of a share or rounds chosen on nothing. On the training side the same
+// record is left out of the head's batches (a batch without a labelled beat has a NaN loss).
+TEST(FinetuneEvaluate, BeatTreesRefuseAValidationRecordWithoutLabels) {
+  HLM_REQUIRE_DATA("mitdb");
+  // finetune draws its validation records with holdout_split(pool, count, split_seed + 2).
+  const std::vector<std::string> pool{"101", "syn000", "syn001", "syn002"};
+  auto validates_101 = [&](int split_seed) {
+    return hlm::eval::holdout_split(pool, 1, uint64_t(split_seed) + 2).test ==
+           std::vector<std::string>{"101"};
+  };
+  int unlabelled = 0, labelled = 0;
+  while (!validates_101(unlabelled)) ASSERT_LT(++unlabelled, 100);
+  while (validates_101(labelled)) ASSERT_LT(++labelled, 100);
+  hlm::test::ScratchDir runs("hlm_finetune_unlabelled_validation");
+  const std::string base = "run tests/fixtures/finetune_unlabelled_validation.yaml --runs-dir " +
+                           runs.path.string() + " vars.mitdb_dir=" + hlm::test::data_path("mitdb") +
+                           " vars.split_seed=";
+  const std::string unlabelled_validation = base + std::to_string(unlabelled);
+  expect_refused(run_hlm(unlabelled_validation), "the validation records have no labelled beat");
+  expect_refused(run_hlm(unlabelled_validation + " finetune.trees_refit=true"),
+                 "trees_refit boosts the trees again with the validation records, and none");
+  // With a fixed share and no refit nothing is learnt from them, and the run goes through.
+  const auto fixed = run_hlm(unlabelled_validation + " finetune.trees_weight=0.5");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.output;
+  // One window a step: a step on one of 101's windows would have a NaN loss and stop the run.
+  const auto trained =
+      run_hlm(base + std::to_string(labelled) + " finetune.batch=1 finetune.steps=12");
+  EXPECT_EQ(trained.exit_code, 0) << trained.output;
 }
 
 // trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's

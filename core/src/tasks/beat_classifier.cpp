@@ -131,6 +131,20 @@ at::Tensor class_weights(const TokenStore& store, const std::vector<BeatWindow>&
   return torch::tensor(loss_weights(counts, scheme));
 }
 
+// The windows with at least one labelled beat. A batch of windows without any (a record read
+// without annotations, a long stretch of beats of no class) has no loss to average: NaN.
+std::vector<BeatWindow> windows_with_labels(const TokenStore& store,
+                                            const std::vector<BeatWindow>& windows) {
+  std::vector<BeatWindow> out;
+  for (const auto& w : windows)
+    for (int64_t k = 0; k < w.length; ++k)
+      if (store.labels()[w.start + uint64_t(k)] < kBeatClassCount) {
+        out.push_back(w);
+        break;
+      }
+  return out;
+}
+
 // The macro F1 of the predictions for the labelled beats of these windows.
 double macro_f1_of(const TokenStore& store,
                    const std::vector<std::pair<uint64_t, int>>& predicted) {
@@ -142,10 +156,11 @@ double macro_f1_of(const TokenStore& store,
 
 }  // namespace
 
-FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWindow>& windows,
+FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWindow>& all_windows,
                               const TrainOptions& o, const FitHooks& hooks,
                               const std::vector<BeatWindow>& validation,
                               const EarlyStopping& early) {
+  const std::vector<BeatWindow> windows = windows_with_labels(store, all_windows);
   if (windows.empty()) throw DataError("{}: no labelled beats to fine-tune on", store.path());
   const int64_t context = model_->context();
   // Model and head in one archive, so a checkpoint holds the whole classifier.

@@ -48,7 +48,8 @@ class BeatClassifier {
   // (see BeatFeatures).
   BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, HeadOptions options = {},
                  const std::string& codebook = "");
-  // Trains model + head on the labelled beats of `windows`; returns the loss per step. With
+  // Trains model + head on the labelled beats of `windows` (a window without any is left
+  // out); returns the loss per step. With
   // a checkpoint dir it checkpoints every options.checkpoint_every steps and, on a stop
   // signal, after the current step (then throws Preempted); options.resume continues from
   // the newest complete checkpoint there, early-stopping state included. With validation

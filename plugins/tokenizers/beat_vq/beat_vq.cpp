@@ -54,6 +54,7 @@ class BeatVq final : public hlm::Tokenizer {
   explicit BeatVq(const nlohmann::json& p) {
     codes_ = p.value("codes", 500);
     lead_ = p.value("lead", 0);
+    lead_names_ = p.value("lead_names", std::vector<std::string>{});
     window_.before_seconds = p.value("window_before_s", 0.25);
     window_.after_seconds = p.value("window_after_s", 0.40);
     window_.points = p.value("points", 64);
@@ -83,6 +84,12 @@ class BeatVq final : public hlm::Tokenizer {
           align_max_shift_s_, kMaxAlignShiftSeconds);
     descriptors_ = p.value("template_descriptors", false);
     shape_points_ = p.value("shape_descriptors", 0);
+    shape_leads_ = p.value("shape_descriptor_leads", 1);
+    if (shape_leads_ < 1 || (shape_leads_ > 1 && shape_points_ == 0))
+      throw hlm::ConfigError(
+          "beat-vq: shape_descriptor_leads={} must be 1 or more, and above 1 only with "
+          "shape_descriptors (here {}) (HINT: shape_descriptors: 32, shape_descriptor_leads: 2)",
+          shape_leads_, shape_points_);
     if (shape_points_ != 0 && (shape_points_ < 2 || shape_points_ > window_.points))
       throw hlm::ConfigError(
           "beat-vq: shape_descriptors={} must be 0 (off) or from 2 to points ({}) (HINT: 16 or "
@@ -134,6 +141,7 @@ class BeatVq final : public hlm::Tokenizer {
     // Named only when not the default, so stores and codebooks made before it keep their
     // identity.
     if (relative_) id["shape"] = "relative";
+    if (!lead_names_.empty()) id["lead_names"] = lead_names_;
     if (align_max_shift_s_ > 0) id["align_max_shift_s"] = align_max_shift_s_;
     params_text_ = id.dump();
     const std::string codebook = p.value("codebook", std::string());
@@ -150,19 +158,15 @@ class BeatVq final : public hlm::Tokenizer {
   }
 
   hlm::Beats extract(const hlm::Record& record) const override {
-    if (lead_ >= static_cast<int>(record.digital.size()))
-      throw hlm::DataError(
-          "beat-vq: record '{}' ({}) has {} signal(s) with samples; lead={} (HINT: "
-          "set the tokenizer's lead parameter)",
-          record.name, record.source, record.digital.size(), lead_);
+    const int lead = lead_of(record);
     const double fs = record.sampling_hz;
     // Detection reads the tokenized lead, as the spec says; with detect_all_leads every lead
     // of the same length joins in (a second lead rescues noisy stretches, at
     // about 2.5x the detection time in `hlm bench tokenize`). R peaks refer to the tokenized lead,
     // which comes first.
     const std::vector<std::vector<float>> all =
-        detect_all_leads_ ? record.physical_leads(lead_)
-                          : std::vector<std::vector<float>>{record.physical(lead_)};
+        detect_all_leads_ ? record.physical_leads(lead)
+                          : std::vector<std::vector<float>>{record.physical(lead)};
     const std::vector<float>& x = all.front();
     const size_t n = x.size();
     const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
@@ -182,7 +186,7 @@ class BeatVq final : public hlm::Tokenizer {
     }
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
-    mark_invalid_windows(record.digital[lead_], b);
+    mark_invalid_windows(record.digital[lead], b);
     if (!relative_ && !descriptors_ && !shape_points_) return b;
     std::vector<int64_t> row(b.size());
     for (size_t i = 0; i < b.size(); ++i)
@@ -196,6 +200,7 @@ class BeatVq final : public hlm::Tokenizer {
           b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
           hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
           hlm::beat_shape_descriptor_count(shape_points_));
+    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, peaks, kept, row, b);
     if (relative_) describe_relative(b, row, templates);
     return b;
   }
@@ -211,6 +216,9 @@ class BeatVq final : public hlm::Tokenizer {
     if (shape_points_) {
       const auto shape = hlm::beat_shape_descriptor_names(window_, shape_points_);
       names.insert(names.end(), shape.begin(), shape.end());
+      for (int other = 1; other < shape_leads_; ++other)
+        for (const std::string& name : shape)
+          names.push_back(name + ", lead " + std::to_string(other + 1));
     }
     return names;
   }
@@ -263,6 +271,72 @@ class BeatVq final : public hlm::Tokenizer {
  private:
   int feature_dim() const { return relative_ ? kRelativeFeatures : window_.points; }
 
+  // The signal to tokenize: the first of lead_names the record's header names, else `lead`.
+  // Databases do not keep one lead order: MIT-BIH record 114 has V5 first and MLII second,
+  // where its other records have MLII first, and a code learnt on one lead means something
+  // else on another.
+  int lead_of(const hlm::Record& record) const {
+    const int signals = static_cast<int>(record.digital.size());
+    for (const std::string& name : lead_names_)
+      for (int k = 0; k < signals && k < static_cast<int>(record.signals.size()); ++k)
+        if (record.signals[size_t(k)].description == name) return k;
+    if (lead_ >= signals) {
+      std::string names;
+      for (const std::string& name : lead_names_) names += (names.empty() ? "" : ", ") + name;
+      throw hlm::DataError(
+          "beat-vq: record '{}' ({}) has {} signal(s) with samples; lead={}{} (HINT: "
+          "set the tokenizer's lead or lead_names parameter)",
+          record.name, record.source, signals, lead_,
+          names.empty() ? std::string() : " and none named " + names);
+    }
+    return lead_;
+  }
+
+  // shape_descriptor_leads: the shape descriptors of the next shape_leads_ - 1 signals of the
+  // record's length (in the header's order, the tokenized one skipped), cut at the same R
+  // peaks against their own templates, after the tokenized lead's. What tells a beat apart can
+  // show on one lead only: a PVC's changed axis, or a P wave hidden on one projection. A beat
+  // whose window is invalid on either lead gets that lead's template shape (no difference)
+  // and is left out of its neighbours' templates there.
+  void add_other_lead_shapes(const hlm::Record& record, int lead, const std::vector<int64_t>& peaks,
+                             const std::vector<size_t>& kept, const std::vector<int64_t>& row,
+                             hlm::Beats& b) const {
+    std::vector<int> others;
+    for (int k = 0; k < static_cast<int>(record.digital.size()); ++k)
+      if (k != lead && record.digital[size_t(k)].size() == record.digital[size_t(lead)].size())
+        others.push_back(k);
+    if (static_cast<int>(others.size()) + 1 < shape_leads_)
+      throw hlm::DataError(
+          "beat-vq: record '{}' ({}) has {} signal(s) of its length; shape_descriptor_leads={} "
+          "(HINT: leave records with fewer leads out, or lower shape_descriptor_leads)",
+          record.name, record.source, others.size() + 1, shape_leads_);
+    const int width = hlm::beat_shape_descriptor_count(shape_points_);
+    int columns = (descriptors_ ? hlm::kTemplateDescriptorCount : 0) + width;
+    for (int used = 1; used < shape_leads_; ++used) {
+      const int signal = others[size_t(used - 1)];
+      const std::vector<float> x = record.physical(signal);
+      const std::vector<float> clean =
+          hlm::dsp::clean_ecg(x.data(), x.size(), b.sampling_hz, clean_);
+      std::vector<float> windows;
+      // Same peaks and record length, so the same beats keep a window.
+      if (hlm::dsp::cut_beat_windows(clean.data(), clean.size(), b.sampling_hz, peaks, window_,
+                                     &windows) != kept)
+        throw hlm::InternalError("beat-vq: record '{}': signal {} kept other beats than signal {}",
+                                 record.name, signal, lead);
+      std::vector<int64_t> row_here = row;
+      const std::vector<bool> invalid = invalid_windows(record.digital[size_t(signal)], b);
+      for (size_t i = 0; i < row_here.size(); ++i)
+        if (invalid[i]) row_here[i] = -1;
+      const std::vector<float> templates =
+          hlm::local_templates(windows.data(), window_.points, row_here);
+      b.descriptors = side_by_side(
+          b.descriptors, columns,
+          hlm::beat_shape_descriptors(windows.data(), window_, row_here, templates, shape_points_),
+          width);
+      columns += width;
+    }
+  }
+
   // shape relative: replaces each beat's window by its RR features and its window against
   // its template. A beat whose window is invalid (row -1) stays NaN (kUnk) and is left out
   // of its neighbours' templates.
@@ -289,7 +363,16 @@ class BeatVq final : public hlm::Tokenizer {
   // A window that touches a sample the record marks invalid cannot be tokenized: its features
   // become NaN, fit() leaves it out and assign() gives it kUnk.
   void mark_invalid_windows(const std::vector<int32_t>& raw, hlm::Beats& b) const {
-    if (std::find(raw.begin(), raw.end(), hlm::kInvalidSample) == raw.end()) return;
+    const std::vector<bool> invalid = invalid_windows(raw, b);
+    for (size_t k = 0; k < b.size(); ++k)
+      if (invalid[k])
+        std::fill_n(b.features.begin() + k * b.feature_dim, b.feature_dim, std::nanf(""));
+  }
+
+  // Per beat of `b`: whether its window touches a sample of `raw` the record marks invalid.
+  std::vector<bool> invalid_windows(const std::vector<int32_t>& raw, const hlm::Beats& b) const {
+    std::vector<bool> out(b.size(), false);
+    if (std::find(raw.begin(), raw.end(), hlm::kInvalidSample) == raw.end()) return out;
     std::vector<uint32_t> invalid(raw.size() + 1, 0);  // prefix counts
     for (size_t i = 0; i < raw.size(); ++i)
       invalid[i + 1] = invalid[i] + (raw[i] == hlm::kInvalidSample);
@@ -300,14 +383,15 @@ class BeatVq final : public hlm::Tokenizer {
           std::max<int64_t>(0, int64_t(std::floor(r - window_.before_seconds * b.sampling_hz)));
       const int64_t z =
           std::min(last, int64_t(std::ceil(r + window_.after_seconds * b.sampling_hz)));
-      if (invalid[z + 1] == invalid[a]) continue;
-      std::fill_n(b.features.begin() + k * b.feature_dim, b.feature_dim, std::nanf(""));
+      out[k] = invalid[z + 1] != invalid[a];
     }
+    return out;
   }
 
   // Longer moves would reach the next wave (a P or T wave) rather than the QRS's other peak.
   static constexpr double kMaxAlignShiftSeconds = 0.1;
-  int codes_ = 500, lead_ = 0, shape_points_ = 0;
+  int codes_ = 500, lead_ = 0, shape_points_ = 0, shape_leads_ = 1;
+  std::vector<std::string> lead_names_;
   double align_max_shift_s_ = 0;
   bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
   hlm::dsp::BeatWindowOptions window_;
@@ -321,7 +405,10 @@ hlm::Tokenizer* make_beat_vq(const nlohmann::json& params) { return new BeatVq(p
 
 const hlm_param_decl kBeatVqParams[] = {
     {"codes", "int", "500", "codebook size K (tokens = K + 4 special tokens)"},
-    {"lead", "int", "0", "signal index whose beats are tokenized"},
+    {"lead", "int", "0", "signal index whose beats are tokenized (when no lead_names match)"},
+    {"lead_names", "list:string", "[]",
+     "signal names (header descriptions) to tokenize before `lead`: the first a record has wins, "
+     "`lead` where it has none (MIT-BIH: [MLII], which record 114 has second)"},
     {"sample_beats", "int", "200000", "k-means runs on at most this many beats, drawn at random"},
     {"iters", "int", "25", "at most this many Lloyd iterations"},
     {"seed", "int", "0", "seed of the k-means sample and k-means++ seeding"},
@@ -331,7 +418,8 @@ const hlm_param_decl kBeatVqParams[] = {
     {"baseline", "string", "\"highpass\"",
      "baseline removal: \"highpass\" (0.5 Hz) or \"median\" (200 ms + 600 ms medians)"},
     {"lowpass_hz", "float", "40.0", "low-pass cutoff before windowing; 0 disables it"},
-    {"detect_all_leads", "bool", "false", "find beats on all leads together (R peaks on `lead`)"},
+    {"detect_all_leads", "bool", "false",
+     "find beats on all leads together (R peaks on the tokenized lead)"},
     {"threads", "int", "0", "threads for the codebook fit (0 = all cores); tokens do not change"},
     {"codebook", "string", "\"\"", "a codebook file to use instead of fitting one"},
     {"shape", "string", "\"window\"",
@@ -340,6 +428,9 @@ const hlm_param_decl kBeatVqParams[] = {
     {"template_descriptors", "bool", "false",
      "store with each beat 10 numbers describing its template (QRS width, P and T waves "
      "against the QRS) and the beat against it, for a head's `descriptors` input"},
+    {"shape_descriptor_leads", "int", "1",
+     "with shape_descriptors: how many of the record's signals carry them, the tokenized one "
+     "first, then the others of its length in order (each against its own template)"},
     {"align_max_shift_s", "float", "0",
      "move each R peak by up to this many seconds to where its QRS matches its record's "
      "template best, before windows and RR intervals (0: off)"},

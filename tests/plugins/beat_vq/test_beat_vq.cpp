@@ -97,6 +97,33 @@ TEST_F(BeatVq, RefusesARecordWithoutTheRequestedLead) {
   EXPECT_THROW(t->extract(dataset_->read("syn000")), hlm::DataError);
 }
 
+TEST_F(BeatVq, LeadNamesPickTheSignalTheHeaderNamesBeforeTheLeadIndex) {
+  // The synthetic records name their signals "synthetic MLII" (0) and "synthetic V1" (1).
+  const hlm::Record rec = dataset_->read("syn000");
+  ASSERT_EQ(rec.signals.at(1).description, "synthetic V1");
+  const hlm::Beats by_index = tokenizer({{"codes", 16}, {"lead", 1}})->extract(rec);
+  const hlm::Beats first = tokenizer({{"codes", 16}})->extract(rec);
+  ASSERT_NE(by_index.features, first.features);
+  auto named = tokenizer({{"codes", 16}, {"lead_names", {"absent", "synthetic V1"}}});
+  EXPECT_EQ(named->extract(rec).features, by_index.features);
+  EXPECT_NE(named->identity(), tokenizer({{"codes", 16}})->identity());
+  // The name wins over an index the record does not have.
+  EXPECT_EQ(tokenizer({{"codes", 16}, {"lead", 5}, {"lead_names", {"synthetic V1"}}})
+                ->extract(rec)
+                .features,
+            by_index.features);
+  // No name matches: `lead` is used, and a missing one is refused naming both.
+  EXPECT_EQ(tokenizer({{"codes", 16}, {"lead_names", {"absent"}}})->extract(rec).features,
+            first.features);
+  try {
+    tokenizer({{"codes", 16}, {"lead", 5}, {"lead_names", {"absent"}}})->extract(rec);
+    FAIL() << "lead 5 of a two-lead record was accepted";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("lead=5 and none named absent"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(BeatVq, SyntheticDatasetNamesItsRecordsAndRegeneratesThemIdentically) {
   EXPECT_EQ(dataset_->records(), (std::vector<std::string>{"syn000", "syn001", "syn002"}));
   EXPECT_EQ(dataset_->read("syn002").digital, dataset_->read("syn002").digital);
@@ -242,6 +269,95 @@ TEST_F(BeatVq, ShapeDescriptorsFollowTheTemplateDescriptorsAndLeaveTheTokensAlon
       EXPECT_NE(std::string(e.what()).find("shape_descriptors"), std::string::npos) << e.what();
     }
   }
+}
+
+// shape_descriptor_leads: 2 puts the second lead's shape after the first's, cut at the same R
+// peaks: a second lead that copies the first gives the same values, and one at twice the gain
+// gives them too (they are measured against the template's QRS).
+TEST_F(BeatVq, ShapeDescriptorsOfASecondLeadAreCutAtTheSamePeaks) {
+  const int points = 8, shape = hlm::beat_shape_descriptor_count(points);
+  auto both =
+      tokenizer({{"codes", 16}, {"shape_descriptors", points}, {"shape_descriptor_leads", 2}});
+  const auto names = both->descriptor_names();
+  ASSERT_EQ(names.size(), size_t(2 * shape));
+  EXPECT_EQ(names[size_t(shape) + 1], names[1] + ", lead 2");
+  hlm::Record rec = dataset_->read("syn001");
+  const hlm::Beats one = tokenizer({{"codes", 16}, {"shape_descriptors", points}})->extract(rec);
+  const hlm::Beats two = both->extract(rec);
+  ASSERT_EQ(two.positions, one.positions);
+  ASSERT_EQ(two.descriptors.size(), two.size() * size_t(2 * shape));
+  bool lead_2_differs = false;
+  for (size_t i = 0; i < two.size(); ++i)
+    for (int j = 0; j < shape; ++j) {
+      ASSERT_EQ(two.descriptors[i * 2 * shape + size_t(j)], one.descriptors[i * shape + size_t(j)]);
+      lead_2_differs |= two.descriptors[i * 2 * shape + size_t(shape + j)] !=
+                        one.descriptors[i * shape + size_t(j)];
+    }
+  EXPECT_TRUE(lead_2_differs);
+  const int baseline = rec.signals[0].baseline;
+  rec.signals[1] = rec.signals[0];
+  for (const int scale : {1, 2}) {
+    for (size_t i = 0; i < rec.digital[0].size(); ++i)
+      rec.digital[1][i] = scale * (rec.digital[0][i] - baseline) + baseline;
+    const hlm::Beats copied = both->extract(rec);
+    for (size_t i = 0; i < copied.size(); ++i)
+      for (int j = 0; j < shape; ++j)
+        ASSERT_NEAR(copied.descriptors[i * 2 * shape + size_t(shape + j)],
+                    copied.descriptors[i * 2 * shape + size_t(j)], scale == 1 ? 0.0 : 1e-4)
+            << "scale " << scale << " beat " << i << " value " << j;
+  }
+  // Samples invalid on the second lead alone: the beat there gets no difference on it (its
+  // template's shape) and keeps its own on the first lead.
+  const hlm::Beats before = both->extract(rec);
+  const size_t hit = before.size() / 2;
+  const int64_t r = before.positions[hit];
+  for (int64_t i = r - 10; i <= r + 10; ++i) rec.digital[1][size_t(i)] = hlm::kInvalidSample;
+  const hlm::Beats invalid = both->extract(rec);
+  ASSERT_EQ(invalid.positions, before.positions);
+  double first_lead = 0, second_lead = 0;
+  for (int j = points; j < shape; ++j) {  // the "beat minus template" half
+    first_lead += std::abs(invalid.descriptors[hit * 2 * shape + size_t(j)]);
+    second_lead += std::abs(invalid.descriptors[hit * 2 * shape + size_t(shape + j)]);
+  }
+  EXPECT_GT(first_lead, 0.0);
+  EXPECT_EQ(second_lead, 0.0);
+  // A record with one signal is refused, naming it; the key needs shape_descriptors.
+  rec.digital.pop_back();
+  rec.signals.pop_back();
+  try {
+    both->extract(rec);
+    ADD_FAILURE() << "a one-lead record was accepted";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("record 'syn001'"), std::string::npos) << e.what();
+  }
+  EXPECT_ANY_THROW(tokenizer({{"codes", 16}, {"shape_descriptor_leads", 2}}));
+}
+
+// With lead_names picking the second signal and the template descriptors on, the columns are:
+// the tokenized lead's template descriptors and shape (as a one-lead extraction of it), then
+// the other signal's shape.
+TEST_F(BeatVq, OtherLeadShapesFollowTheTemplateDescriptorsOfALeadPickedByName) {
+  const int points = 8, shape = hlm::beat_shape_descriptor_count(points);
+  const int own = hlm::kTemplateDescriptorCount + shape, width = own + shape;
+  const hlm::Record rec = dataset_->read("syn002");
+  const hlm::Beats one = tokenizer({{"codes", 16},
+                                    {"lead", 1},
+                                    {"template_descriptors", true},
+                                    {"shape_descriptors", points}})
+                             ->extract(rec);
+  auto both = tokenizer({{"codes", 16},
+                         {"lead_names", {"synthetic V1"}},
+                         {"template_descriptors", true},
+                         {"shape_descriptors", points},
+                         {"shape_descriptor_leads", 2}});
+  ASSERT_EQ(both->descriptor_names().size(), size_t(width));
+  const hlm::Beats two = both->extract(rec);
+  ASSERT_EQ(two.positions, one.positions);
+  ASSERT_EQ(two.descriptors.size(), two.size() * size_t(width));
+  for (size_t i = 0; i < two.size(); ++i)
+    for (int j = 0; j < own; ++j)
+      ASSERT_EQ(two.descriptors[i * width + size_t(j)], one.descriptors[i * own + size_t(j)])
+          << "beat " << i << " column " << j;
 }
 
 // align_max_shift_s changes where beats are cut (so the tokens' identity), moves no beat
