@@ -608,6 +608,17 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
   ASSERT_EQ(chosen_names.size(), size_t(hlm::kRrFeatureCount) + 8u + 64u) << chosen_names;
   EXPECT_EQ(chosen["results"]["trees"]["store_descriptor_columns"][0], 8);
   EXPECT_TRUE(fs::exists(some_run / "evaluate" / "results.json"));
+  // Another store with as many descriptors, other ones in the columns the trees read (4 points
+  // on two leads: its columns 8-15 are the second lead's), is refused by evaluate, naming both.
+  const auto other_layout = run_hlm(
+      base +
+      " tokenize.tokenizer.shape_descriptors=8 tokenize_more.tokenizer.shape_descriptors=4"
+      " tokenize_more.tokenizer.shape_descriptor_leads=2 finetune.trees=10"
+      " finetune.trees_descriptors=true 'finetune.trees_descriptor_prefix=beat minus template'");
+  expect_refused(other_layout,
+                 "the boosted trees read its descriptor column 8 as 'beat minus template at "
+                 "-0.250 s / template QRS', but stage 'tokenize_more' tokenized 'beat at -0.250 s "
+                 "/ template QRS, lead 2' there");
 
   const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
   expect_refused(without_trees, "trees_descriptors gives the store's descriptors");

@@ -99,6 +99,30 @@ std::vector<DatasetSpec> datasets_of(const StageContext& ctx) {
   return out;
 }
 
+// Trees that read a store's descriptors read them by column. Another store must name the same
+// descriptors in those columns: one tokenized with other descriptor settings (beat-vq's
+// template_descriptors, shape_descriptors, shape_descriptor_leads) can have as many columns
+// holding other values, and the tokens' identity does not tell them apart.
+void expect_same_descriptor_columns(const StageContext& ctx, const DatasetSpec& dataset,
+                                    const TokenStore& store, const nlohmann::json& results,
+                                    const nlohmann::json& tokenized) {
+  if (!results.contains("trees")) return;
+  const auto& trees = results.at("trees");
+  const auto columns = trees.value("store_descriptor_columns", std::vector<size_t>());
+  const auto fitted = trees.value("store_descriptor_names", std::vector<std::string>());
+  const auto names = tokenized.value("descriptors", std::vector<std::string>());
+  if (fitted.size() != columns.size() || names.empty()) return;  // older manifests name none
+  for (size_t j = 0; j < columns.size(); ++j) {
+    const std::string here = columns[j] < names.size() ? names[columns[j]] : "(no such column)";
+    if (here != fitted[j])
+      throw ConfigError(
+          "stage '{}': dataset '{}' ({}): the boosted trees read its descriptor column {} as "
+          "'{}', but stage '{}' tokenized '{}' there (HINT: tokenize it with the descriptor "
+          "settings of the store the model was fine-tuned on)",
+          ctx.instance.id, dataset.name, store.path(), columns[j], fitted[j], dataset.stage, here);
+  }
+}
+
 // One model's scored items on one dataset; `scope` says what was scored.
 std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
                                         const DatasetSpec& dataset, const TokenStore& store,
@@ -139,6 +163,9 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
   const nlohmann::json& labelled_by =
       own ? tuned.at("artifacts") : ctx.inputs.at(dataset.stage).at("artifacts");
+  if (!own)
+    expect_same_descriptor_columns(ctx, dataset, store, results,
+                                   ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
   auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
                            labelled_by.value("record_labels", std::string()),
                            tuned.at("artifacts").value("trees", std::string()));
