@@ -66,11 +66,11 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
     EXPECT_TRUE(d.contains("parts") && d.at("parts").contains(part) &&
                 d.at("parts").at(part).contains("macro_f1"))
         << part << ": " << d.dump().substr(0, 300);
-  // The trees also read each beat's waveform against its template (beat-vq shape_descriptors),
-  // named in the report.
-  EXPECT_NE(report.find("boosted trees (XGBoost) over each beat's inputs, 32 descriptors of the "
+  // The trees also read each beat's waveform against its template on both leads (beat-vq
+  // shape_descriptors, shape_descriptor_leads: 2), named in the report.
+  EXPECT_NE(report.find("boosted trees (XGBoost) over each beat's inputs, 64 descriptors of the "
                         "token store (beat minus template at -0.250 s / template QRS ... beat "
-                        "minus template at "),
+                        "minus template at +0.400 s / template QRS, lead 2)"),
             std::string::npos)
       << report;
   // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.
