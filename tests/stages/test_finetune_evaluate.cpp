@@ -566,6 +566,9 @@ TEST(FinetuneEvaluate, BeatTreesRefuseAValidationRecordWithoutLabels) {
   const auto trained =
       run_hlm(base + std::to_string(labelled) + " finetune.batch=1 finetune.steps=12");
   EXPECT_EQ(trained.exit_code, 0) << trained.output;
+  EXPECT_NE(trained.output.find("windows hold no labelled beat and are left out"),
+            std::string::npos)
+      << trained.output;
 }
 
 // trees_descriptors: the trees of a beat head read the store's descriptors (here beat-vq's
@@ -637,4 +640,34 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
                                       " finetune.trees_descriptor_prefix=beat");
   expect_refused(head_reads_all,
                  "descriptors: true gives the head, and so the trees of task beats, all of them");
+}
+
+// validation_covers_classes: of eight DS1 records, the two that can show S and V to early
+// stopping while training keeps more of each are the validation records at every seed; a
+// random draw mostly misses one of them. Refused where there are no beat classes to draw by.
+TEST(FinetuneEvaluate, ValidationRecordsDrawnByClassShowSAndV) {
+  HLM_REQUIRE_DATA("mitdb");
+  hlm::test::ScratchDir runs("hlm_finetune_validation_classes");
+  const std::string base = "run tests/fixtures/finetune_validation_classes.yaml --runs-dir " +
+                           runs.path.string() + " vars.mitdb_dir=" + hlm::test::data_path("mitdb");
+  const std::set<std::string> s_and_v{"119", "220"};
+  int random_draws_missing = 0;
+  for (const int seed : {1, 2, 3}) {
+    for (const bool covering : {true, false}) {
+      const auto r = run_hlm(base + " vars.split_seed=" + std::to_string(seed) +
+                             (covering ? "" : " finetune.validation_covers_classes=false"));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      const auto validation = as_set(stage_manifest(hlm::test::run_dir_of(r.output),
+                                                    "finetune")["results"]["validation_records"]);
+      if (covering)
+        EXPECT_EQ(validation, s_and_v) << "seed " << seed;
+      else if (validation != s_and_v)
+        ++random_draws_missing;
+    }
+  }
+  EXPECT_GT(random_draws_missing, 0);
+  expect_refused(run_hlm(base + " finetune.validation_records=0"),
+                 "validation_covers_classes draws the validation records of task beats");
+  expect_refused(run_hlm(base + " finetune.task=af"),
+                 "validation_covers_classes draws the validation records of task beats");
 }

@@ -64,12 +64,19 @@ struct Record {
     return out;
   }
 
+  // The signals other than `first` that have its length (simultaneous leads), in order.
+  std::vector<int> other_leads(int first) const {
+    std::vector<int> out;
+    for (int k = 0; k < static_cast<int>(digital.size()); ++k)
+      if (k != first && digital[k].size() == digital.at(first).size()) out.push_back(k);
+    return out;
+  }
+
   // Signal `first` and every other signal of the same length, in physical units, `first` at
   // index 0: what a multi-lead QRS detector takes.
   std::vector<std::vector<float>> physical_leads(int first = 0) const {
     std::vector<std::vector<float>> leads{physical(first)};
-    for (int k = 0; k < static_cast<int>(digital.size()); ++k)
-      if (k != first && digital[k].size() == digital.at(first).size()) leads.push_back(physical(k));
+    for (int k : other_leads(first)) leads.push_back(physical(k));
     return leads;
   }
 };

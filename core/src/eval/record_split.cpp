@@ -45,4 +45,45 @@ RecordSplit holdout_split(std::vector<std::string> records, int count, uint64_t 
   return split;
 }
 
+RecordSplit class_covering_split(const ClassCounts& counts, int count, uint64_t seed,
+                                 int64_t min_items) {
+  std::vector<std::string> order;
+  for (const auto& [name, items] : counts) order.push_back(name);
+  order = shuffled(std::move(order), seed);
+  if (count < 0 || size_t(count) >= order.size())
+    throw ConfigError("{} validation records out of {} would leave none to train on", count,
+                      order.size());
+  const size_t classes = counts.begin()->second.size();
+  std::vector<int64_t> training(classes, 0);  // items of each class left on the training side
+  for (const auto& [name, items] : counts)
+    for (size_t c = 0; c < classes; ++c) training[c] += items.at(c);
+  std::vector<bool> shown(classes, false), taken(order.size(), false);
+  int left = count;
+  auto take = [&](size_t i) {
+    const std::vector<int64_t>& items = counts.at(order[i]);
+    for (size_t c = 0; c < classes; ++c) {
+      training[c] -= items[c];
+      if (items[c] >= min_items) shown[c] = true;
+    }
+    taken[i] = true;
+    --left;
+  };
+  // The rarest class first: any record shows the common one.
+  std::vector<size_t> by_rarity(classes);
+  for (size_t c = 0; c < classes; ++c) by_rarity[c] = c;
+  std::stable_sort(by_rarity.begin(), by_rarity.end(),
+                   [&](size_t a, size_t b) { return training[a] < training[b]; });
+  for (size_t c : by_rarity)
+    for (size_t i = 0; i < order.size() && left > 0 && !shown[c]; ++i) {
+      const int64_t items = counts.at(order[i])[c];
+      if (!taken[i] && items >= min_items && training[c] - items >= items) take(i);
+    }
+  for (size_t i = 0; i < order.size() && left > 0; ++i)
+    if (!taken[i]) take(i);
+  RecordSplit split;
+  for (size_t i = 0; i < order.size(); ++i)
+    (taken[i] ? split.test : split.train).push_back(order[i]);
+  return split;
+}
+
 }  // namespace hlm::eval

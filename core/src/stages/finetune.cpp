@@ -52,6 +52,24 @@ void expect_same_tokens(const StageContext& ctx, const nlohmann::json& foundatio
                       store.vocab_size(), store.path());
 }
 
+// A class the validation records show has at least this many beats there: fewer make its F1,
+// and so the macro F1 early stopping follows, jump with a beat or two.
+constexpr int64_t kCoverMinBeats = 20;
+
+// Labelled beats of each AAMI class in each of these records.
+eval::ClassCounts beat_class_counts(const TokenStore& store,
+                                    const std::vector<std::string>& records) {
+  eval::ClassCounts counts;
+  for (const auto& name : records) {
+    const TokenStore::RecordView r = store.record(store.find_record(name));
+    std::vector<int64_t>& items = counts[name];
+    items.assign(kBeatClassCount, 0);
+    for (uint64_t k = r.offset; k < r.offset + r.length; ++k)
+      if (store.labels()[k] < kBeatClassCount) ++items[store.labels()[k]];
+  }
+  return counts;
+}
+
 // The training records after the record-wise splits; fills the results' record lists.
 std::vector<std::string> training_records(const nlohmann::json& p, const TokenStore& store,
                                           std::vector<std::string>& holdout,
@@ -70,6 +88,13 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
                             }),
              pool.end());
   const uint64_t seed = p.at("split_seed").get<uint64_t>();
+  const bool covering = p.at("validation_covers_classes");
+  if (covering && (p.at("task") != "beats" || p.at("validation_records").get<int>() == 0))
+    throw ConfigError(
+        "finetune: validation_covers_classes draws the validation records of task beats by "
+        "their beat classes; here task is {} and validation_records={} (set task: beats and "
+        "validation_records, or drop validation_covers_classes)",
+        p.at("task").get<std::string>(), p.at("validation_records").get<int>());
   if (const int folds = p.at("folds"); folds > 0) {
     const auto split = eval::kfold_split(pool, folds, p.at("fold"), seed);
     holdout.insert(holdout.end(), split.test.begin(), split.test.end());
@@ -81,7 +106,9 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
     if (size_t(keep) < pool.size()) pool = eval::holdout_split(pool, keep, seed + 1).test;
   }
   if (const int count = p.at("validation_records"); count > 0) {
-    const auto split = eval::holdout_split(pool, count, seed + 2);
+    const auto split = covering ? eval::class_covering_split(beat_class_counts(store, pool), count,
+                                                             seed + 2, kCoverMinBeats)
+                                : eval::holdout_split(pool, count, seed + 2);
     validation = split.test;
     pool = split.train;
   }
@@ -622,6 +649,11 @@ StageKind finetune_stage() {
        "fraction of the training records whose labels are used (record-wise)", false},
       {"validation_records", "int", "0",
        "training records kept for early stopping on their macro F1 (0 = off)", false},
+      {"validation_covers_classes", "bool", "false",
+       "task beats: draw the validation records so that they show the classes training sees "
+       "(records bringing a class the others lack, with at least 20 beats of it, while training "
+       "keeps at least as many), instead of at random",
+       false},
       {"eval_every", "int", "50", "steps between validation checks", false},
       {"patience", "int", "5", "validation checks without a gain before stopping", false},
       {"backbone", "choice:full|frozen|scratch", "\"full\"",

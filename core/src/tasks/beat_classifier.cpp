@@ -162,6 +162,10 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
                               const EarlyStopping& early) {
   const std::vector<BeatWindow> windows = windows_with_labels(store, all_windows);
   if (windows.empty()) throw DataError("{}: no labelled beats to fine-tune on", store.path());
+  if (windows.size() < all_windows.size() && hooks.on_log)
+    hooks.on_log(std::to_string(all_windows.size() - windows.size()) + " of the " +
+                 std::to_string(all_windows.size()) +
+                 " windows hold no labelled beat and are left out");
   const int64_t context = model_->context();
   // Model and head in one archive, so a checkpoint holds the whole classifier.
   torch::nn::Module bundle;

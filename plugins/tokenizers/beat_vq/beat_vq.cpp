@@ -200,7 +200,7 @@ class BeatVq final : public hlm::Tokenizer {
           b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
           hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
           hlm::beat_shape_descriptor_count(shape_points_));
-    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, peaks, kept, row, b);
+    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, all, peaks, kept, row, b);
     if (relative_) describe_relative(b, row, templates);
     return b;
   }
@@ -297,14 +297,13 @@ class BeatVq final : public hlm::Tokenizer {
   // peaks against their own templates, after the tokenized lead's. What tells a beat apart can
   // show on one lead only: a PVC's changed axis, or a P wave hidden on one projection. A beat
   // whose window is invalid on either lead gets that lead's template shape (no difference)
-  // and is left out of its neighbours' templates there.
-  void add_other_lead_shapes(const hlm::Record& record, int lead, const std::vector<int64_t>& peaks,
-                             const std::vector<size_t>& kept, const std::vector<int64_t>& row,
-                             hlm::Beats& b) const {
-    std::vector<int> others;
-    for (int k = 0; k < static_cast<int>(record.digital.size()); ++k)
-      if (k != lead && record.digital[size_t(k)].size() == record.digital[size_t(lead)].size())
-        others.push_back(k);
+  // and is left out of its neighbours' templates there. `detected` holds the leads the
+  // detector read (physical_leads' order), so they are not converted again.
+  void add_other_lead_shapes(const hlm::Record& record, int lead,
+                             const std::vector<std::vector<float>>& detected,
+                             const std::vector<int64_t>& peaks, const std::vector<size_t>& kept,
+                             const std::vector<int64_t>& row, hlm::Beats& b) const {
+    const std::vector<int> others = record.other_leads(lead);
     if (static_cast<int>(others.size()) + 1 < shape_leads_)
       throw hlm::DataError(
           "beat-vq: record '{}' ({}) has {} signal(s) of its length; shape_descriptor_leads={} "
@@ -314,7 +313,10 @@ class BeatVq final : public hlm::Tokenizer {
     int columns = (descriptors_ ? hlm::kTemplateDescriptorCount : 0) + width;
     for (int used = 1; used < shape_leads_; ++used) {
       const int signal = others[size_t(used - 1)];
-      const std::vector<float> x = record.physical(signal);
+      std::vector<float> converted;
+      if (size_t(used) >= detected.size()) converted = record.physical(signal);
+      const std::vector<float>& x =
+          size_t(used) < detected.size() ? detected[size_t(used)] : converted;
       const std::vector<float> clean =
           hlm::dsp::clean_ecg(x.data(), x.size(), b.sampling_hz, clean_);
       std::vector<float> windows;
