@@ -35,6 +35,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.split_seed", "the record shuffle (FinetuneEvaluate.SplitKeysAct)"},
     {"finetune.labelled_fraction", "training records kept (FinetuneEvaluate.SplitKeysAct)"},
     {"finetune.validation_records", "early-stopping records (FinetuneEvaluate.*)"},
+    {"finetune.validation_covers_classes",
+     "validation records drawn by beat class (FinetuneEvaluate.ValidationRecordsDrawnByClass...)"},
     {"finetune.eval_every", "validation checks (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.patience", "when training stops (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.backbone", "full, frozen or scratch (FinetuneEvaluate.BackboneModes...)"},
