@@ -51,7 +51,7 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   // The published figures stand beside the run's, with how the protocols differ.
   EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
   EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
-  EXPECT_NE(report.find("This run: record-wise 5-fold cross-validation inside DS1"),
+  EXPECT_NE(report.find("This run: record-wise 11-fold cross-validation inside DS1"),
             std::string::npos);
   const auto& d = results["datasets"]["holdout"];
   EXPECT_EQ(d["records"], 22);  // every DS1 record, each scored once
