@@ -20,6 +20,13 @@ std::vector<std::string> shuffled(std::vector<std::string> records, uint64_t see
   return records;
 }
 
+// Both validation draws leave at least one record to train on.
+void expect_training_left(int count, size_t records) {
+  if (count < 0 || size_t(count) >= records)
+    throw ConfigError("{} validation records out of {} would leave none to train on", count,
+                      records);
+}
+
 }  // namespace
 
 RecordSplit kfold_split(std::vector<std::string> records, int folds, int fold, uint64_t seed) {
@@ -36,9 +43,7 @@ RecordSplit kfold_split(std::vector<std::string> records, int folds, int fold, u
 
 RecordSplit holdout_split(std::vector<std::string> records, int count, uint64_t seed) {
   records = shuffled(std::move(records), seed);
-  if (count < 0 || size_t(count) >= records.size())
-    throw ConfigError("{} validation records out of {} would leave none to train on", count,
-                      records.size());
+  expect_training_left(count, records.size());
   RecordSplit split;
   split.test.assign(records.begin(), records.begin() + count);
   split.train.assign(records.begin() + count, records.end());
@@ -50,9 +55,7 @@ RecordSplit class_covering_split(const ClassCounts& counts, int count, uint64_t 
   std::vector<std::string> order;
   for (const auto& [name, items] : counts) order.push_back(name);
   order = shuffled(std::move(order), seed);
-  if (count < 0 || size_t(count) >= order.size())
-    throw ConfigError("{} validation records out of {} would leave none to train on", count,
-                      order.size());
+  expect_training_left(count, order.size());
   const size_t classes = counts.begin()->second.size();
   std::vector<int64_t> training(classes, 0);  // items of each class left on the training side
   for (const auto& [name, items] : counts)
