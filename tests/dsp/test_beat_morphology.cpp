@@ -98,3 +98,95 @@ TEST(BeatMorphology, ACodebookThatIsNotOfBeatWindowsIsRefusedNamingIt) {
   }
   EXPECT_THROW(hlm::codebook_shape_layout(kMetadata, 32, "cb.bin"), hlm::ConfigError);
 }
+
+namespace {
+// A record's RR intervals (seconds): sinus at 0.8 s, then a stretch of bigeminy (each ectopic
+// beat 0.45 s after a sinus one, a pause of 1.15 s after it) of `pairs` pairs, then sinus
+// again. The first beat has no interval (0).
+std::vector<double> sinus_bigeminy_sinus(int before, int pairs, int after) {
+  std::vector<double> rr(1, 0.0);
+  rr.insert(rr.end(), size_t(before), 0.8);
+  for (int k = 0; k < pairs; ++k) rr.push_back(0.45), rr.push_back(1.15);
+  rr.insert(rr.end(), size_t(after), 0.8);
+  return rr;
+}
+}  // namespace
+
+TEST(BeatMorphology, PrematureBeatsAreTheEarlyOnesNotThoseAfterAPause) {
+  const auto rr = sinus_bigeminy_sinus(100, 60, 100);
+  const auto premature = hlm::premature_beats(rr);
+  ASSERT_EQ(premature.size(), rr.size());
+  EXPECT_FALSE(premature[0]);  // no interval
+  // Every ectopic beat is marked, and no sinus beat after its pause, though half the
+  // neighbours are early (a local median would sit on either interval). Sinus beats just
+  // before and after the bigeminy may be marked, as the pauses raise the reference there:
+  // they are then left out of the templates, which the other sinus beats make.
+  for (size_t i = 1; i < rr.size(); ++i) {
+    if (rr[i] == 0.45) {
+      EXPECT_TRUE(premature[i]) << "ectopic beat " << i;
+    }
+    if (rr[i] == 1.15) {
+      EXPECT_FALSE(premature[i]) << "sinus beat after a pause " << i;
+    }
+    if (i < 60 || i > rr.size() - 60) {
+      EXPECT_FALSE(premature[i]) << "sinus beat " << i;
+    }
+  }
+
+  // A run of tachycardia longer than the neighbourhood: early against the record's median.
+  std::vector<double> vt(1, 0.0);
+  vt.insert(vt.end(), 300, 0.8);
+  vt.insert(vt.end(), 120, 0.4);
+  vt.insert(vt.end(), 300, 0.8);
+  const auto run = hlm::premature_beats(vt);
+  for (size_t i = 301; i < 421; ++i) EXPECT_TRUE(run[i]) << i;
+  EXPECT_FALSE(run[200]);
+  EXPECT_FALSE(run[600]);
+  // Sinus arrhythmia within 15 % of the rhythm is not premature.
+  std::vector<double> varied(1, 0.0);
+  for (int k = 0; k < 200; ++k) varied.push_back(k % 2 ? 0.76 : 0.84);
+  for (bool p : hlm::premature_beats(varied)) EXPECT_FALSE(p);
+}
+
+TEST(BeatMorphology, TimelyTemplatesKeepTheSinusShapeThroughBigeminy) {
+  const auto layout = hlm::codebook_shape_layout(kMetadata, kPoints, "cb.bin");
+  // Row 0 the patient's normal beat, row 1 a wide ventricular one. Bigeminy throughout, with
+  // one extra ectopic beat in every tenth pair, so ectopic beats are the majority of every
+  // neighbourhood.
+  const auto cb = codebook({beat(0.08, 1.0), beat(0.16, 1.0)});
+  std::vector<int64_t> code;
+  std::vector<double> rr;
+  for (int k = 0; k < 100; ++k) {
+    code.push_back(0), rr.push_back(code.size() == 1 ? 0.0 : 1.15);
+    code.push_back(1), rr.push_back(0.45);
+    if (k % 10 == 0) code.push_back(1), rr.push_back(0.45);
+  }
+  const auto premature = hlm::premature_beats(rr);
+  const auto all = hlm::local_templates(cb.centroids.data(), kPoints, code);
+  const auto timely = hlm::local_templates(cb.centroids.data(), kPoints, code, premature);
+  size_t ectopic = code.size() / 2;  // an ectopic beat after a sinus one, deep inside
+  while (code[ectopic] != 1 || code[ectopic - 1] != 0) ++ectopic;
+  // With every beat, the template is the ectopic shape, and the ectopic beat looks typical.
+  const auto f_all = hlm::relative_morphology(cb.centroids.data(), layout, code, all);
+  EXPECT_NEAR(at(f_all, ectopic)[1], 1.0, 1e-5);
+  // Without the premature beats, the template is the sinus shape again.
+  const auto f_timely = hlm::relative_morphology(cb.centroids.data(), layout, code, timely);
+  EXPECT_LT(at(f_timely, ectopic)[1], 0.95);
+  EXPECT_NEAR(at(f_timely, ectopic - 1)[1], 1.0, 1e-5);  // the sinus beat before it
+  for (int j = 0; j < kPoints; ++j)
+    ASSERT_FLOAT_EQ(timely[ectopic * kPoints + size_t(j)], cb.centroids[size_t(j)]) << j;
+}
+
+TEST(BeatMorphology, TimelyTemplatesFallBackToAllBeatsWhereTooFewAreTimely) {
+  // Twelve beats, nine of them premature: fewer than kMinTemplateShapes remain, so every
+  // beat with a shape makes the template, as without the marks.
+  const auto cb = codebook({beat(0.08, 1.0), beat(0.16, 1.0)});
+  const std::vector<int64_t> code = {1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1};
+  std::vector<bool> premature(code.size());
+  for (size_t i = 0; i < code.size(); ++i) premature[i] = code[i] == 1;
+  EXPECT_EQ(hlm::local_templates(cb.centroids.data(), kPoints, code, premature),
+            hlm::local_templates(cb.centroids.data(), kPoints, code));
+  // The marks must cover every beat.
+  EXPECT_THROW(hlm::local_templates(cb.centroids.data(), kPoints, code, std::vector<bool>(3)),
+               hlm::InternalError);
+}

@@ -46,14 +46,15 @@ float log_distance(double distance, double size) {
   return float(std::log(distance / std::max(size, 1e-9) + 0.01));
 }
 
-// Element-wise median of the shapes of the beats with a shape in [lo, hi); zeros when there
-// are none.
-void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& row, size_t lo,
-                  size_t hi, std::vector<float>& scratch, float* out) {
+// Element-wise median of the shapes of the beats in [lo, hi) with a shape and not left out;
+// zeros when there are none.
+void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& row,
+                  const std::vector<bool>& left_out, size_t lo, size_t hi,
+                  std::vector<float>& scratch, float* out) {
   for (size_t j = 0; j < dim; ++j) {
     scratch.clear();
     for (size_t k = lo; k < hi; ++k)
-      if (row[k] >= 0) scratch.push_back(shapes[size_t(row[k]) * dim + j]);
+      if (row[k] >= 0 && !left_out[k]) scratch.push_back(shapes[size_t(row[k]) * dim + j]);
     if (scratch.empty()) {
       out[j] = 0.0f;
       continue;
@@ -64,15 +65,57 @@ void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& r
   }
 }
 
+// The q-quantile of v (reordered; v not empty).
+double quantile(std::vector<double>& v, double q) {
+  const auto at = v.begin() + ptrdiff_t(std::min(v.size() - 1, size_t(q * double(v.size()))));
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
+}
+
 }  // namespace
 
+std::vector<bool> premature_beats(const std::vector<double>& rr) {
+  const size_t n = rr.size();
+  std::vector<bool> premature(n, false);
+  std::vector<double> known;
+  for (double v : rr)
+    if (v > 0) known.push_back(v);
+  if (known.empty()) return premature;
+  const double record_median = quantile(known, 0.5);
+  for (size_t i = 0; i < n; ++i) {
+    if (!(rr[i] > 0)) continue;
+    known.clear();
+    const size_t lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
+    for (size_t k = lo; k < std::min(n, i + kTemplateBeats + 1); ++k)
+      if (rr[k] > 0) known.push_back(rr[k]);
+    const double reference = std::max(record_median, quantile(known, 0.75));
+    premature[i] = rr[i] < kPrematureRatio * reference;
+  }
+  return premature;
+}
+
 std::vector<float> local_templates(const float* shapes, int points,
-                                   const std::vector<int64_t>& row_of_beat) {
+                                   const std::vector<int64_t>& row_of_beat,
+                                   const std::vector<bool>& left_out) {
   const size_t n = row_of_beat.size(), dim = size_t(points);
+  if (!left_out.empty() && left_out.size() != n)
+    throw InternalError("local_templates: {} beats but {} marks of beats to leave out", n,
+                        left_out.size());
+  // kept_before[k]: beats before k with a shape and not left out; with_shape: with a shape.
+  std::vector<size_t> kept_before(n + 1, 0);
+  for (size_t k = 0; k < n; ++k)
+    kept_before[k + 1] =
+        kept_before[k] + (row_of_beat[k] >= 0 && (left_out.empty() || !left_out[k]));
+  const std::vector<bool> none(n, false);
+  const std::vector<bool>& out_marks = left_out.empty() ? none : left_out;
   std::vector<float> templates(n * dim), scratch;
-  for (size_t i = 0; i < n; ++i)
-    median_shape(shapes, dim, row_of_beat, i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0,
-                 std::min(n, i + kTemplateBeats + 1), scratch, templates.data() + i * dim);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
+    const size_t hi = std::min(n, i + kTemplateBeats + 1);
+    const bool enough = kept_before[hi] - kept_before[lo] >= size_t(kMinTemplateShapes);
+    median_shape(shapes, dim, row_of_beat, enough ? out_marks : none, lo, hi, scratch,
+                 templates.data() + i * dim);
+  }
   return templates;
 }
 

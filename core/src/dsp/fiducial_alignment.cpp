@@ -30,7 +30,8 @@ double correlation(const float* x, const std::vector<double>& centred_template, 
 }  // namespace
 
 std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
-                                   const std::vector<int64_t>& r_peaks, double max_shift_s) {
+                                   const std::vector<int64_t>& r_peaks, double max_shift_s,
+                                   bool leave_out_premature) {
   const int64_t shift = int64_t(std::lround(std::max(0.0, max_shift_s) * sampling_hz));
   const int64_t half = int64_t(std::lround(kQrsHalfWidthSeconds * sampling_hz));
   if (shift == 0 || r_peaks.empty() || half < 1) return r_peaks;
@@ -47,7 +48,13 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     row[i] = int64_t(qrs.size() / size_t(len));
     qrs.insert(qrs.end(), x + (r_peaks[i] - half), x + (r_peaks[i] + half + 1));
   }
-  const std::vector<float> templates = local_templates(qrs.data(), len, row);
+  std::vector<bool> premature;
+  if (leave_out_premature) {
+    std::vector<double> rr(r_peaks.size(), 0.0);
+    for (size_t i = 1; i < r_peaks.size(); ++i) rr[i] = double(r_peaks[i] - r_peaks[i - 1]);
+    premature = premature_beats(rr);
+  }
+  const std::vector<float> templates = local_templates(qrs.data(), len, row, premature);
 
   std::vector<int64_t> aligned(r_peaks);
   std::vector<double> t(static_cast<size_t>(len));

@@ -82,6 +82,11 @@ class BeatVq final : public hlm::Tokenizer {
           "beat-vq: align_max_shift_s={} must be from 0 (off) to {} s (HINT: 0.05 covers an R "
           "peak marked on its S wave)",
           align_max_shift_s_, kMaxAlignShiftSeconds);
+    const std::string template_beats = p.value("template_beats", std::string("all"));
+    if (template_beats != "all" && template_beats != "timely")
+      throw hlm::ConfigError("beat-vq: template_beats='{}', expected 'all' or 'timely'{}",
+                             template_beats, hlm::did_you_mean(template_beats, {"all", "timely"}));
+    timely_templates_ = template_beats == "timely";
     descriptors_ = p.value("template_descriptors", false);
     shape_points_ = p.value("shape_descriptors", 0);
     shape_leads_ = p.value("shape_descriptor_leads", 1);
@@ -143,6 +148,7 @@ class BeatVq final : public hlm::Tokenizer {
     if (relative_) id["shape"] = "relative";
     if (!lead_names_.empty()) id["lead_names"] = lead_names_;
     if (align_max_shift_s_ > 0) id["align_max_shift_s"] = align_max_shift_s_;
+    if (timely_templates_) id["template_beats"] = template_beats;
     params_text_ = id.dump();
     const std::string codebook = p.value("codebook", std::string());
     if (!codebook.empty()) load_state(codebook);
@@ -172,7 +178,7 @@ class BeatVq final : public hlm::Tokenizer {
     const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
     const std::vector<int64_t> peaks = hlm::dsp::align_r_peaks(
         clean.data(), n, fs, hlm::dsp::detect_qrs(hlm::lead_pointers(all), n, fs),
-        align_max_shift_s_);
+        align_max_shift_s_, timely_templates_);
 
     hlm::Beats b;
     b.record = record.name;
@@ -191,8 +197,9 @@ class BeatVq final : public hlm::Tokenizer {
     std::vector<int64_t> row(b.size());
     for (size_t i = 0; i < b.size(); ++i)
       row[i] = std::isnan(b.features[i * size_t(window_.points)]) ? -1 : int64_t(i);
+    const std::vector<bool> left_out = template_left_out(b);
     const std::vector<float> templates =
-        hlm::local_templates(b.features.data(), window_.points, row);
+        hlm::local_templates(b.features.data(), window_.points, row, left_out);
     if (descriptors_)
       b.descriptors = hlm::template_descriptors(b.features.data(), window_, row, templates);
     if (shape_points_)
@@ -200,7 +207,7 @@ class BeatVq final : public hlm::Tokenizer {
           b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
           hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
           hlm::beat_shape_descriptor_count(shape_points_));
-    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, all, peaks, kept, row, b);
+    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, all, peaks, kept, row, left_out, b);
     if (relative_) describe_relative(b, row, templates);
     return b;
   }
@@ -302,7 +309,8 @@ class BeatVq final : public hlm::Tokenizer {
   void add_other_lead_shapes(const hlm::Record& record, int lead,
                              const std::vector<std::vector<float>>& detected,
                              const std::vector<int64_t>& peaks, const std::vector<size_t>& kept,
-                             const std::vector<int64_t>& row, hlm::Beats& b) const {
+                             const std::vector<int64_t>& row, const std::vector<bool>& left_out,
+                             hlm::Beats& b) const {
     const std::vector<int> others = record.other_leads(lead);
     if (static_cast<int>(others.size()) + 1 < shape_leads_)
       throw hlm::DataError(
@@ -330,13 +338,19 @@ class BeatVq final : public hlm::Tokenizer {
       for (size_t i = 0; i < row_here.size(); ++i)
         if (invalid[i]) row_here[i] = -1;
       const std::vector<float> templates =
-          hlm::local_templates(windows.data(), window_.points, row_here);
+          hlm::local_templates(windows.data(), window_.points, row_here, left_out);
       b.descriptors = side_by_side(
           b.descriptors, columns,
           hlm::beat_shape_descriptors(windows.data(), window_, row_here, templates, shape_points_),
           width);
       columns += width;
     }
+  }
+
+  // template_beats timely: the premature beats, to leave out of templates; none otherwise.
+  std::vector<bool> template_left_out(const hlm::Beats& b) const {
+    if (!timely_templates_) return {};
+    return hlm::premature_beats(std::vector<double>(b.rr_seconds.begin(), b.rr_seconds.end()));
   }
 
   // shape relative: replaces each beat's window by its RR features and its window against
@@ -396,6 +410,7 @@ class BeatVq final : public hlm::Tokenizer {
   std::vector<std::string> lead_names_;
   double align_max_shift_s_ = 0;
   bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
+  bool timely_templates_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
   hlm::dsp::CleanOptions clean_;
@@ -436,6 +451,10 @@ const hlm_param_decl kBeatVqParams[] = {
     {"align_max_shift_s", "float", "0",
      "move each R peak by up to this many seconds to where its QRS matches its record's "
      "template best, before windows and RR intervals (0: off)"},
+    {"template_beats", "string", "\"all\"",
+     "which beats make a beat's template (its 50 neighbours either side): \"all\", or "
+     "\"timely\", leaving out premature ones, so that bigeminy or a run of ectopic beats does "
+     "not make the ectopic shape the template"},
     {"shape_descriptors", "int", "0",
      "store with each beat its window and its window minus its template at this many points, "
      "over the template's QRS (0: none), for a head's or the trees' `descriptors`"},

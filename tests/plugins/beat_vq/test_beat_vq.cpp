@@ -11,6 +11,7 @@
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/beat_shape_descriptors.h"
 #include "hlm/dsp/rr_features.h"
+#include "hlm/dsp/synthetic_ecg.h"
 #include "hlm/dsp/template_descriptors.h"
 #include "hlm/errors.h"
 #include "hlm/tokenizer.h"
@@ -392,5 +393,48 @@ TEST_F(BeatVq, AlignedPeaksStayWithinTheirBoundAndNameThemselvesInTheIdentity) {
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find("align_max_shift_s"), std::string::npos) << e.what();
     }
+  }
+}
+
+// template_beats timely: in bigeminy half of a beat's 100 neighbours are ventricular, so the
+// median of all of them (101 beats, 51 of the beat's own kind) is the beat's own kind, and the
+// ventricular beats look as typical as the normal ones. With the premature beats left out, the
+// template is the normal beat, and the ventricular beats stand apart from it. The key names
+// itself in the identity, and other values are refused.
+TEST_F(BeatVq, TimelyTemplatesSetVentricularBeatsOfABigeminyApart) {
+  hlm::dsp::SyntheticEcgOptions options;
+  options.seconds = 150;
+  options.seed = 3;
+  options.pvc_every = 2;
+  const hlm::Record rec = hlm::dsp::synthesize_ecg("bigeminy", options);
+  auto all = tokenizer({{"codes", 16}, {"shape", "relative"}});
+  auto timely = tokenizer({{"codes", 16}, {"shape", "relative"}, {"template_beats", "timely"}});
+  EXPECT_NE(timely->identity(), all->identity());
+  EXPECT_EQ(
+      tokenizer({{"codes", 16}, {"shape", "relative"}, {"template_beats", "all"}})->identity(),
+      all->identity());
+  const hlm::Beats a = all->extract(rec), t = timely->extract(rec);
+  ASSERT_EQ(a.size(), t.size());
+  // Mean log distance to the template (relative to its size) of one class's beats, away from
+  // the record's ends (there the window holds fewer than 100 neighbours).
+  const auto mean_distance = [](const hlm::Beats& b, hlm::BeatClass c) {
+    double sum = 0;
+    int count = 0;
+    for (size_t i = 60; i + 60 < b.size(); ++i)
+      if (b.labels[i] == uint8_t(c))
+        sum += b.features[i * size_t(b.feature_dim) + hlm::kRrFeatureCount], ++count;
+    return count ? sum / count : std::nan("");
+  };
+  const double v_all = mean_distance(a, hlm::BeatClass::kV);
+  const double v_timely = mean_distance(t, hlm::BeatClass::kV);
+  const double n_timely = mean_distance(t, hlm::BeatClass::kN);
+  EXPECT_LT(v_all, mean_distance(a, hlm::BeatClass::kN) + 0.5) << "V beats typical with all";
+  EXPECT_GT(v_timely, v_all + 1.0);
+  EXPECT_GT(v_timely, n_timely + 1.0);
+  try {
+    tokenizer({{"template_beats", "normal"}});
+    ADD_FAILURE() << "template_beats=normal accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("template_beats"), std::string::npos) << e.what();
   }
 }

@@ -41,12 +41,32 @@ BeatShapeLayout beat_shape_layout(int points, double before_s, double after_s);
 BeatShapeLayout codebook_shape_layout(const std::string& metadata, int dim,
                                       const std::string& path);
 
+// Which beats to leave out of templates (see local_templates): the premature ones, whose RR
+// interval before them is shorter than kPrematureRatio of a reference interval. Where ectopic
+// beats are half or more of a beat's neighbours (bigeminy, a run of ventricular tachycardia),
+// the median of all of them is the ectopic shape, and the ectopic beats then match the template
+// they are compared with. The reference is the larger of the record's median interval and the
+// 75th percentile of the intervals of the kTemplateBeats beats either side: in bigeminy that is
+// the pause after each ectopic beat, not its short coupling interval, and in a run of
+// tachycardia longer than the neighbourhood it is still the record's usual rhythm. (Sinus
+// beats next to a long stretch of bigeminy may be marked too, as its pauses raise the
+// reference there; they are then left out, and the other sinus beats make the template.)
+// rr[i] is beat i's interval from the beat before it, in any unit; 0 (the first beat) for
+// none: such a beat is not premature.
+constexpr double kPrematureRatio = 0.85;
+std::vector<bool> premature_beats(const std::vector<double>& rr);
+
 // The template of each of one record's beats (points values per beat, beat-major). shapes
 // holds rows of `points` values; row_of_beat[i] is beat i's row, or -1 where the beat has no
 // shape (an unknown token, a window over invalid samples): it is left out of every template,
 // and its own is that of its neighbours (all zero when none of them has a shape either).
+// With `left_out` (premature_beats), the beats it marks are left out too, except where fewer
+// than kMinTemplateShapes of the neighbours would remain (a stretch of faster sinus rhythm,
+// where every beat is early against the record's median): there all beats with a shape count.
+constexpr int kMinTemplateShapes = 10;
 std::vector<float> local_templates(const float* shapes, int points,
-                                   const std::vector<int64_t>& row_of_beat);
+                                   const std::vector<int64_t>& row_of_beat,
+                                   const std::vector<bool>& left_out = {});
 
 // Features of one record's beats, beat-major, against `templates` (local_templates of the same
 // shapes). A beat without a shape has those of a typical beat (the logs at log(0.01),

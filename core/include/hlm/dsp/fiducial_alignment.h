@@ -20,8 +20,10 @@ namespace hlm::dsp {
 // x: the filtered lead, n samples. A beat keeps its peak where a lag would reach outside x,
 // or where its QRS or its template is flat; no beat moves to or past its neighbours, so the
 // result is strictly increasing when r_peaks is.
-// max_shift_s <= 0 returns r_peaks unchanged.
+// max_shift_s <= 0 returns r_peaks unchanged. With leave_out_premature, the templates leave the
+// premature beats out (premature_beats and local_templates in hlm/dsp/beat_morphology.h).
 std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
-                                   const std::vector<int64_t>& r_peaks, double max_shift_s);
+                                   const std::vector<int64_t>& r_peaks, double max_shift_s,
+                                   bool leave_out_premature = false);
 
 }  // namespace hlm::dsp
