@@ -101,7 +101,7 @@ std::vector<float> local_templates(const float* shapes, int points,
   if (!left_out.empty() && left_out.size() != n)
     throw InternalError("local_templates: {} beats but {} marks of beats to leave out", n,
                         left_out.size());
-  // kept_before[k]: beats before k with a shape and not left out; with_shape: with a shape.
+  // kept_before[k]: how many beats before k have a shape and are not left out.
   std::vector<size_t> kept_before(n + 1, 0);
   for (size_t k = 0; k < n; ++k)
     kept_before[k + 1] =
