@@ -101,19 +101,18 @@ std::vector<float> local_templates(const float* shapes, int points,
   if (!left_out.empty() && left_out.size() != n)
     throw InternalError("local_templates: {} beats but {} marks of beats to leave out", n,
                         left_out.size());
+  const std::vector<bool> none(n, false);
+  const std::vector<bool>& marks = left_out.empty() ? none : left_out;
   // kept_before[k]: how many beats before k have a shape and are not left out.
   std::vector<size_t> kept_before(n + 1, 0);
   for (size_t k = 0; k < n; ++k)
-    kept_before[k + 1] =
-        kept_before[k] + (row_of_beat[k] >= 0 && (left_out.empty() || !left_out[k]));
-  const std::vector<bool> none(n, false);
-  const std::vector<bool>& out_marks = left_out.empty() ? none : left_out;
+    kept_before[k + 1] = kept_before[k] + (row_of_beat[k] >= 0 && !marks[k]);
   std::vector<float> templates(n * dim), scratch;
   for (size_t i = 0; i < n; ++i) {
     const size_t lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
     const size_t hi = std::min(n, i + kTemplateBeats + 1);
     const bool enough = kept_before[hi] - kept_before[lo] >= size_t(kMinTemplateShapes);
-    median_shape(shapes, dim, row_of_beat, enough ? out_marks : none, lo, hi, scratch,
+    median_shape(shapes, dim, row_of_beat, enough ? marks : none, lo, hi, scratch,
                  templates.data() + i * dim);
   }
   return templates;
