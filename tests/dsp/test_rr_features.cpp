@@ -160,3 +160,51 @@ TEST(RhythmContextFeatures, APrematureBeatSitsInARegularContextAndAnIrregularRhy
   // Two beats hold no change.
   EXPECT_EQ(rhythm_context({0.0f, 0.8f}), std::vector<float>(2 * k, 0.0f));
 }
+
+namespace {
+
+std::vector<float> within_context(const std::vector<float>& rr) {
+  return hlm::rr_within_context(rr.data(), rr.size());
+}
+
+}  // namespace
+
+// A premature beat in sinus rhythm lies far below the intervals around it, and its pause far
+// above; an early beat in an irregular rhythm lies within the spread of its neighbours'.
+TEST(RrWithinContext, APrematureBeatStandsOutOfARegularRhythmNotOfAnIrregularOne) {
+  constexpr int k = hlm::kRrWithinContextCount;
+  std::vector<float> sinus(100);
+  for (size_t i = 0; i < sinus.size(); ++i) sinus[i] = 0.8f + (i % 2 ? 0.01f : -0.01f);
+  sinus[50] = 0.5f;  // premature beat 50, then a pause
+  sinus[51] = 1.1f;
+  const auto quiet = within_context(sinus);
+  // Around beat 50 the intervals are 0.79 and 0.81: their interquartile range in log units is
+  // 0.025, above the floor. Both clamp: log(0.5 / 0.8) / 0.025 is -19, log(1.1 / 0.8) / 0.025
+  // is +13.
+  EXPECT_FLOAT_EQ(quiet[50 * k + 0], -10.0f);
+  EXPECT_FLOAT_EQ(quiet[50 * k + 1], 10.0f);
+  // Beat 30, far from it, lies within its own rhythm: at most one interquartile range from its
+  // neighbours' median.
+  EXPECT_LE(std::fabs(quiet[30 * k + 0]), 1.0f + 1e-4f);
+  // An irregular rhythm (intervals 0.5-1.1 s at random): no beat lies far out of it.
+  std::vector<float> irregular(100);
+  uint64_t state = 12345;
+  for (auto& x : irregular) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = 0.5f + 0.6f * float(state >> 40) / float(1ULL << 24);
+  }
+  const auto busy = within_context(irregular);
+  for (size_t beat = 1; beat + 1 < irregular.size(); ++beat)
+    EXPECT_LT(std::fabs(busy[beat * k + 0]), 2.5f) << beat;
+  // Ratios of intervals: the heart rate does not matter.
+  std::vector<float> faster(irregular);
+  for (auto& x : faster) x *= 0.5f;
+  const auto scaled = within_context(faster);
+  for (size_t i = 0; i < scaled.size(); ++i) EXPECT_NEAR(scaled[i], busy[i], 1e-4) << i;
+  // The first beat's interval before and the last one's after are unknown: 0.
+  EXPECT_FLOAT_EQ(quiet[0 * k + 0], 0.0f);
+  EXPECT_FLOAT_EQ(quiet[99 * k + 1], 0.0f);
+  // Fewer than 8 intervals around a beat: 0.
+  EXPECT_EQ(within_context(std::vector<float>(8, 0.8f)), std::vector<float>(8 * k, 0.0f));
+  EXPECT_TRUE(within_context({}).empty());
+}

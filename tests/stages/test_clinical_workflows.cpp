@@ -59,6 +59,11 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   for (const char* c : {"S", "V"})
     for (const char* key : {"se", "ppv", "se_ci95", "ppv_ci95"})
       EXPECT_TRUE(d["classes"][c].contains(key)) << c << " " << key;
+  // The same classes as EC57 counts them, as the literature reports them.
+  for (const char* c : {"S", "V"})
+    for (const char* key : {"se", "ppv", "fpr", "se_ci95", "ppv_ci95"})
+      EXPECT_TRUE(d["ec57"][c].contains(key)) << c << " " << key;
+  EXPECT_NE(report.find("V and S as AAMI EC57 counts them"), std::string::npos);
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");
   // Boosted trees beside the beat head, each part scored alone.
@@ -158,6 +163,7 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_GE(score, 0.0);
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
+  EXPECT_FALSE(d.contains("ec57"));  // the AAMI beat statistics, not for rhythm classes
   // The head's statistics, standardised over the training segments, the scaling kept for
   // evaluate: 74 descriptor means (10 of the template, the waveform and the waveform minus the
   // template at 32 points each), 9 RR statistics, the record's 6 rhythm extremes.

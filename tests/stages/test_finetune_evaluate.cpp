@@ -395,6 +395,11 @@ TEST(FinetuneEvaluate, RhythmContextFeaturesReachTheHeadAndAnotherStore) {
                          /*uses_codebook=*/false);
 }
 
+TEST(FinetuneEvaluate, RrWithinContextReachesTheHeadAndAnotherStore) {
+  expect_head_input_acts("rr_within_context", "fall among the intervals around it",
+                         /*uses_codebook=*/false);
+}
+
 // descriptors: the token store's per-beat descriptors (beat-vq's template_descriptors), in
 // both stores; standardised on the training records, the scaling kept for evaluate.
 TEST(FinetuneEvaluate, DescriptorsReachTheHeadAndAnotherStore) {
@@ -451,6 +456,10 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
       run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
               " 'finetune.matrix.segment_beats=[16]' finetune.rhythm_context_features=true");
   expect_refused(context, "rhythm_context_features describe the rhythm around single beats");
+  const auto within =
+      run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+              " 'finetune.matrix.segment_beats=[16]' finetune.rr_within_context=true");
+  expect_refused(within, "rr_within_context places single beats' intervals");
 }
 
 TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThem) {

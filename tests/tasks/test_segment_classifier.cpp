@@ -8,32 +8,40 @@
 #include "hlm/errors.h"
 #include "hlm/token_store.h"
 #include "tasks/head_options.h"
+#include "tasks/score_items.h"
 #include "tasks/segment_classifier.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// A store holding one record of `beats` beats, removed at the end of the test.
-struct OneRecordStore {
+// A store holding records of the given beat counts (named r0, r1, ...), removed at the end of
+// the test.
+struct RecordsStore {
   std::string path;
-  explicit OneRecordStore(size_t beats) {
-    path = (fs::temp_directory_path() /
-            ("hlm_segments_" + std::to_string(::getpid()) + "_" + std::to_string(beats) + ".hlmt"))
+  explicit RecordsStore(const std::vector<size_t>& beats_per_record) {
+    path = (fs::temp_directory_path() / ("hlm_segments_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(beats_per_record.front()) + "_" +
+                                         std::to_string(beats_per_record.size()) + ".hlmt"))
                .string();
-    hlm::Beats b;
-    b.record = "r";
-    b.sampling_hz = 250;
-    for (size_t i = 0; i < beats; ++i) {
-      b.positions.push_back(int64_t(i) * 200);
-      b.rr_seconds.push_back(i == 0 ? 0.0f : 0.8f);
-      b.tokens.push_back(uint32_t(i % 7));
-    }
     hlm::TokenStoreWriter writer(path, 16, "test-tokenizer");
-    writer.append(b);
+    for (size_t r = 0; r < beats_per_record.size(); ++r) {
+      hlm::Beats b;
+      b.record = "r" + std::to_string(r);
+      b.sampling_hz = 250;
+      for (size_t i = 0; i < beats_per_record[r]; ++i) {
+        b.positions.push_back(int64_t(i) * 200);
+        b.rr_seconds.push_back(i == 0 ? 0.0f : 0.8f);
+        b.tokens.push_back(uint32_t(i % 7));
+      }
+      writer.append(b);
+    }
     writer.finish();
   }
-  ~OneRecordStore() { fs::remove(path); }
+  ~RecordsStore() { fs::remove(path); }
+};
+struct OneRecordStore : RecordsStore {
+  explicit OneRecordStore(size_t beats) : RecordsStore({beats}) {}
 };
 
 std::vector<std::pair<int64_t, int64_t>> spans(const std::vector<hlm::Segment>& segments) {
@@ -56,6 +64,30 @@ TEST(Segments, ATailShorterThanASegmentIsLeftOutUnlessCovered) {
   // A record that segments exactly gets no extra segment; a short record one of all its beats.
   EXPECT_EQ(spans(hlm::make_segments(store, {0}, 37, 37, 8, label, true)), (Spans{{0, 37}}));
   EXPECT_EQ(spans(hlm::make_segments(store, {0}, 64, 64, 8, label, true)), (Spans{{0, 37}}));
+}
+
+// Task record: a labelled record with too few beats for a segment is scored all the same (even
+// probabilities), so no labelled record drops out of the scores; an unlabelled one stays out.
+TEST(Segments, ARecordTooShortForASegmentIsStillScored) {
+  const RecordsStore file({37, 5, 3});
+  const auto store = hlm::TokenStore::open(file.path);
+  const auto label = [](size_t r, uint64_t, int64_t) { return r == 2 ? -1 : int(r) + 1; };
+  const auto segments = hlm::make_segments(store, {0, 1, 2}, 24, 24, 8, label, true);
+  ASSERT_EQ(segments.size(), 2u);  // record 0 alone: 5 and 3 beats are under 8
+  const std::vector<float> probs = {0.7f, 0.1f, 0.1f, 0.1f, 0.5f, 0.3f, 0.1f, 0.1f};
+  auto items = hlm::pool_by_record(segments, probs, 4);
+  ASSERT_EQ(items.size(), 1u);
+  hlm::add_records_too_short(store, {0, 1, 2}, label, 4, items);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].record, 0u);
+  EXPECT_FLOAT_EQ(items[0].probs[0], 0.6f);
+  EXPECT_EQ(items[1].record, 1u);
+  EXPECT_EQ(items[1].key, 1u);
+  EXPECT_EQ(items[1].truth, 2);
+  EXPECT_EQ(items[1].probs, std::vector<float>(4, 0.25f));
+  // Records already scored are not added twice.
+  hlm::add_records_too_short(store, {0, 1, 2}, label, 4, items);
+  EXPECT_EQ(items.size(), 2u);
 }
 
 TEST(Segments, IrregularityQuantilesAreThoseOfTheSuccessiveRrChangesOfRealBeats) {

@@ -115,4 +115,32 @@ std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats
   return out;
 }
 
+std::vector<float> rr_within_context(const float* rr_seconds, size_t beats) {
+  std::vector<float> out(beats * kRrWithinContextCount, 0.0f);
+  if (beats < 3) return out;
+  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
+  constexpr size_t kFewest = 8;  // a median and quartiles of fewer say little
+  std::vector<double> around;
+  for (size_t i = 0; i < beats; ++i) {
+    around.clear();
+    // Real intervals only: rr[0] is a copy of rr[1].
+    const size_t first =
+        std::max<size_t>(1, i >= size_t(kRhythmContextBeats) ? i - kRhythmContextBeats : 0);
+    const size_t last = std::min(beats, i + kRhythmContextBeats + 1);
+    for (size_t j = first; j < last; ++j)
+      if (j + kRhythmContextOwn < i || j > i + kRhythmContextOwn) around.push_back(std::log(rr[j]));
+    if (around.size() < kFewest) continue;
+    std::sort(around.begin(), around.end());
+    const auto at = [&](double q) { return around[size_t(q * double(around.size() - 1) + 0.5)]; };
+    const double centre = at(0.5), spread = std::max(at(0.75) - at(0.25), kRrWithinContextFloor);
+    const auto z = [&](size_t j) {
+      return float(std::clamp((std::log(rr[j]) - centre) / spread, -10.0, 10.0));
+    };
+    float* f = out.data() + i * kRrWithinContextCount;
+    if (i >= 1) f[0] = z(i);
+    if (i + 1 < beats) f[1] = z(i + 1);
+  }
+  return out;
+}
+
 }  // namespace hlm

@@ -1,8 +1,13 @@
 // Score tables (see score_table.h).
 #include "eval/score_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <tuple>
+
+#include "eval/ec57.h"
 
 namespace hlm::eval {
 namespace {
@@ -24,6 +29,12 @@ std::string signed_interval(const Interval& ci) {
   char text[64];
   std::snprintf(text, sizeof(text), " (%+.3f to %+.3f)", ci.low, ci.high);
   return text;
+}
+
+std::optional<size_t> index_of(const std::vector<std::string>& names, const char* name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return size_t(it - names.begin());
 }
 
 }  // namespace
@@ -98,6 +109,38 @@ std::string score_table(const std::vector<Confusion>& per_record,
     md += " |\n";
   }
   results["confusion"] = confusion_rows(m);
+  return md;
+}
+
+std::string ec57_table(const std::vector<Confusion>& per_record,
+                       const std::vector<std::string>& class_names, nlohmann::json& results) {
+  const auto s = index_of(class_names, "S"), v = index_of(class_names, "V"),
+             f = index_of(class_names, "F"), q = index_of(class_names, "Q");
+  if (!index_of(class_names, "N") || !s || !v || !f) return "";
+  std::vector<size_t> q_only, f_and_q{*f};
+  if (q) q_only.push_back(*q), f_and_q.push_back(*q);
+  Confusion pooled(class_names.size());
+  for (const auto& r : per_record) pooled += r;
+  std::string md =
+      "\nV and S as AAMI EC57 counts them (WFDB's bxb): fusion and Q beats called V are not "
+      "false V, nor Q beats called S. FPR: false positives over all beats outside the class's "
+      "row and column.\n\n| class | Se | +P | FPR |\n|---|---|---|---|\n";
+  for (const auto& [name, cls, excused] :
+       {std::tuple{"V", *v, f_and_q}, std::tuple{"S", *s, q_only}}) {
+    const EctopicScores e = ectopic_scores(pooled, cls, excused);
+    const auto ci = [&per_record, c = cls, x = excused](double EctopicScores::*field) {
+      return bootstrap_by_record(
+          per_record, [&](const Confusion& m) { return ectopic_scores(m, c, x).*field; });
+    };
+    const Interval se_ci = ci(&EctopicScores::se), ppv_ci = ci(&EctopicScores::ppv);
+    results["ec57"][name] = {{"se", e.se},
+                             {"ppv", e.ppv},
+                             {"fpr", e.fpr},
+                             {"se_ci95", {se_ci.low, se_ci.high}},
+                             {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
+    md += std::string("| ") + name + " | " + number(e.se) + interval(se_ci) + " | " +
+          number(e.ppv) + interval(ppv_ci) + " | " + number(e.fpr) + " |\n";
+  }
   return md;
 }
 

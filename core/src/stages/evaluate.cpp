@@ -234,6 +234,8 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   for (const auto& [record, m] : by_record) per_record.push_back(m);
   nlohmann::json r;
   table = eval::score_table(per_record, classes, r);
+  // The beat classification literature reports V and S by EC57's rules; empty for other tasks.
+  table += eval::ec57_table(per_record, classes, r);
   // Each record's own matrix, so a reader can see which patients the errors come from (the
   // pooled figures hide that one record can hold most of a class).
   for (const auto& [record, m] : by_record) r["by_record"][record] = eval::confusion_rows(m);

@@ -384,11 +384,11 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "them (drop one of the two)",
         ctx.instance.id);
   if (rounds > 0 && task == "beats" && !inputs && !head.rhythm_context_features &&
-      !head.morphology_features && !codebook)
+      !head.rr_within_context && !head.morphology_features && !codebook)
     throw ConfigError(
         "stage '{}': trees read each beat's inputs and its code's centroid, and there are "
         "neither; set rr_features, record_rhythm_features, rhythm_context_features, "
-        "morphology_features or descriptors, "
+        "rr_within_context, morphology_features or descriptors, "
         "tokenize with a fitted beat-vq codebook, or set trees: 0",
         ctx.instance.id);
 }
@@ -433,6 +433,12 @@ StageOutput run_finetune(StageContext& ctx) {
     throw ConfigError(
         "stage '{}': rhythm_context_features describe the rhythm around single beats (task "
         "beats), not {}; segment heads read their segment's RR statistics with rr_features",
+        ctx.instance.id, task);
+  if (head.rr_within_context && task != "beats")
+    throw ConfigError(
+        "stage '{}': rr_within_context places single beats' intervals among those around them "
+        "(task beats), not {}; segment heads read their segment's RR statistics with "
+        "rr_features",
         ctx.instance.id, task);
   if (head.morphology_features && task != "beats")
     throw ConfigError(
@@ -571,6 +577,9 @@ StageOutput run_finetune(StageContext& ctx) {
            ? ", the rhythm around the beat (without its own intervals: median change between "
              "successive intervals, share of changes above 0.1, their 25th percentile)"
            : "") +
+      (head.rr_within_context
+           ? ", where its RR before and after fall among the intervals around it (robust z)"
+           : "") +
       (head.morphology_features ? ", each beat's shape against its record's template (distance, "
                                   "correlation, amplitude ratio, distance in and outside the QRS)"
                                 : "") +
@@ -673,6 +682,12 @@ StageKind finetune_stage() {
        "(30 beats either side: median change between successive intervals, share of changes "
        "above 0.1, 25th percentile), to the head's input: atrial fibrillation against a "
        "premature beat; task beats",
+       false},
+      {"rr_within_context", "bool", "false",
+       "append where each beat's RR before and after fall among the intervals of the 30 beats "
+       "either side, its own left out (log RR minus their median, over their interquartile "
+       "range), to the head's input: a premature beat in a regular rhythm against an early one "
+       "in atrial fibrillation; task beats",
        false},
       {"morphology_features", "bool", "false",
        "append each beat's shape against its own record's template (the median beat around it: "

@@ -125,7 +125,8 @@ std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions&
 BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebook)
     : rr_(options.rr_features),
       record_rhythm_(options.record_rhythm_features),
-      rhythm_context_(options.rhythm_context_features) {
+      rhythm_context_(options.rhythm_context_features),
+      rr_within_context_(options.rr_within_context) {
   if (descriptor_inputs(options) > 0) descriptors_ = options;
   if (!options.morphology_features) return;
   if (codebook.empty())
@@ -142,6 +143,7 @@ BeatFeatures::BeatFeatures(const HeadOptions& options, const std::string& codebo
 int BeatFeatures::count() const {
   return (rr_ ? kRrFeatureCount : 0) + (record_rhythm_ ? kRecordRhythmFeatureCount : 0) +
          (rhythm_context_ ? kRhythmContextFeatureCount : 0) +
+         (rr_within_context_ ? kRrWithinContextCount : 0) +
          (codebook_ ? kMorphologyFeatureCount : 0) + descriptor_inputs(descriptors_);
 }
 
@@ -163,6 +165,11 @@ std::vector<float> BeatFeatures::of(const TokenStore& store) const {
     place(store_features(store, kRhythmContextFeatureCount, rhythm_context_features),
           kRhythmContextFeatureCount, k, column, all);
     column += kRhythmContextFeatureCount;
+  }
+  if (rr_within_context_) {
+    place(store_features(store, kRrWithinContextCount, rr_within_context), kRrWithinContextCount, k,
+          column, all);
+    column += kRrWithinContextCount;
   }
   if (codebook_) {
     add_morphology(store, k, column, all);

@@ -2,7 +2,9 @@
 // order: RR features (hlm/dsp/rr_features.h) when HeadOptions::rr_features, the beat's rhythm
 // against its whole record (record_rhythm_features, same header) when
 // HeadOptions::record_rhythm_features, the rhythm around it (rhythm_context_features, same
-// header) when HeadOptions::rhythm_context_features, the beat's shape against its record's template
+// header) when HeadOptions::rhythm_context_features, where its intervals fall among those around
+// it (rr_within_context, same header) when HeadOptions::rr_within_context, the beat's shape
+// against its record's template
 // (hlm/dsp/beat_morphology.h) when HeadOptions::morphology_features, which needs the codebook
 // the store was tokenized with, then the store's own descriptors when HeadOptions::descriptors.
 #pragma once
@@ -61,6 +63,7 @@ class BeatFeatures {
   bool rr_ = false;
   bool record_rhythm_ = false;
   bool rhythm_context_ = false;
+  bool rr_within_context_ = false;
   HeadOptions descriptors_;  // what store_descriptors needs, when options.descriptors
   std::shared_ptr<const dsp::Codebook> codebook_;  // set when morphology features are used
   BeatShapeLayout layout_;

@@ -22,7 +22,8 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
   if (inputs_width_ == 0 && codebook_.empty())
     throw ConfigError(
         "boosted trees over beats need per-beat inputs or a codebook: set rr_features, "
-        "record_rhythm_features, rhythm_context_features, morphology_features or descriptors, "
+        "record_rhythm_features, rhythm_context_features, rr_within_context, "
+        "morphology_features or descriptors, "
         "or tokenize with beat-vq");
   // The head inputs' names, in BeatFeatures' order (tasks/beat_features.h).
   auto add = [this](const char* const* names, int count) {
@@ -31,6 +32,7 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
   if (options.rr_features) add(kRrFeatureNames, kRrFeatureCount);
   if (options.record_rhythm_features) add(kRecordRhythmFeatureNames, kRecordRhythmFeatureCount);
   if (options.rhythm_context_features) add(kRhythmContextFeatureNames, kRhythmContextFeatureCount);
+  if (options.rr_within_context) add(kRrWithinContextNames, kRrWithinContextCount);
   if (options.morphology_features) add(kMorphologyFeatureNames, kMorphologyFeatureCount);
   for (int j = 0; j < descriptor_inputs(options); ++j)
     names_.push_back("descriptor " + std::to_string(j));

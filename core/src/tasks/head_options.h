@@ -17,6 +17,9 @@ struct HeadOptions {
   // The irregularity of the rhythm around each beat, its own intervals left out
   // (rhythm_context_features in dsp/rr_features.h), as input: task beats.
   bool rhythm_context_features = false;
+  // Where each beat's RR before and after fall among the intervals around it (rr_within_context
+  // in dsp/rr_features.h), as input: task beats.
+  bool rr_within_context = false;
   // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
   bool morphology_features = false;

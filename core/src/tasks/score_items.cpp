@@ -1,7 +1,11 @@
 // Scored items of one classifier (see score_items.h).
 #include "tasks/score_items.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
@@ -103,9 +107,9 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
   const auto labels = read_record_labels(record_labels);
   // AF: segments that do not overlap, so each beat is scored once. A record's class: its
   // segments cover every beat, the last one ending at the record's end.
+  const auto label_of = segment_labeler(task, classes, store, labels);
   const auto segments = make_segments(store, selection.whole, length, length,
-                                      results.value("min_segment_beats", int64_t(8)),
-                                      segment_labeler(task, classes, store, labels),
+                                      results.value("min_segment_beats", int64_t(8)), label_of,
                                       /*cover_tail=*/task == "record");
   SegmentClassifier c(model, 0, HeadOptions::from_json(results.at("head")), int(classes.size()));
   c.load(classifier);
@@ -122,6 +126,7 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
     return out;
   }
   out = pool_by_record(segments, probs, k);
+  add_records_too_short(store, selection.whole, label_of, k, out);
   if (!trees.empty()) {
     std::vector<size_t> records;
     for (const auto& item : out) records.push_back(item.record);
@@ -134,6 +139,30 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
 }
 
 }  // namespace
+
+void add_records_too_short(const TokenStore& store, const std::vector<size_t>& records,
+                           const SegmentLabeler& label_of, size_t classes,
+                           std::vector<ScoredItem>& items) {
+  std::set<size_t> scored;
+  for (const auto& item : items) scored.insert(item.record);
+  std::vector<std::string> names;
+  for (size_t r : records) {
+    if (scored.count(r)) continue;
+    const int label = label_of(r, 0, int64_t(store.record(r).length));
+    if (label < 0) continue;
+    items.push_back({r, r, label, std::vector<float>(classes, 1.0f / float(classes)), {}});
+    names.push_back(store.record(r).name);
+  }
+  if (names.empty()) return;
+  std::sort(items.begin(), items.end(),
+            [](const ScoredItem& a, const ScoredItem& b) { return a.record < b.record; });
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+  spdlog::warn(
+      "{} labelled record(s) of {} too short for a segment ({}{}): scored all the same, the "
+      "head's probabilities even (the trees decide where the model has them)",
+      names.size(), store.path(), list, names.size() > 5 ? ", ..." : "");
+}
 
 std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
                                        const std::vector<float>& probs, size_t classes) {

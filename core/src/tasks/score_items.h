@@ -13,6 +13,7 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "tasks/segment_classifier.h"
+#include "tasks/segment_labels.h"
 
 namespace hlm {
 
@@ -36,6 +37,16 @@ struct RecordSelection {
 // segments' (probs: row-major [segments x classes]), in record order.
 std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
                                        const std::vector<float>& probs, size_t classes);
+
+// Task record: a labelled record of `records` too short for a segment (fewer beats than
+// min_segment_beats: the QRS detector found few) gets an item all the same, its probabilities
+// even over the classes, so that every labelled record counts in the scores (the Challenge
+// scores every record; leaving one out would score fewer). With boosted trees, which read any
+// record's statistics, the blend then follows the trees; without, the first class wins the tie.
+// Items stay in record order; a warning names such records.
+void add_records_too_short(const TokenStore& store, const std::vector<size_t>& records,
+                           const SegmentLabeler& label_of, size_t classes,
+                           std::vector<ScoredItem>& items);
 
 // finetune_results: the finetune stage's results (task, classes, head, segment_beats, ...);
 // classifier: its classifier artifact; record_labels: the store's record_labels.json (segment
