@@ -68,8 +68,7 @@ TEST(Ec57, TheReportShowsThemForTheAamiClassesOnly) {
   EXPECT_DOUBLE_EQ(results["ec57"]["S"]["se"], 6.0 / 9.0);
   // One record: every resample is that record, so the interval is the point itself.
   EXPECT_DOUBLE_EQ(results["ec57"]["V"]["ppv_ci95"][0], 8.0 / 11.0);
-  EXPECT_NE(md.find("| V | 0.800 (0.800-0.800) | 0.727 (0.727-0.727) | 0.028 |"),
-            std::string::npos)
+  EXPECT_NE(md.find("| V | 0.800 (0.800-0.800) | 0.727 (0.727-0.727) | 0.028 |"), std::string::npos)
       << md;
   // Without Q the rules still hold (nothing to excuse but F for V).
   nlohmann::json without_q;

@@ -21,6 +21,7 @@ struct EctopicScores {
 // Class `ectopic` against the rest, where items of the `excused` reference classes predicted
 // as `ectopic` count in no cell. bxb: VEB is ectopic V excused {F, Q}; SVEB is S excused {Q}.
 // FPR is FP / (FP + TN), TN every item outside the class's row and column.
-EctopicScores ectopic_scores(const Confusion& m, size_t ectopic, const std::vector<size_t>& excused);
+EctopicScores ectopic_scores(const Confusion& m, size_t ectopic,
+                             const std::vector<size_t>& excused);
 
 }  // namespace hlm::eval
