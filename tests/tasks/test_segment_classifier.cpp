@@ -69,22 +69,23 @@ TEST(Segments, ATailShorterThanASegmentIsLeftOutUnlessCovered) {
 // Task record: a labelled record with too few beats for a segment is scored all the same (even
 // probabilities), so no labelled record drops out of the scores; an unlabelled one stays out.
 TEST(Segments, ARecordTooShortForASegmentIsStillScored) {
-  const RecordsStore file({37, 5, 3});
+  const RecordsStore file({5, 37, 3});
   const auto store = hlm::TokenStore::open(file.path);
   const auto label = [](size_t r, uint64_t, int64_t) { return r == 2 ? -1 : int(r) + 1; };
   const auto segments = hlm::make_segments(store, {0, 1, 2}, 24, 24, 8, label, true);
-  ASSERT_EQ(segments.size(), 2u);  // record 0 alone: 5 and 3 beats are under 8
+  ASSERT_EQ(segments.size(), 2u);  // record 1 alone: 5 and 3 beats are under 8
   const std::vector<float> probs = {0.7f, 0.1f, 0.1f, 0.1f, 0.5f, 0.3f, 0.1f, 0.1f};
   auto items = hlm::pool_by_record(segments, probs, 4);
   ASSERT_EQ(items.size(), 1u);
   hlm::add_records_too_short(store, {0, 1, 2}, label, 4, items);
   ASSERT_EQ(items.size(), 2u);
+  // Back in record order: the short record 0 comes first.
   EXPECT_EQ(items[0].record, 0u);
-  EXPECT_FLOAT_EQ(items[0].probs[0], 0.6f);
+  EXPECT_EQ(items[0].key, 0u);
+  EXPECT_EQ(items[0].truth, 1);
+  EXPECT_EQ(items[0].probs, std::vector<float>(4, 0.25f));
   EXPECT_EQ(items[1].record, 1u);
-  EXPECT_EQ(items[1].key, 1u);
-  EXPECT_EQ(items[1].truth, 2);
-  EXPECT_EQ(items[1].probs, std::vector<float>(4, 0.25f));
+  EXPECT_FLOAT_EQ(items[1].probs[0], 0.6f);
   // Records already scored are not added twice.
   hlm::add_records_too_short(store, {0, 1, 2}, label, 4, items);
   EXPECT_EQ(items.size(), 2u);

@@ -122,9 +122,10 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
   Confusion pooled(class_names.size());
   for (const auto& r : per_record) pooled += r;
   std::string md =
-      "\nV and S as AAMI EC57 counts them (WFDB's bxb): fusion and Q beats called V are not "
-      "false V, nor Q beats called S. FPR: false positives over all beats outside the class's "
-      "row and column.\n\n| class | Se | +P | FPR |\n|---|---|---|---|\n";
+      "\nV and S as AAMI EC57 counts them (WFDB's bxb), over the beats scored above (bxb also "
+      "counts beats the detector missed or added): fusion and Q beats called V are not false "
+      "V, nor Q beats called S. FPR: false positives over all beats outside the class's row "
+      "and column.\n\n| class | Se | +P | FPR |\n|---|---|---|---|\n";
   for (const auto& [name, cls, excused] :
        {std::tuple{"V", *v, f_and_q}, std::tuple{"S", *s, q_only}}) {
     const EctopicScores e = ectopic_scores(pooled, cls, excused);

@@ -55,14 +55,14 @@ constexpr const char* kRhythmContextFeatureNames[kRhythmContextFeatureCount] = {
 std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats);
 
 // Where a beat's own intervals fall among those of the rhythm around it: log RR minus the
-// median log RR of the kRhythmContextBeats beats either side (those within kRhythmContextOwn
-// of the beat left out), over their interquartile range (at least kRrWithinContextFloor, so a
-// very regular rhythm does not divide by nearly 0), clamped to +-10. A premature atrial beat in
-// sinus rhythm lies far below the spread of its neighbours' intervals; an early normal beat in
-// atrial fibrillation lies within it, where its RR against the local average (rr_features)
-// reads the same for both. On DS1's reference beats, RR before at z < -2: 48 % of S beats,
-// 0.2 % of record 203's N beats (atrial fibrillation), where RR before under 0.85 of the mean
-// of the 21 intervals around it takes 58 % and 27 %. Features per beat, in this order.
+// median log RR (nearest rank, as the quartiles) of the kRhythmContextBeats beats either side
+// (those within kRhythmContextOwn of the beat left out), over their interquartile range (at least
+// kRrWithinContextFloor, so a very regular rhythm does not divide by nearly 0), clamped to +-10. A
+// premature atrial beat in sinus rhythm lies far below the spread of its neighbours' intervals; an
+// early normal beat in atrial fibrillation lies within it, where its RR against the local average
+// (rr_features) reads the same for both. On DS1's reference beats, RR before at z < -2: 48 % of S
+// beats, 0.2 % of record 203's N beats (atrial fibrillation), where RR before under 0.85 of the
+// mean of the 21 intervals around it takes 58 % and 27 %. Features per beat, in this order.
 constexpr int kRrWithinContextCount = 2;
 constexpr double kRrWithinContextFloor = 0.02;
 constexpr const char* kRrWithinContextNames[kRrWithinContextCount] = {
