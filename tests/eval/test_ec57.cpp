@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "eval/ec57.h"
+#include "eval/classification_metrics.h"
 #include "eval/score_table.h"
 
 namespace {

@@ -34,6 +34,18 @@ std::vector<double> successive_changes(const std::vector<double>& rr) {
   return change;
 }
 
+// The beats around beat i that describe its rhythm context: [first, last) spans
+// kRhythmContextBeats either side within the record, and `around(j)` leaves out those within
+// kRhythmContextOwn of the beat (its own intervals and changes).
+struct RhythmContext {
+  size_t i, first, last;
+  bool around(size_t j) const { return j + kRhythmContextOwn < i || j > i + kRhythmContextOwn; }
+};
+RhythmContext rhythm_context(size_t i, size_t beats) {
+  return {i, i >= size_t(kRhythmContextBeats) ? i - kRhythmContextBeats : 0,
+          std::min(beats, i + kRhythmContextBeats + 1)};
+}
+
 float clamp_log(double x) { return float(std::clamp(std::log(x), -2.0, 2.0)); }
 
 // Of a non-empty list; for an even count the mean of the two middle values.
@@ -99,10 +111,9 @@ std::vector<float> rhythm_context_features(const float* rr_seconds, size_t beats
   std::vector<double> around;
   for (size_t i = 0; i < beats; ++i) {
     around.clear();
-    const size_t first = i >= size_t(kRhythmContextBeats) ? i - kRhythmContextBeats : 0;
-    const size_t last = std::min(beats, i + kRhythmContextBeats + 1);
-    for (size_t j = std::max<size_t>(first, 2); j < last; ++j)
-      if (j + kRhythmContextOwn < i || j > i + kRhythmContextOwn) around.push_back(change[j]);
+    const RhythmContext context = rhythm_context(i, beats);
+    for (size_t j = std::max<size_t>(context.first, 2); j < context.last; ++j)
+      if (context.around(j)) around.push_back(change[j]);
     if (around.empty()) continue;
     size_t large = 0;
     for (double c : around) large += c > kLargeChange;
@@ -123,12 +134,10 @@ std::vector<float> rr_within_context(const float* rr_seconds, size_t beats) {
   std::vector<double> around;
   for (size_t i = 0; i < beats; ++i) {
     around.clear();
+    const RhythmContext context = rhythm_context(i, beats);
     // Real intervals only: rr[0] is a copy of rr[1].
-    const size_t first =
-        std::max<size_t>(1, i >= size_t(kRhythmContextBeats) ? i - kRhythmContextBeats : 0);
-    const size_t last = std::min(beats, i + kRhythmContextBeats + 1);
-    for (size_t j = first; j < last; ++j)
-      if (j + kRhythmContextOwn < i || j > i + kRhythmContextOwn) around.push_back(std::log(rr[j]));
+    for (size_t j = std::max<size_t>(context.first, 1); j < context.last; ++j)
+      if (context.around(j)) around.push_back(std::log(rr[j]));
     if (around.size() < kFewest) continue;
     std::sort(around.begin(), around.end());
     const auto at = [&](double q) { return around[size_t(q * double(around.size() - 1) + 0.5)]; };

@@ -66,6 +66,25 @@ ClassScores class_scores(const Confusion& m, size_t c) {
   return s;
 }
 
+EctopicScores ectopic_scores(const Confusion& m, size_t ectopic,
+                             const std::vector<size_t>& excused) {
+  EctopicScores s;
+  for (size_t t = 0; t < m.classes(); ++t)
+    for (size_t p = 0; p < m.classes(); ++p) {
+      const int64_t n = m.at(t, p);
+      if (t == ectopic)
+        (p == ectopic ? s.tp : s.fn) += n;
+      else if (p == ectopic) {
+        if (std::find(excused.begin(), excused.end(), t) == excused.end()) s.fp += n;
+      } else
+        s.tn += n;
+    }
+  s.se = ratio(s.tp, s.tp + s.fn);
+  s.ppv = ratio(s.tp, s.tp + s.fp);
+  s.fpr = ratio(s.fp, s.fp + s.tn);
+  return s;
+}
+
 double accuracy(const Confusion& m) {
   int64_t correct = 0;
   for (size_t c = 0; c < m.classes(); ++c) correct += m.at(c, c);

@@ -7,8 +7,6 @@
 #include <optional>
 #include <tuple>
 
-#include "eval/ec57.h"
-
 namespace hlm::eval {
 namespace {
 

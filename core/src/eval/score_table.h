@@ -19,9 +19,9 @@ std::string score_table(const std::vector<Confusion>& per_record,
                         const std::vector<std::string>& class_names, nlohmann::json& results);
 
 // When class_names hold the AAMI beat classes (N, S, V and F; Q optional), the V and S
-// statistics as EC57 counts them (eval/ec57.h): results["ec57"] = {"V": {...}, "S": {...}},
-// each with se, ppv, fpr and intervals for se and ppv from resampling records; returns the
-// markdown. Otherwise adds nothing and returns "".
+// statistics as EC57 counts them (ectopic_scores in eval/classification_metrics.h): results["ec57"]
+// = {"V": {...}, "S": {...}}, each with se, ppv, fpr and intervals for se and ppv from resampling
+// records; returns the markdown. Otherwise adds nothing and returns "".
 std::string ec57_table(const std::vector<Confusion>& per_record,
                        const std::vector<std::string>& class_names, nlohmann::json& results);
 
