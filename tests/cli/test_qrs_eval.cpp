@@ -108,3 +108,21 @@ TEST(QrsEval, ErrorsFileListsEveryMissedAndFalseBeatOfTheScoreLines) {
   EXPECT_GT(missed["208"] + false_beats["208"], 0) << "208 has no error to list: nothing tested";
   std::filesystem::remove(csv);
 }
+
+TEST(QrsEval, LeavesVentricularFlutterEpisodesOutAsEc57Does) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/207.hea");
+  const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 207 --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 207's beat annotations: 2332, of them 472 flutter waves, all inside its six '[' ... ']'
+  // episodes (mitdb_annotation_counts.tsv); bxb scores the other 1860.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(gross TP=(\d+) FN=(\d+) FP=(\d+) )")))
+      << r.output;
+  EXPECT_EQ(std::stol(m[1]) + std::stol(m[2]), 2332 - 472) << r.output;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(inside ventricular flutter or fibrillation episodes \(as EC57 and bxb\): )"
+                 R"((\d+) reference beats, (\d+) detections)")))
+      << r.output;
+  EXPECT_EQ(std::stol(m[1]), 472);
+}

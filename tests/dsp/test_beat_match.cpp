@@ -45,3 +45,53 @@ TEST(DspBeatMatch, LabelsDetectionsWithTheAamiClassOfTheMatchedBeat) {
   EXPECT_EQ(labels, want);
   EXPECT_EQ(hlm::dsp::reference_beats(ann), (std::vector<int64_t>{100, 420, 800, 1200}));
 }
+
+namespace {
+hlm::Annotation annotation(int64_t sample, uint8_t code) {
+  hlm::Annotation a;
+  a.sample = sample, a.code = code;
+  return a;
+}
+}  // namespace
+
+TEST(DspBeatMatch, ComparesNothingInsideAVentricularFlutterEpisodeAsEc57Does) {
+  // N beats, then '[' flutter waves '!' ']' and N beats again; a detection inside the episode
+  // pairs with the beat 15 samples after it ends, two others inside it pair with nothing, and
+  // a false one lies after it.
+  const std::vector<hlm::Annotation> ann = {
+      annotation(100, 1),  annotation(500, 1),  annotation(600, 32), annotation(650, 31),
+      annotation(750, 31), annotation(850, 31), annotation(900, 33), annotation(920, 1),
+      annotation(1300, 5), annotation(1700, 1)};
+  const std::vector<int64_t> detected = {102, 640, 760, 905, 1305, 1500};
+  const auto c = hlm::dsp::compare_beats(ann, detected, 54);
+  EXPECT_EQ(c.vf_reference, 3);  // the flutter waves
+  EXPECT_EQ(c.vf_detected, 2);   // 640 and 760: the flutter waves they fall on are not scored
+  EXPECT_EQ(c.counts.tp, 3);     // 100, 920 (by 905, inside the episode), 1300
+  EXPECT_EQ(c.counts.fn, 2);     // 500 and 1700
+  EXPECT_EQ(c.counts.fp, 1);     // 1500
+  EXPECT_EQ(c.missed, (std::vector<size_t>{1, 9}));
+  EXPECT_EQ(c.false_detected, (std::vector<int64_t>{1500}));
+}
+
+TEST(DspBeatMatch, AnEpisodeWithoutItsEndRunsToTheRecordsEnd) {
+  const std::vector<hlm::Annotation> ann = {annotation(100, 1), annotation(300, 32),
+                                            annotation(400, 31), annotation(5000, 1)};
+  const auto c = hlm::dsp::compare_beats(ann, {100, 2000, 5000}, 54);
+  EXPECT_EQ(c.vf_reference, 2);
+  EXPECT_EQ(c.vf_detected, 2);
+  EXPECT_EQ(c.counts.tp, 1);
+  EXPECT_EQ(c.counts.fn + c.counts.fp, 0);
+}
+
+TEST(DspBeatMatch, WithoutVfEpisodesTheComparisonIsTheMatch) {
+  std::vector<hlm::Annotation> ann;
+  for (int64_t s : {100, 500, 900}) ann.push_back(annotation(s, 1));
+  ann.push_back(annotation(950, 28));  // a rhythm change: not a beat
+  const std::vector<int64_t> detected = {110, 560, 1500};
+  const auto c = hlm::dsp::compare_beats(ann, detected, 54);
+  const auto m = match_beats({100, 500, 900}, detected, 54);
+  EXPECT_EQ(c.counts.tp, m.tp);
+  EXPECT_EQ(c.counts.fn, m.fn);
+  EXPECT_EQ(c.counts.fp, m.fp);
+  EXPECT_EQ(c.vf_reference + c.vf_detected, 0);
+}

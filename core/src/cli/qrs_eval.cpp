@@ -27,29 +27,19 @@ struct DetectionError {
 struct RecordScore {
   dsp::MatchCounts counts;
   dsp::MatchCounts ventricular;  // the reference beats of AAMI class V only (TP and FN)
+  int64_t vf_reference = 0, vf_detected = 0;     // not scored: inside VF episodes (EC57)
   std::vector<DetectionError> detection_errors;  // in sample order
   double sampling_hz = 0;
   std::string failure;  // non-empty when the record could not be scored
 };
 
-// The missed reference beats and the false detections of one record, in sample order.
+// The missed reference beats and the false detections of one comparison, in sample order.
 std::vector<DetectionError> detection_errors(const std::vector<Annotation>& annotations,
-                                             const std::vector<int64_t>& detected, int64_t window) {
-  std::vector<int64_t> reference;
-  std::vector<uint8_t> codes;
-  for (const Annotation& a : annotations)
-    if (is_beat_code(a.code)) reference.push_back(a.sample), codes.push_back(a.code);
-  const std::vector<int64_t> pair = dsp::pair_beats(reference, detected, window);
-  std::vector<bool> found(reference.size(), false);
+                                             const dsp::BeatComparison& comparison) {
   std::vector<DetectionError> errors;
-  for (size_t j = 0; j < detected.size(); ++j) {
-    if (pair[j] >= 0)
-      found[size_t(pair[j])] = true;
-    else
-      errors.push_back({detected[j], false, 0});
-  }
-  for (size_t i = 0; i < reference.size(); ++i)
-    if (!found[i]) errors.push_back({reference[i], true, codes[i]});
+  for (int64_t sample : comparison.false_detected) errors.push_back({sample, false, 0});
+  for (size_t i : comparison.missed)
+    errors.push_back({annotations[i].sample, true, annotations[i].code});
   std::sort(errors.begin(), errors.end(),
             [](const DetectionError& a, const DetectionError& b) { return a.sample < b.sample; });
   return errors;
@@ -90,15 +80,18 @@ RecordScore score_record(const std::string& dir, const std::string& name, int le
     }
     const int64_t window = dsp::match_window_samples(r.sampling_hz);
     s.sampling_hz = r.sampling_hz;
-    // One pairing gives both the listing and the counts: every detection is a TP or a FP.
-    s.detection_errors = detection_errors(r.annotations, detected, window);
-    for (const DetectionError& e : s.detection_errors) ++(e.missed ? s.counts.fn : s.counts.fp);
-    s.counts.tp = int64_t(detected.size()) - s.counts.fp;
+    // One pairing gives both the listing and the counts, as EC57 compares (VF episodes left out).
+    const dsp::BeatComparison comparison = dsp::compare_beats(r.annotations, detected, window);
+    s.counts = comparison.counts;
+    s.vf_reference = comparison.vf_reference;
+    s.vf_detected = comparison.vf_detected;
+    s.detection_errors = detection_errors(r.annotations, comparison);
     // Ectopic beats are what a detector tuned on normal ones misses: their sensitivity alone.
-    std::vector<int64_t> ventricular;
+    // The other beats are dropped, the non-beat annotations (VF marks among them) kept.
+    std::vector<Annotation> ventricular;
     for (const Annotation& a : r.annotations)
-      if (aami_class(a.code) == BeatClass::kV) ventricular.push_back(a.sample);
-    s.ventricular = dsp::match_beats(ventricular, detected, window);
+      if (!is_beat_code(a.code) || aami_class(a.code) == BeatClass::kV) ventricular.push_back(a);
+    s.ventricular = dsp::compare_beats(ventricular, detected, window).counts;
     s.ventricular.fp = 0;
   } catch (const Error& e) {
     s.failure = e.what();
@@ -130,6 +123,7 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   std::printf("%-10s %8s %6s %6s %7s %7s %6s %7s\n", "record", "TP", "FN", "FP", "Se", "+P", "V",
               "V Se");
   dsp::MatchCounts gross, gross_v;
+  int64_t vf_reference = 0, vf_detected = 0;
   int failed = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     const RecordScore& s = scores[i];
@@ -147,7 +141,14 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
                 percent(v.sensitivity()));
     gross += c;
     gross_v += v;
+    vf_reference += s.vf_reference;
+    vf_detected += s.vf_detected;
   }
+  if (vf_reference + vf_detected > 0)
+    std::printf(
+        "not scored, inside ventricular flutter or fibrillation episodes (as EC57 and bxb): %lld "
+        "reference beats, %lld detections\n",
+        (long long)vf_reference, (long long)vf_detected);
   std::printf("gross TP=%lld FN=%lld FP=%lld Se=%.2f +P=%.2f V=%lld V_Se=%.2f\n",
               (long long)gross.tp, (long long)gross.fn, (long long)gross.fp,
               percent(gross.sensitivity()), percent(gross.positive_predictivity()),

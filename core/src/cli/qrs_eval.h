@@ -1,5 +1,6 @@
 // `hlm qrs-eval DIR [RECORD ...]`: scores the QRS detector against a WFDB database's reference
-// beat annotations the way WFDB's bxb does (150 ms match window, whole record).
+// beat annotations the way WFDB's bxb does (150 ms match window, whole record, nothing compared
+// inside ventricular flutter or fibrillation episodes, as AAMI EC57 prescribes).
 #pragma once
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 #include "hlm/dsp/beat_match.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace hlm::dsp {
@@ -46,6 +47,71 @@ MatchCounts match_beats(const std::vector<int64_t>& reference, const std::vector
   c.fn = static_cast<int64_t>(reference.size()) - c.tp;
   c.fp = static_cast<int64_t>(detected.size()) - c.tp;
   return c;
+}
+
+namespace {
+
+constexpr uint8_t kVfOn = 32, kVfOff = 33;  // WFDB's VFON '[' and VFOFF ']'
+
+struct Episode {
+  int64_t from = 0, to = 0;  // both included
+};
+
+std::vector<Episode> vf_episodes(const std::vector<Annotation>& annotations) {
+  std::vector<Episode> out;
+  bool open = false;
+  for (const Annotation& a : annotations) {
+    if (a.code == kVfOn && !open) {
+      out.push_back({a.sample, INT64_MAX});
+      open = true;
+    } else if (a.code == kVfOff && open) {
+      out.back().to = a.sample;
+      open = false;
+    }
+  }
+  return out;
+}
+
+bool inside(const std::vector<Episode>& episodes, int64_t sample) {
+  for (const Episode& e : episodes)
+    if (e.from <= sample && sample <= e.to) return true;
+  return false;
+}
+
+}  // namespace
+
+BeatComparison compare_beats(const std::vector<Annotation>& annotations,
+                             const std::vector<int64_t>& detected, int64_t window_samples) {
+  const std::vector<Episode> episodes = vf_episodes(annotations);
+  BeatComparison out;
+  std::vector<int64_t> reference;
+  std::vector<size_t> index;  // of each scored reference beat in `annotations`
+  for (size_t i = 0; i < annotations.size(); ++i) {
+    if (!is_beat_code(annotations[i].code)) continue;
+    if (inside(episodes, annotations[i].sample)) {
+      ++out.vf_reference;
+      continue;
+    }
+    reference.push_back(annotations[i].sample);
+    index.push_back(i);
+  }
+  const std::vector<int64_t> pair = pair_beats(reference, detected, window_samples);
+  std::vector<bool> found(reference.size(), false);
+  for (size_t j = 0; j < detected.size(); ++j) {
+    if (pair[j] >= 0) {
+      found[size_t(pair[j])] = true;
+      ++out.counts.tp;
+    } else if (inside(episodes, detected[j])) {
+      ++out.vf_detected;
+    } else {
+      out.false_detected.push_back(detected[j]);
+    }
+  }
+  for (size_t i = 0; i < reference.size(); ++i)
+    if (!found[i]) out.missed.push_back(index[i]);
+  out.counts.fn = int64_t(out.missed.size());
+  out.counts.fp = int64_t(out.false_detected.size());
+  return out;
 }
 
 std::vector<uint8_t> label_beats(const std::vector<int64_t>& detected,

@@ -37,6 +37,21 @@ std::vector<int64_t> pair_beats(const std::vector<int64_t>& reference,
 MatchCounts match_beats(const std::vector<int64_t>& reference, const std::vector<int64_t>& detected,
                         int64_t window_samples);
 
+// The beat-by-beat comparison of AAMI EC57 (WFDB's bxb) over a whole record: no comparison is
+// made inside an episode of ventricular flutter or fibrillation, from a VFON annotation ('[')
+// to the next VFOFF (']'), both included (one without VFOFF runs to the record's end). The
+// reference beats there (flutter waves '!') are not scored, nor is a detection there that pairs
+// with no scored reference beat. Records without such episodes score as match_beats.
+struct BeatComparison {
+  MatchCounts counts;
+  std::vector<size_t> missed;           // indices into the annotations: scored beats not found
+  std::vector<int64_t> false_detected;  // samples of the scored detections paired with none
+  int64_t vf_reference = 0;             // reference beats left out inside VF episodes
+  int64_t vf_detected = 0;              // detections left out inside them (paired with none)
+};
+BeatComparison compare_beats(const std::vector<Annotation>& annotations,
+                             const std::vector<int64_t>& detected, int64_t window_samples);
+
 // For each detection, the AAMI class (hlm::aami_class, as uint8_t) of the reference beat
 // annotation it pairs with, or BeatClass::kNone. Non-beat annotations are ignored.
 std::vector<uint8_t> label_beats(const std::vector<int64_t>& detected,
