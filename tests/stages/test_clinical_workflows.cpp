@@ -4,6 +4,7 @@
 // test records and MIT-BIH), challenge2017.yaml (N/A/O/~ by record, 5 folds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -202,6 +203,27 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
     EXPECT_LE(alone["cinc2017_score"].get<double>(), 1.0);
   }
   EXPECT_NE(report.find("Each part of the blend alone (cinc2017_score): head "), std::string::npos);
+}
+
+// A record too short for a segment (A00420: fewer beats than min_segment_beats) counts where
+// the trees' share is fit, as evaluate scores it: every validation record is an item.
+TEST(ClinicalWorkflows, Challenge2017FitsTheTreesShareOnEveryValidationRecordTheShortOneToo) {
+  if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
+    GTEST_SKIP() << kData << "/challenge2017 is absent";
+  std::string records = "A00420";
+  for (int i = 1; i <= 40; ++i)
+    records += ",A000" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+  nlohmann::json tuned;
+  run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_short", nullptr,
+         "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records + "]' finetune.validation_records=30",
+         "evaluate", "finetune[fold=0,seed=0]", &tuned);
+  const auto& results = tuned["results"];
+  const auto validation = results["validation_records"].get<std::vector<std::string>>();
+  ASSERT_EQ(validation.size(), 30u) << results.dump().substr(0, 400);
+  ASSERT_NE(std::find(validation.begin(), validation.end(), "A00420"), validation.end())
+      << "the draw left A00420 out of the validation records: nothing tested";
+  EXPECT_EQ(results["trees"]["weight_from"], "validation records' log loss");
+  EXPECT_EQ(results["trees"]["weight_items"], 30);
 }
 
 // trees_weight fixes the trees' share: at 1 the blend is the trees alone, at 0 the head

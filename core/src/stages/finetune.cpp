@@ -176,18 +176,28 @@ FittedTrees fit_trees(const StageContext& ctx, const TreeData& train, const Tree
   return fitted;
 }
 
+// The trees' share of the blend, and how many validation items (beats, or records) it was fit
+// on: 0 when trees_weight fixed it.
+struct BlendWeight {
+  double share = 0.0;
+  size_t items = 0;
+};
+
 // What the results keep of the trees: the share and where it came from, the rounds, the
 // class weights, the columns' names.
 nlohmann::json trees_results(const StageContext& ctx, const HeadOptions& head,
-                             const FittedTrees& trees, double weight, bool fitted,
+                             const FittedTrees& trees, const BlendWeight& weight,
                              const std::vector<std::string>& names) {
-  return {{"weight", weight},
-          {"weight_from", fitted ? "validation records' log loss" : "trees_weight"},
-          {"max_rounds", ctx.params().at("trees").get<int>()},
-          {"rounds", trees.kept().rounds()},
-          {"refit", trees.refit.has_value()},
-          {"class_weights", trees_class_weights(ctx, head)},
-          {"statistics", names}};
+  const bool fitted = weight.items > 0;
+  nlohmann::json out = {{"weight", weight.share},
+                        {"weight_from", fitted ? "validation records' log loss" : "trees_weight"},
+                        {"max_rounds", ctx.params().at("trees").get<int>()},
+                        {"rounds", trees.kept().rounds()},
+                        {"refit", trees.refit.has_value()},
+                        {"class_weights", trees_class_weights(ctx, head)},
+                        {"statistics", names}};
+  if (fitted) out["weight_items"] = weight.items;
+  return out;
 }
 
 // The store's descriptor columns evaluate gives the trees (score_items' fitted_store_columns).
@@ -227,7 +237,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   trees.kept().save(path);
   const double fixed = ctx.params().at("trees_weight");
   const bool fit_weight = fixed == kWeightFromValidation;
-  double weight = fixed;
+  BlendWeight weight{fixed, 0};
   if (fit_weight) {
     std::vector<uint64_t> beats;
     std::vector<int> labels;
@@ -244,10 +254,11 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
     const TreeRows rows = inputs.rows(beats);
-    weight = fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
-                              labels, kBeatClassCount);
+    weight = {fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
+                               labels, kBeatClassCount),
+              beats.size()};
   }
-  nlohmann::json out = trees_results(ctx, head, trees, weight, fit_weight, names);
+  nlohmann::json out = trees_results(ctx, head, trees, weight, names);
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
   keep_store_columns(store_columns, out);
   return out;
@@ -283,20 +294,24 @@ FittedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
 }
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
-// scored as evaluate scores a record (the mean of its segments' probabilities).
-double validation_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
-                               const BoostedTrees& trees, const TokenStore& store,
-                               const HeadOptions& head, const StoreDescriptorColumns& store_columns,
-                               const std::vector<Segment>& validation_segments) {
-  if (validation_segments.empty())
-    throw DataError(
-        "stage '{}': no validation record is long enough to score (min_segment_beats), so the "
-        "trees' share cannot be fit on them; set more validation_records or a "
-        "trees_weight from 0 to 1",
-        ctx.instance.id);
+// scored as evaluate scores a record (the mean of its segments' probabilities; a record too
+// short for a segment with even head probabilities, as evaluate gives it).
+BlendWeight validation_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
+                                    const BoostedTrees& trees, const TokenStore& store,
+                                    const HeadOptions& head,
+                                    const StoreDescriptorColumns& store_columns,
+                                    const std::vector<Segment>& validation_segments,
+                                    const std::vector<size_t>& validation_records,
+                                    const SegmentLabeler& label_of) {
   const int k = classifier.classes();
-  const auto items = pool_by_record(validation_segments,
-                                    classifier.predict(store, validation_segments), size_t(k));
+  auto items = pool_by_record(validation_segments, classifier.predict(store, validation_segments),
+                              size_t(k));
+  add_records_too_short(store, validation_records, label_of, size_t(k), items);
+  if (items.empty())
+    throw DataError(
+        "stage '{}': no validation record is labelled, so the trees' share cannot be fit on "
+        "them; set more validation_records or a trees_weight from 0 to 1",
+        ctx.instance.id);
   std::vector<size_t> records;
   std::vector<int> labels;
   std::vector<float> head_probs;
@@ -306,8 +321,9 @@ double validation_blend_weight(const StageContext& ctx, SegmentClassifier& class
     head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
   }
   const RecordStatistics statistics = record_statistics(store, records, head, store_columns);
-  return fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
-                          labels, k);
+  return {fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
+                           labels, k),
+          items.size()};
 }
 
 // The trees keys act on tasks record and beats only, the weight only with trees; a weight fit on
@@ -508,8 +524,9 @@ StageOutput run_finetune(StageContext& ctx) {
     const auto segments =
         make_segments(store, select_records(store, train, false), length,
                       std::max<int64_t>(1, length / 2), min_beats, label_of, cover_tail);
-    const auto validation_segments = make_segments(store, select_records(store, validation, false),
-                                                   length, length, min_beats, label_of, cover_tail);
+    const std::vector<size_t> validation_indices = select_records(store, validation, false);
+    const auto validation_segments =
+        make_segments(store, validation_indices, length, length, min_beats, label_of, cover_tail);
     SegmentClassifier classifier(model, options.seed, head, int(classes.size()));
     ctx.progress("fine-tuning " + task + " classes (" + head.backbone + " backbone) on " +
                  std::to_string(train.size()) + " records, " + std::to_string(segments.size()) +
@@ -529,11 +546,12 @@ StageOutput run_finetune(StageContext& ctx) {
       trees.kept().save(trees_path);
       const double fixed = p.at("trees_weight");
       const bool fit_weight = fixed == kWeightFromValidation;
-      const double weight = fit_weight
-                                ? validation_blend_weight(ctx, classifier, trees.held_out, store,
-                                                          head, store_columns, validation_segments)
-                                : fixed;
-      task_results["trees"] = trees_results(ctx, head, trees, weight, fit_weight, names);
+      const BlendWeight weight =
+          fit_weight
+              ? validation_blend_weight(ctx, classifier, trees.held_out, store, head, store_columns,
+                                        validation_segments, validation_indices, label_of)
+              : BlendWeight{fixed, 0};
+      task_results["trees"] = trees_results(ctx, head, trees, weight, names);
       keep_store_columns(store_columns, task_results["trees"]);
     }
   }
