@@ -23,7 +23,7 @@ build_packages=(
   build-essential cmake ninja-build git pkg-config ca-certificates curl
   libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
-  libcli11-dev zlib1g-dev gnuplot-nox libcpp-httplib-dev libxgboost-dev
+  libcli11-dev zlib1g-dev gnuplot-nox libcpp-httplib-dev libxgboost-dev libsamplerate0-dev
 )
 test_packages=(
   libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev

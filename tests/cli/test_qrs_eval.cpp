@@ -126,3 +126,27 @@ TEST(QrsEval, LeavesVentricularFlutterEpisodesOutAsEc57Does) {
       << r.output;
   EXPECT_EQ(std::stol(m[1]), 472);
 }
+
+// The same hearts at the ends of the range the detector must cover (128 to 1000 Hz): record
+// 208 (frequent PVCs, couplets, fusion beats) resampled, its annotations moved with it, keeps
+// every reference beat and scores about as at its own 360 Hz (Se 99.80, +P 99.56 there).
+TEST(QrsEval, ScoresARecordResampledToAnotherRate) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/208.hea");
+  for (const char* rate : {"128", "1000"}) {
+    const auto r = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 208 --rate " + rate);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("every record scored at ") + rate + " Hz"),
+              std::string::npos)
+        << r.output;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.output, m, std::regex(R"(gross TP=(\d+) FN=(\d+) FP=(\d+) Se=(\S+) \+P=(\S+) )")))
+        << r.output;
+    EXPECT_EQ(std::stol(m[1]) + std::stol(m[2]), 2955) << rate;
+    EXPECT_GE(std::stod(m[4]), 99.5) << rate;
+    EXPECT_GE(std::stod(m[5]), 99.3) << rate;
+  }
+  const auto bad = hlm::test::run_hlm("qrs-eval '" + kMitdb + "' 208 --rate -5");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--rate -5"), std::string::npos) << bad.output;
+}

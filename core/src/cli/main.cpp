@@ -154,6 +154,10 @@ int main(int argc, char** argv) {
   std::string qrs_errors_csv;
   qrs_eval->add_option("--errors", qrs_errors_csv,
                        "also write each missed beat and each false detection to this CSV file");
+  double qrs_rate_hz = 0.0;
+  qrs_eval->add_option("--rate", qrs_rate_hz,
+                       "score every record resampled to this rate in Hz, its annotations moved "
+                       "with it (default: each record's own rate)");
   auto* bench = app.add_subcommand(
       "bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
   bench->require_subcommand(1);
@@ -192,7 +196,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*qrs_eval)
-      return hlm::qrs_eval_command(data_dir, record_names, threads, qrs_lead, qrs_errors_csv);
+      return hlm::qrs_eval_command(data_dir, record_names,
+                                   {threads, qrs_lead, qrs_errors_csv, qrs_rate_hz});
     if (*bench_gemm) return hlm::bench_gemm_command();
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);

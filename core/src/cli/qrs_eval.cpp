@@ -2,6 +2,7 @@
 #include "cli/qrs_eval.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -9,6 +10,7 @@
 
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/qrs.h"
+#include "hlm/dsp/resample.h"
 #include "hlm/errors.h"
 #include "hlm/wfdb.h"
 #include "util/parallel.h"
@@ -61,10 +63,35 @@ void write_errors_csv(std::ofstream& out, const std::string& path,
   if (!out.flush()) throw ConfigError("--errors {}: writing failed", path);
 }
 
-RecordScore score_record(const std::string& dir, const std::string& name, int lead) {
+// The record carried to `rate_hz` (every lead, and the annotations' samples with them); as read
+// when rate_hz is 0 or its own rate.
+Record at_rate(Record r, double rate_hz) {
+  if (rate_hz <= 0.0 || rate_hz == r.sampling_hz) return r;
+  const double ratio = rate_hz / r.sampling_hz;
+  std::vector<std::vector<float>> leads;
+  for (size_t k = 0; k < r.digital.size(); ++k)
+    leads.push_back(dsp::resample_to_rate(r.physical(int(k)), r.sampling_hz, rate_hz));
+  // Back to the record's digital units, as a recording at the new rate with the same ADC would
+  // store them.
+  for (size_t k = 0; k < leads.size(); ++k) {
+    const SignalInfo& info = r.signals[k];
+    const double gain = info.gain == 0.0 ? 200.0 : info.gain;
+    r.digital[k].resize(leads[k].size());
+    for (size_t i = 0; i < leads[k].size(); ++i)
+      r.digital[k][i] = int32_t(std::lround(double(leads[k][i]) * gain + info.baseline));
+  }
+  r.frames = r.digital.empty() ? 0 : int64_t(r.digital[0].size());
+  for (Annotation& a : r.annotations) a.sample = std::llround(double(a.sample) * ratio);
+  r.sampling_hz = rate_hz;
+  return r;
+}
+
+RecordScore score_record(const std::string& dir, const std::string& name,
+                         const QrsEvalOptions& options) {
   RecordScore s;
+  const int lead = options.lead;
   try {
-    const Record r = wfdb::read_record(dir, name);
+    const Record r = at_rate(wfdb::read_record(dir, name), options.rate_hz);
     if (r.digital.empty() || r.digital[0].empty())
       throw DataError("no signal samples to detect beats on (annotation-only record?)");
     std::vector<int64_t> detected;
@@ -103,9 +130,14 @@ double percent(double fraction) { return 100.0 * fraction; }
 
 }  // namespace
 
-int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records, int threads,
-                     int lead, const std::string& errors_csv) {
-  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records,
+                     const QrsEvalOptions& options) {
+  const std::string& errors_csv = options.errors_csv;
+  const int threads = options.threads > 0 ? options.threads
+                                          : int(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.rate_hz < 0.0)
+    throw ConfigError("--rate {}: give a sampling rate in Hz, or 0 for each record's own",
+                      options.rate_hz);
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
     throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
@@ -118,8 +150,11 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   }
   std::vector<RecordScore> scores(names.size());
   parallel_for(names.size(), threads,
-               [&](size_t i) { scores[i] = score_record(dir, names[i], lead); });
+               [&](size_t i) { scores[i] = score_record(dir, names[i], options); });
 
+  if (options.rate_hz > 0.0)
+    std::printf("every record scored at %g Hz (its leads resampled, its annotations moved)\n",
+                options.rate_hz);
   std::printf("%-10s %8s %6s %6s %7s %7s %6s %7s\n", "record", "TP", "FN", "FP", "Se", "+P", "V",
               "V Se");
   dsp::MatchCounts gross, gross_v;
