@@ -56,17 +56,17 @@ hlm::Annotation annotation(int64_t sample, uint8_t code) {
 
 TEST(DspBeatMatch, ComparesNothingInsideAVentricularFlutterEpisodeAsEc57Does) {
   // N beats, then '[' flutter waves '!' ']' and N beats again; a detection inside the episode
-  // pairs with the beat 15 samples after it ends, two others inside it pair with nothing, and
-  // a false one lies after it.
+  // (895, before its end at 900) pairs with the beat after it (920), two others inside it pair
+  // with nothing, and a false one lies after it.
   const std::vector<hlm::Annotation> ann = {
       annotation(100, 1),  annotation(500, 1),  annotation(600, 32), annotation(650, 31),
       annotation(750, 31), annotation(850, 31), annotation(900, 33), annotation(920, 1),
       annotation(1300, 5), annotation(1700, 1)};
-  const std::vector<int64_t> detected = {102, 640, 760, 905, 1305, 1500};
+  const std::vector<int64_t> detected = {102, 640, 760, 895, 1305, 1500};
   const auto c = hlm::dsp::compare_beats(ann, detected, 54);
   EXPECT_EQ(c.vf_reference, 3);  // the flutter waves
   EXPECT_EQ(c.vf_detected, 2);   // 640 and 760: the flutter waves they fall on are not scored
-  EXPECT_EQ(c.counts.tp, 3);     // 100, 920 (by 905, inside the episode), 1300
+  EXPECT_EQ(c.counts.tp, 3);     // 100, 920 (by 895, inside the episode), 1300
   EXPECT_EQ(c.counts.fn, 2);     // 500 and 1700
   EXPECT_EQ(c.counts.fp, 1);     // 1500
   EXPECT_EQ(c.missed, (std::vector<size_t>{1, 9}));

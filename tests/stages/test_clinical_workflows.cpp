@@ -19,16 +19,18 @@ namespace {
 const std::string kData = HLM_TEST_DATA_DIR;
 
 // Runs a workflow at vars.size=ci with more overrides; returns the results.json of its stage
-// `evaluate` (and the report in *report, the manifest of stage instance `stage` in *manifest).
+// `evaluate` (and the report in *report, the manifest of stage instance `stage` in *manifest,
+// what hlm printed in *output).
 nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
                       std::string* report = nullptr, const std::string& overrides = "",
                       const std::string& evaluate = "evaluate", const std::string& stage = "",
-                      nlohmann::json* manifest = nullptr) {
+                      nlohmann::json* manifest = nullptr, std::string* output = nullptr) {
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   hlm::test::ScratchDir runs(scratch);
   const auto r = hlm::test::run_hlm("run " + workflow + " vars.size=ci " + overrides +
                                     " --runs-dir " + runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (output) *output = r.output;
   if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
   if (manifest && r.exit_code == 0)
     *manifest = hlm::test::stage_manifest(hlm::test::run_dir_of(r.output), stage);
@@ -214,9 +216,12 @@ TEST(ClinicalWorkflows, Challenge2017FitsTheTreesShareOnEveryValidationRecordThe
   for (int i = 1; i <= 40; ++i)
     records += ",A000" + std::string(i < 10 ? "0" : "") + std::to_string(i);
   nlohmann::json tuned;
+  std::string output;
   run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_short", nullptr,
          "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records + "]' finetune.validation_records=30",
-         "evaluate", "finetune[fold=0,seed=0]", &tuned);
+         "evaluate", "finetune[fold=0,seed=0]", &tuned, &output);
+  // A00420 is the short one: its beats are fewer than min_segment_beats in this store too.
+  EXPECT_NE(output.find("too short for a segment (A00420"), std::string::npos) << output;
   const auto& results = tuned["results"];
   const auto validation = results["validation_records"].get<std::vector<std::string>>();
   ASSERT_EQ(validation.size(), 30u) << results.dump().substr(0, 400);

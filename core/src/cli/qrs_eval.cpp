@@ -63,48 +63,47 @@ void write_errors_csv(std::ofstream& out, const std::string& path,
   if (!out.flush()) throw ConfigError("--errors {}: writing failed", path);
 }
 
-// The record carried to `rate_hz` (every lead, and the annotations' samples with them); as read
-// when rate_hz is 0 or its own rate.
-Record at_rate(Record r, double rate_hz) {
-  if (rate_hz <= 0.0 || rate_hz == r.sampling_hz) return r;
-  const double ratio = rate_hz / r.sampling_hz;
-  std::vector<std::vector<float>> leads;
-  for (size_t k = 0; k < r.digital.size(); ++k)
-    leads.push_back(dsp::resample_to_rate(r.physical(int(k)), r.sampling_hz, rate_hz));
-  // Back to the record's digital units, as a recording at the new rate with the same ADC would
-  // store them.
-  for (size_t k = 0; k < leads.size(); ++k) {
-    const SignalInfo& info = r.signals[k];
-    const double gain = info.gain == 0.0 ? 200.0 : info.gain;
-    r.digital[k].resize(leads[k].size());
-    for (size_t i = 0; i < leads[k].size(); ++i)
-      r.digital[k][i] = int32_t(std::lround(double(leads[k][i]) * gain + info.baseline));
+// What the detector reads of a record, and the reference annotations it is scored against, at
+// one sampling rate.
+struct DetectionInput {
+  std::vector<std::vector<float>> leads;  // physical units; the first is the one a lead names
+  std::vector<Annotation> annotations;
+  double sampling_hz = 0;
+};
+
+// Lead `lead` of r, or (lead < 0) the first and every other lead as long as it, as beat-vq with
+// detect_all_leads reads them; with rate_hz > 0 and not the record's own rate, those leads
+// resampled to it and the annotations moved with them.
+DetectionInput detection_input(Record r, int lead, double rate_hz) {
+  if (r.digital.empty() || r.digital[0].empty())
+    throw DataError("no signal samples to detect beats on (annotation-only record?)");
+  DetectionInput in;
+  if (lead < 0) {
+    in.leads = r.physical_leads(0);
+  } else {
+    if (size_t(lead) >= r.digital.size())
+      throw DataError("has {} lead(s); --lead {} is not one of them", r.digital.size(), lead);
+    in.leads.push_back(r.physical(lead));
   }
-  r.frames = r.digital.empty() ? 0 : int64_t(r.digital[0].size());
-  for (Annotation& a : r.annotations) a.sample = std::llround(double(a.sample) * ratio);
-  r.sampling_hz = rate_hz;
-  return r;
+  in.annotations = std::move(r.annotations);
+  in.sampling_hz = r.sampling_hz;
+  if (rate_hz > 0.0 && rate_hz != r.sampling_hz) {
+    for (auto& x : in.leads) x = dsp::resample_to_rate(x, r.sampling_hz, rate_hz);
+    const double ratio = rate_hz / r.sampling_hz;
+    for (Annotation& a : in.annotations) a.sample = std::llround(double(a.sample) * ratio);
+    in.sampling_hz = rate_hz;
+  }
+  return in;
 }
 
 RecordScore score_record(const std::string& dir, const std::string& name,
                          const QrsEvalOptions& options) {
   RecordScore s;
-  const int lead = options.lead;
   try {
-    const Record r = at_rate(wfdb::read_record(dir, name), options.rate_hz);
-    if (r.digital.empty() || r.digital[0].empty())
-      throw DataError("no signal samples to detect beats on (annotation-only record?)");
-    std::vector<int64_t> detected;
-    if (lead < 0) {
-      // Every lead as long as the first, as beat-vq with detect_all_leads does.
-      const std::vector<std::vector<float>> leads = r.physical_leads(0);
-      detected = dsp::detect_qrs(lead_pointers(leads), leads[0].size(), r.sampling_hz);
-    } else {
-      if (size_t(lead) >= r.digital.size())
-        throw DataError("has {} lead(s); --lead {} is not one of them", r.digital.size(), lead);
-      const std::vector<float> x = r.physical(lead);
-      detected = dsp::detect_qrs(x.data(), x.size(), r.sampling_hz);
-    }
+    const DetectionInput r =
+        detection_input(wfdb::read_record(dir, name), options.lead, options.rate_hz);
+    const std::vector<int64_t> detected =
+        dsp::detect_qrs(lead_pointers(r.leads), r.leads[0].size(), r.sampling_hz);
     const int64_t window = dsp::match_window_samples(r.sampling_hz);
     s.sampling_hz = r.sampling_hz;
     // One pairing gives both the listing and the counts, as EC57 compares (VF episodes left out).
@@ -128,6 +127,9 @@ RecordScore score_record(const std::string& dir, const std::string& name,
 
 double percent(double fraction) { return 100.0 * fraction; }
 
+// The lowest rate the detector was made and tested for (the synthetic ectopy grid, DS1 resampled).
+constexpr double kLowestRateHz = 128.0;
+
 }  // namespace
 
 int qrs_eval_command(const std::string& dir, const std::vector<std::string>& records,
@@ -138,6 +140,11 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   if (options.rate_hz < 0.0)
     throw ConfigError("--rate {}: give a sampling rate in Hz, or 0 for each record's own",
                       options.rate_hz);
+  if (options.rate_hz > 0.0 && options.rate_hz < kLowestRateHz)
+    std::fprintf(stderr,
+                 "qrs-eval: --rate %g: below %g Hz a QRS complex spans only a few samples; the "
+                 "detector was made for %g to 1000 Hz\n",
+                 options.rate_hz, kLowestRateHz, kLowestRateHz);
   const std::vector<std::string> names = records.empty() ? wfdb::list_records(dir) : records;
   if (names.empty())
     throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
@@ -153,8 +160,9 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
                [&](size_t i) { scores[i] = score_record(dir, names[i], options); });
 
   if (options.rate_hz > 0.0)
-    std::printf("every record scored at %g Hz (its leads resampled, its annotations moved)\n",
-                options.rate_hz);
+    std::printf(
+        "scored at %g Hz: records at another rate resampled to it, their annotations moved\n",
+        options.rate_hz);
   std::printf("%-10s %8s %6s %6s %7s %7s %6s %7s\n", "record", "TP", "FN", "FP", "Se", "+P", "V",
               "V Se");
   dsp::MatchCounts gross, gross_v;

@@ -15,8 +15,10 @@ std::vector<float> resample_to_rate(const std::vector<float>& x, double from_hz,
                       to_hz);
   const double ratio = to_hz / from_hz;
   if (!src_is_valid_ratio(ratio))
-    throw ConfigError("resampling from {} Hz to {} Hz: the rates are more than 256 times apart",
-                      from_hz, to_hz);
+    throw ConfigError(
+        "resampling from {} Hz to {} Hz: the rates are more than 256 times apart; choose a rate "
+        "from {} to {} Hz",
+        from_hz, to_hz, from_hz / 256.0, from_hz * 256.0);
   if (ratio == 1.0 || x.empty()) return x;
   std::vector<float> y(size_t(std::ceil(double(x.size()) * ratio)) + 1);
   SRC_DATA data{};
@@ -32,6 +34,9 @@ std::vector<float> resample_to_rate(const std::vector<float>& x, double from_hz,
   if (const int error = src_simple(&data, SRC_SINC_MEDIUM_QUALITY, 1))
     throw DataError("resampling from {} Hz to {} Hz failed: {}", from_hz, to_hz,
                     src_strerror(error));
+  if (data.input_frames_used != data.input_frames)
+    throw DataError("resampling from {} Hz to {} Hz read {} of {} samples", from_hz, to_hz,
+                    data.input_frames_used, data.input_frames);
   y.resize(size_t(data.output_frames_gen));
   return y;
 }
