@@ -150,3 +150,26 @@ TEST(QrsEval, ScoresARecordResampledToAnotherRate) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--rate -5"), std::string::npos) << bad.output;
 }
+
+// Reference beats may live in another annotation file than NAME.atr (bxb's -a): --annotator
+// names it. A record with no reference beat is not scored (every detection would count as a
+// false one) but reported, naming the file and the option.
+TEST(QrsEval, ReadsTheReferenceBeatsOfTheAnnotatorNamedAndRefusesARecordWithout) {
+  HLM_REQUIRE_BINARY_AND(kMitdb + "/208.hea");
+  const hlm::test::ScratchDir copy("hlm_qrs_eval_annotator");
+  for (const char* suffix : {".hea", ".dat"})
+    std::filesystem::copy_file(kMitdb + "/208" + suffix, copy.path / (std::string("208") + suffix));
+  std::filesystem::copy_file(kMitdb + "/208.atr", copy.path / "208.ref");
+  const std::string dir = copy.path.string();
+  const auto named = hlm::test::run_hlm("qrs-eval '" + dir + "' 208 --annotator ref");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(named.output, m, std::regex(R"(gross TP=(\d+) FN=(\d+) )")));
+  EXPECT_EQ(std::stol(m[1]) + std::stol(m[2]), 2955);
+  const auto missing = hlm::test::run_hlm("qrs-eval '" + dir + "' 208");
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("no reference beat in 208.atr"), std::string::npos)
+      << missing.output;
+  EXPECT_NE(missing.output.find("--annotator"), std::string::npos);
+  EXPECT_NE(missing.output.find("gross TP=0 FN=0 FP=0"), std::string::npos) << missing.output;
+}

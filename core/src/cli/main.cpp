@@ -154,6 +154,9 @@ int main(int argc, char** argv) {
   std::string qrs_errors_csv;
   qrs_eval->add_option("--errors", qrs_errors_csv,
                        "also write each missed beat and each false detection to this CSV file");
+  std::string qrs_annotator = "atr";
+  qrs_eval->add_option("--annotator", qrs_annotator,
+                       "the reference beats' annotation file suffix (default: atr)");
   double qrs_rate_hz = 0.0;
   qrs_eval->add_option("--rate", qrs_rate_hz,
                        "score every record resampled to this rate in Hz, its annotations moved "
@@ -197,7 +200,7 @@ int main(int argc, char** argv) {
   try {
     if (*qrs_eval)
       return hlm::qrs_eval_command(data_dir, record_names,
-                                   {threads, qrs_lead, qrs_errors_csv, qrs_rate_hz});
+                                   {threads, qrs_lead, qrs_errors_csv, qrs_rate_hz, qrs_annotator});
     if (*bench_gemm) return hlm::bench_gemm_command();
     if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
     const auto host = load_plugins(plugin_dirs);

@@ -74,9 +74,17 @@ struct DetectionInput {
 // Lead `lead` of r, or (lead < 0) the first and every other lead as long as it, as beat-vq with
 // detect_all_leads reads them; with rate_hz > 0 and not the record's own rate, those leads
 // resampled to it and the annotations moved with them.
-DetectionInput detection_input(Record r, int lead, double rate_hz) {
+DetectionInput detection_input(Record r, int lead, double rate_hz, const std::string& annotator) {
   if (r.digital.empty() || r.digital[0].empty())
     throw DataError("no signal samples to detect beats on (annotation-only record?)");
+  // Without reference beats every detection would count as false: a wrong annotator, not a
+  // detector that found nothing right.
+  if (std::none_of(r.annotations.begin(), r.annotations.end(),
+                   [](const Annotation& a) { return is_beat_code(a.code); }))
+    throw DataError(
+        "no reference beat in {}.{} (missing, or rhythm annotations only): nothing to score "
+        "against; name the annotation file that holds the beats with --annotator",
+        r.name, annotator);
   DetectionInput in;
   if (lead < 0) {
     in.leads = r.physical_leads(0);
@@ -101,7 +109,8 @@ RecordScore score_record(const std::string& dir, const std::string& name,
   RecordScore s;
   try {
     const DetectionInput r =
-        detection_input(wfdb::read_record(dir, name), options.lead, options.rate_hz);
+        detection_input(wfdb::read_record(dir, name, {options.annotator, true, true}), options.lead,
+                        options.rate_hz, options.annotator);
     const std::vector<int64_t> detected =
         dsp::detect_qrs(lead_pointers(r.leads), r.leads[0].size(), r.sampling_hz);
     const int64_t window = dsp::match_window_samples(r.sampling_hz);
