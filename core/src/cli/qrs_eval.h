@@ -15,7 +15,7 @@ struct QrsEvalOptions {
   // with it: the same hearts at a rate they were not recorded at. 0: each record's own rate.
   double rate_hz = 0.0;
   // The reference annotations' file suffix (bxb's reference annotator): NAME.atr by default;
-  // some databases keep their beats elsewhere (afdb's audited beats are in .qrs).
+  // some databases keep their beats elsewhere (afdb has only rhythm changes in .atr).
   std::string annotator = "atr";
 };
 
