@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "eval/record_split.h"
@@ -108,6 +109,27 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
     const auto ci = d["ci95"]["accuracy"];
     EXPECT_LE(ci[0].get<double>(), acc + 1e-12) << name;
     EXPECT_GE(ci[1].get<double>(), acc - 1e-12) << name;
+    // Every item's prediction as a CSV row: counted by reference and predicted class, the rows
+    // are the confusion matrix; each beat names its record and an R-peak sample.
+    std::ifstream csv(run.run_dir / "evaluate" / d["predictions"].get<std::string>());
+    ASSERT_TRUE(csv) << name << ": no " << d["predictions"];
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line, "record,sample,reference,predicted,p_N,p_S,p_V,p_F,p_Q") << name;
+    const std::vector<std::string> order = {"N", "S", "V", "F", "Q"};
+    std::vector<std::vector<int64_t>> rows(5, std::vector<int64_t>(5, 0));
+    while (std::getline(csv, line)) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(
+          line, m, std::regex(R"((\w+),(\d+),([NSVFQ]),([NSVFQ])(,[01]\.\d{4}){5})")))
+          << line;
+      ASSERT_TRUE(d["by_record"].contains(m[1].str())) << line;
+      const auto index = [&](const std::string& c) {
+        return size_t(std::find(order.begin(), order.end(), c) - order.begin());
+      };
+      ++rows[index(m[3])][index(m[4])];
+    }
+    EXPECT_EQ(nlohmann::json(rows), d["confusion"]) << name;
   }
   const auto artifacts = stage_manifest(run.run_dir, "evaluate")["artifacts"];
   ASSERT_TRUE(artifacts.contains("confusion_1_png")) << artifacts.dump();

@@ -1,6 +1,6 @@
 // evaluate: fine-tuned beat classifiers + labelled records -> scores per dataset (see
-// eval/score_table.h), a confusion-matrix plot per dataset, and results.json in the stage
-// folder ({"datasets": {NAME: {...}}}).
+// eval/score_table.h), a confusion-matrix plot and a CSV of every item's prediction per
+// dataset, and results.json in the stage folder ({"datasets": {NAME: {...}}}).
 //
 // Models: the finetune instances this stage needs. Instances that differ only in `fold` are
 // one model scored by cross-validation: each fold's model predicts its own held-out records
@@ -26,6 +26,7 @@
 #include "ops/compute.h"
 #include "plots/confusion_plot.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/predictions_csv.h"
 #include "tasks/score_items.h"
 #include "util/atomic_file.h"
 
@@ -446,6 +447,14 @@ StageOutput run_evaluate(StageContext& ctx) {
                              : "");
       out.report_md +=
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
+      // Each item as a row, so the errors can be looked up in the signals.
+      const std::string predictions =
+          "predictions_" + std::to_string(out.results["datasets"].size()) + ".csv";
+      write_predictions_csv(ctx.stage_dir + "/" + predictions, items, *store, classes,
+                            instances.front()->at("results").value("task", std::string("beats")));
+      r["predictions"] = predictions;
+      out.artifacts["predictions_" + std::to_string(out.results["datasets"].size())] =
+          ctx.stage_dir + "/" + predictions;
       std::string note;
       const std::string stem = "confusion_" + std::to_string(out.results["datasets"].size());
       for (const auto& plot :

@@ -1,0 +1,35 @@
+// Scored items as CSV (see predictions_csv.h).
+#include "tasks/predictions_csv.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/atomic_file.h"
+
+namespace hlm {
+
+void write_predictions_csv(const std::string& path, const std::vector<ScoredItem>& items,
+                           const TokenStore& store, const std::vector<std::string>& classes,
+                           const std::string& task) {
+  std::string out = "record,sample,reference,predicted";
+  for (const auto& c : classes) out += ",p_" + c;
+  out += '\n';
+  char number[32];
+  for (const ScoredItem& item : items) {
+    const size_t predicted =
+        size_t(std::max_element(item.probs.begin(), item.probs.end()) - item.probs.begin());
+    out += store.record(item.record).name;
+    out += ',';
+    // A record-task item's key is its record index, not a beat.
+    if (task != "record") out += std::to_string(store.positions()[item.key]);
+    out += "," + classes.at(size_t(item.truth)) + "," + classes.at(predicted);
+    for (float p : item.probs) {
+      std::snprintf(number, sizeof(number), ",%.4f", double(p));
+      out += number;
+    }
+    out += '\n';
+  }
+  write_file_atomic(path, out);
+}
+
+}  // namespace hlm

@@ -1,0 +1,22 @@
+// Every scored item of an evaluation as one CSV row, so the errors behind a confusion matrix can
+// be found in the signals: which beat (or segment, or record) of which patient was called what,
+// and how sure the model was.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "hlm/token_store.h"
+#include "tasks/score_items.h"
+
+namespace hlm {
+
+// The rows: record, sample, reference, predicted, then one probability column per class
+// (p_<class>). `sample` is the beat's R-peak sample in its record (task beats), the first
+// beat's of the segment (task af), empty for task record. The predicted class is the most
+// probable one, as the confusion matrices count it. Rows in item order. Written atomically to
+// `path`.
+void write_predictions_csv(const std::string& path, const std::vector<ScoredItem>& items,
+                           const TokenStore& store, const std::vector<std::string>& classes,
+                           const std::string& task);
+
+}  // namespace hlm
