@@ -172,4 +172,9 @@ TEST(QrsEval, ReadsTheReferenceBeatsOfTheAnnotatorNamedAndRefusesARecordWithout)
       << missing.output;
   EXPECT_NE(missing.output.find("--annotator"), std::string::npos);
   EXPECT_NE(missing.output.find("gross TP=0 FN=0 FP=0"), std::string::npos) << missing.output;
+  // A suffix written as a file extension would name 208..ref: refused, saying what to give.
+  const auto dotted = hlm::test::run_hlm("qrs-eval '" + dir + "' 208 --annotator .ref");
+  EXPECT_NE(dotted.exit_code, 0);
+  EXPECT_NE(dotted.output.find("give the annotation file's suffix alone"), std::string::npos)
+      << dotted.output;
 }

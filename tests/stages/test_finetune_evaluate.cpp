@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "eval/record_split.h"
 #include "hlm/dsp/rr_features.h"
@@ -128,6 +129,14 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
         return size_t(std::find(order.begin(), order.end(), c) - order.begin());
       };
       ++rows[index(m[3])][index(m[4])];
+      // The predicted class is the most probable one: the p_ columns are in the classes' order.
+      std::vector<double> p;
+      std::stringstream fields(line);
+      std::string field;
+      for (int k = 0; std::getline(fields, field, ','); ++k)
+        if (k >= 4) p.push_back(std::stod(field));
+      // (Within the CSV's rounding: two classes may print alike.)
+      EXPECT_GE(p.at(index(m[4])), *std::max_element(p.begin(), p.end()) - 1e-4) << line;
     }
     EXPECT_EQ(nlohmann::json(rows), d["confusion"]) << name;
   }
@@ -347,6 +356,19 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
     const double auroc = d["auroc"];
     EXPECT_GE(auroc, 0.0);
     EXPECT_LE(auroc, 1.0);
+    // One CSV row per segment, named by the sample of its first beat.
+    std::ifstream csv(run_dir / "evaluate" / d["predictions"].get<std::string>());
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line, "record,sample,reference,predicted,p_non-AF,p_AF");
+    int64_t rows = 0;
+    while (std::getline(csv, line)) {
+      ++rows;
+      EXPECT_TRUE(std::regex_match(
+          line, std::regex(R"(syn\d+,\d+,(non-AF|AF),(non-AF|AF),[01]\.\d{4},[01]\.\d{4})")))
+          << line;
+    }
+    EXPECT_EQ(rows, d["items"].get<int64_t>());
   }
   // Longer segments: fewer items over the same records.
   const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   bool all_leads = false;
   auto* qrs_eval = app.add_subcommand(
       "qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
-  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and .atr annotations")
+  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and reference annotations")
       ->required();
   qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
   qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");

@@ -149,6 +149,12 @@ int qrs_eval_command(const std::string& dir, const std::vector<std::string>& rec
   if (options.rate_hz < 0.0)
     throw ConfigError("--rate {}: give a sampling rate in Hz, or 0 for each record's own",
                       options.rate_hz);
+  if (options.annotator.empty() || options.annotator.front() == '.' ||
+      options.annotator.find('/') != std::string::npos)
+    throw ConfigError(
+        "--annotator '{}': give the annotation file's suffix alone, as WFDB names annotators "
+        "(atr, qrs, ...)",
+        options.annotator);
   if (options.rate_hz > 0.0 && options.rate_hz < kLowestRateHz)
     std::fprintf(stderr,
                  "qrs-eval: --rate %g: below %g Hz a QRS complex spans only a few samples; the "

@@ -19,7 +19,8 @@ struct QrsEvalOptions {
   std::string annotator = "atr";
 };
 
-// Reads each record (all of DIR's when `records` is empty) with its .atr annotations, detects
+// Reads each record (all of DIR's when `records` is empty) with its reference annotations
+// (NAME.atr, or the `annotator` file), detects
 // beats with hlm::dsp::detect_qrs on all its leads or on one lead, and prints one line per
 // record (TP, FN, FP, Se, +P) and then `gross TP=<n> FN=<n> FP=<n> Se=<percent> +P=<percent>`
 // over the records scored. Records run on `threads` threads; the output is in record order. A

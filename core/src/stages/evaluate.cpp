@@ -449,12 +449,11 @@ StageOutput run_evaluate(StageContext& ctx) {
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
       // Each item as a row, so the errors can be looked up in the signals.
       const std::string predictions =
-          "predictions_" + std::to_string(out.results["datasets"].size()) + ".csv";
-      write_predictions_csv(ctx.stage_dir + "/" + predictions, items, *store, classes,
+          "predictions_" + std::to_string(out.results["datasets"].size());
+      write_predictions_csv(ctx.stage_dir + "/" + predictions + ".csv", items, *store, classes,
                             instances.front()->at("results").value("task", std::string("beats")));
-      r["predictions"] = predictions;
-      out.artifacts["predictions_" + std::to_string(out.results["datasets"].size())] =
-          ctx.stage_dir + "/" + predictions;
+      r["predictions"] = predictions + ".csv";
+      out.artifacts[predictions] = ctx.stage_dir + "/" + predictions + ".csv";
       std::string note;
       const std::string stem = "confusion_" + std::to_string(out.results["datasets"].size());
       for (const auto& plot :

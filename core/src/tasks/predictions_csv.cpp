@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hlm/errors.h"
 #include "util/atomic_file.h"
 
 namespace hlm {
@@ -20,8 +21,13 @@ void write_predictions_csv(const std::string& path, const std::vector<ScoredItem
         size_t(std::max_element(item.probs.begin(), item.probs.end()) - item.probs.begin());
     out += store.record(item.record).name;
     out += ',';
-    // A record-task item's key is its record index, not a beat.
-    if (task != "record") out += std::to_string(store.positions()[item.key]);
+    // Beats and AF segments are keyed by a store-wide beat index; a record by its record index.
+    if (task == "beats" || task == "af") {
+      if (item.key >= store.token_count())
+        throw InternalError("predictions of {}: item key {} is past the store's {} beats", path,
+                            item.key, store.token_count());
+      out += std::to_string(store.positions()[item.key]);
+    }
     out += "," + classes.at(size_t(item.truth)) + "," + classes.at(predicted);
     for (float p : item.probs) {
       std::snprintf(number, sizeof(number), ",%.4f", double(p));
