@@ -208,10 +208,8 @@ std::map<std::string, eval::Confusion> record_matrices(
     const std::function<const std::vector<float>&(const ScoredItem&)>& probs_of) {
   std::map<std::string, eval::Confusion> by_record;
   for (const auto& item : items) {
-    const auto& probs = probs_of(item);
-    const size_t predicted = size_t(std::max_element(probs.begin(), probs.end()) - probs.begin());
     by_record.try_emplace(store.record(item.record).name, classes)
-        .first->second.add(size_t(item.truth), predicted);
+        .first->second.add(size_t(item.truth), most_probable(probs_of(item)));
   }
   return by_record;
 }
@@ -448,14 +446,14 @@ StageOutput run_evaluate(StageContext& ctx) {
       out.report_md +=
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
       // Each item as a row, so the errors can be looked up in the signals.
-      const std::string predictions =
-          "predictions_" + std::to_string(out.results["datasets"].size());
+      const std::string index = std::to_string(out.results["datasets"].size());
+      const std::string predictions = "predictions_" + index;
       write_predictions_csv(ctx.stage_dir + "/" + predictions + ".csv", items, *store, classes,
                             instances.front()->at("results").value("task", std::string("beats")));
       r["predictions"] = predictions + ".csv";
       out.artifacts[predictions] = ctx.stage_dir + "/" + predictions + ".csv";
       std::string note;
-      const std::string stem = "confusion_" + std::to_string(out.results["datasets"].size());
+      const std::string stem = "confusion_" + index;
       for (const auto& plot :
            render_confusion_plot(stem, "Confusion matrix: " + name, classes, r["confusion"],
                                  ctx.stage_dir + "/plots", &note)) {

@@ -1,7 +1,6 @@
 // Scored items as CSV (see predictions_csv.h).
 #include "tasks/predictions_csv.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "hlm/errors.h"
@@ -17,8 +16,6 @@ void write_predictions_csv(const std::string& path, const std::vector<ScoredItem
   out += '\n';
   char number[32];
   for (const ScoredItem& item : items) {
-    const size_t predicted =
-        size_t(std::max_element(item.probs.begin(), item.probs.end()) - item.probs.begin());
     out += store.record(item.record).name;
     out += ',';
     // Beats and AF segments are keyed by a store-wide beat index; a record by its record index.
@@ -28,7 +25,7 @@ void write_predictions_csv(const std::string& path, const std::vector<ScoredItem
                             item.key, store.token_count());
       out += std::to_string(store.positions()[item.key]);
     }
-    out += "," + classes.at(size_t(item.truth)) + "," + classes.at(predicted);
+    out += "," + classes.at(size_t(item.truth)) + "," + classes.at(most_probable(item.probs));
     for (float p : item.probs) {
       std::snprintf(number, sizeof(number), ",%.4f", double(p));
       out += number;

@@ -3,6 +3,7 @@
 // the mean of its segments' probabilities (task record), with the reference class and the
 // predicted class probabilities.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +27,12 @@ struct ScoredItem {
   // probabilities, so evaluate can show what each part scores alone; empty otherwise.
   std::map<std::string, std::vector<float>> parts;
 };
+
+// The class an item's probabilities predict: the most probable, the first of equals. The
+// confusion matrices and the predictions CSV both count it so, and so agree.
+inline size_t most_probable(const std::vector<float>& probs) {
+  return size_t(std::max_element(probs.begin(), probs.end()) - probs.begin());
+}
 
 // Records scored whole, and records of which only the last `tail` fraction is scored.
 struct RecordSelection {
