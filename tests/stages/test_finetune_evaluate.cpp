@@ -724,3 +724,36 @@ TEST(FinetuneEvaluate, ValidationRecordsDrawnByClassShowSAndV) {
   expect_refused(run_hlm(base + " finetune.task=af"),
                  "validation_covers_classes draws the validation records of task beats");
 }
+
+// validation_per_seed: the seeds of one fold draw their own validation records (at least two
+// draws differ over four seeds) while the fold's test records stay put, and seed 0 keeps the
+// draw it has without the key. Without it every seed keeps the same validation records.
+TEST(FinetuneEvaluate, ValidationRecordsDrawnPerSeedLeaveTheFoldAlone) {
+  HLM_REQUIRE_DATA("mitdb");
+  hlm::test::ScratchDir runs("hlm_finetune_validation_per_seed");
+  const std::string base = "run tests/fixtures/finetune_validation_classes.yaml --runs-dir " +
+                           runs.path.string() + " vars.mitdb_dir=" + hlm::test::data_path("mitdb") +
+                           " finetune.validation_covers_classes=false finetune.folds=4"
+                           " finetune.fold=1";
+  auto records_of = [&](const std::string& overrides) {
+    const auto r = run_hlm(base + overrides);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto results = stage_manifest(hlm::test::run_dir_of(r.output), "finetune")["results"];
+    return std::pair{as_set(results["validation_records"]), as_set(results["holdout_records"])};
+  };
+  const auto [unmoved_validation, fold_test] = records_of(" finetune.seed=0");
+  std::set<std::set<std::string>> per_seed_draws;
+  for (const int seed : {0, 1, 2, 3}) {
+    const std::string s = " finetune.seed=" + std::to_string(seed);
+    const auto [validation, test] = records_of(s + " finetune.validation_per_seed=true");
+    EXPECT_EQ(test, fold_test) << "seed " << seed;
+    for (const auto& name : validation) EXPECT_EQ(fold_test.count(name), 0u) << name;
+    if (seed == 0) {
+      EXPECT_EQ(validation, unmoved_validation);
+    } else {
+      EXPECT_EQ(records_of(s).first, unmoved_validation) << "seed " << seed;
+    }
+    per_seed_draws.insert(validation);
+  }
+  EXPECT_GE(per_seed_draws.size(), 2u);
+}

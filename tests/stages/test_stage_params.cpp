@@ -37,6 +37,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.validation_records", "early-stopping records (FinetuneEvaluate.*)"},
     {"finetune.validation_covers_classes",
      "validation records drawn by beat class (FinetuneEvaluate.ValidationRecordsDrawnByClass...)"},
+    {"finetune.validation_per_seed",
+     "validation records per seed (FinetuneEvaluate.ValidationRecordsDrawnPerSeed...)"},
     {"finetune.eval_every", "validation checks (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.patience", "when training stops (FinetuneEvaluate.BackboneModes...)"},
     {"finetune.backbone", "full, frozen or scratch (FinetuneEvaluate.BackboneModes...)"},

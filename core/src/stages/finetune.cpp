@@ -56,6 +56,10 @@ void expect_same_tokens(const StageContext& ctx, const nlohmann::json& foundatio
 // and so the macro F1 early stopping follows, jump with a beat or two.
 constexpr int64_t kCoverMinBeats = 20;
 
+// validation_per_seed moves the validation draw's seed by this much per fine-tuning seed: far
+// from the small offsets the other draws take from split_seed, so no two draws coincide.
+constexpr uint64_t kValidationSeedStride = 1000003;
+
 // Labelled beats of each AAMI class in each of these records.
 eval::ClassCounts beat_class_counts(const TokenStore& store,
                                     const std::vector<std::string>& records) {
@@ -106,9 +110,15 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
     if (size_t(keep) < pool.size()) pool = eval::holdout_split(pool, keep, seed + 1).test;
   }
   if (const int count = p.at("validation_records"); count > 0) {
+    // Per seed, each member of a seed ensemble keeps other records for early stopping, so
+    // together they train on every record of the fold; the folds themselves stay put.
+    const uint64_t draw = seed + 2 +
+                          (p.at("validation_per_seed").get<bool>()
+                               ? kValidationSeedStride * p.at("seed").get<uint64_t>()
+                               : 0);
     const auto split = covering ? eval::class_covering_split(beat_class_counts(store, pool), count,
-                                                             seed + 2, kCoverMinBeats)
-                                : eval::holdout_split(pool, count, seed + 2);
+                                                             draw, kCoverMinBeats)
+                                : eval::holdout_split(pool, count, draw);
     validation = split.test;
     pool = split.train;
   }
@@ -680,6 +690,11 @@ StageKind finetune_stage() {
        "task beats: draw the validation records so that they show the classes training sees "
        "(records bringing a class the others lack, with at least 20 beats of it, while training "
        "keeps at least as many), instead of at random",
+       false},
+      {"validation_per_seed", "bool", "false",
+       "each fine-tuning seed draws its own validation records from the same training records "
+       "(the members of a seed ensemble then train on different records; folds do not move); "
+       "seed 0 keeps the draw it has without this",
        false},
       {"eval_every", "int", "50", "steps between validation checks", false},
       {"patience", "int", "5", "validation checks without a gain before stopping", false},
