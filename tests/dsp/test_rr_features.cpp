@@ -208,3 +208,43 @@ TEST(RrWithinContext, APrematureBeatStandsOutOfARegularRhythmNotOfAnIrregularOne
   EXPECT_EQ(within_context(std::vector<float>(8, 0.8f)), std::vector<float>(8 * k, 0.0f));
   EXPECT_TRUE(within_context({}).empty());
 }
+
+// Bigeminy and trigeminy repeat, atrial fibrillation does not: the change between successive
+// intervals is as large in both, each interval's closest match among the three before it is
+// not.
+TEST(RrPatternChanges, BigeminyAndTrigeminyRepeatAnIrregularRhythmDoesNot) {
+  auto median_from_beat_4 = [](std::vector<float> v) {
+    v.erase(v.begin(), v.begin() + 4);
+    std::nth_element(v.begin(), v.begin() + ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  auto pattern = [](const std::vector<float>& rr) {
+    return hlm::rr_pattern_changes(rr.data(), rr.size());
+  };
+  std::vector<float> bigeminy(80), trigeminy(81), irregular(80);
+  for (size_t i = 0; i < bigeminy.size(); ++i) bigeminy[i] = i % 2 ? 0.45f : 1.05f;
+  for (size_t i = 0; i < trigeminy.size(); ++i)
+    trigeminy[i] = i % 3 == 0 ? 0.75f : (i % 3 == 1 ? 0.45f : 1.05f);
+  uint64_t state = 12345;
+  for (auto& x : irregular) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = 0.5f + 0.6f * float(state >> 40) / float(1ULL << 24);
+  }
+  const auto two = pattern(bigeminy), three = pattern(trigeminy), random = pattern(irregular);
+  EXPECT_LT(median_from_beat_4(two), 1e-5f);
+  EXPECT_LT(median_from_beat_4(three), 1e-5f);
+  // A random rhythm of intervals 0.5-1.1 s: its closest of three is still a change of several
+  // per cent at most beats.
+  EXPECT_GT(median_from_beat_4(random), 0.03f);
+  // Against successive changes alone, bigeminy would read as the more irregular of the two.
+  EXPECT_NEAR(std::fabs(std::log(bigeminy[5] / bigeminy[4])), std::log(1.05 / 0.45), 1e-5);
+  // The record's first two beats: 0; bounded; the heart rate does not matter.
+  EXPECT_FLOAT_EQ(random[0], 0.0f);
+  EXPECT_FLOAT_EQ(random[1], 0.0f);
+  for (float v : random) EXPECT_LE(v, 2.0f);
+  std::vector<float> faster(irregular);
+  for (auto& x : faster) x *= 0.5f;
+  const auto scaled = pattern(faster);
+  for (size_t i = 0; i < scaled.size(); ++i) EXPECT_NEAR(scaled[i], random[i], 1e-5) << i;
+  EXPECT_TRUE(pattern({}).empty());
+}

@@ -376,6 +376,38 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
 }
 
+// rr_pattern_features: the segment head reads three more statistics (whether the rhythm
+// repeats), trains to other losses, is rebuilt by evaluate and named in the report; refused
+// for task beats and without rr_features.
+TEST(FinetuneEvaluate, RrPatternFeaturesReachTheSegmentHeadAndAreRefusedWithoutASegment) {
+  hlm::test::ScratchDir runs("hlm_af_pattern");
+  const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.segment_beats=[41]'";
+  const auto plain = run_hlm(base);
+  const auto patterned = run_hlm(base + " finetune.rr_pattern_features=true");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  ASSERT_EQ(patterned.exit_code, 0) << patterned.output;
+  const auto run_dir = hlm::test::run_dir_of(patterned.output);
+  const auto without =
+      stage_manifest(hlm::test::run_dir_of(plain.output), "finetune[segment_beats=41]")["results"];
+  const auto with = stage_manifest(run_dir, "finetune[segment_beats=41]")["results"];
+  EXPECT_EQ(with["head"]["rr_pattern_features"], true);
+  EXPECT_EQ(with["head"]["input_mean"].size(), without["head"]["input_mean"].size() + 3);
+  EXPECT_NE(with["losses"], without["losses"]);
+  EXPECT_GT(stage_manifest(run_dir,
+                           "evaluate")["results"]["datasets"]["holdout [segment_beats=41]"]["items"]
+                .get<int64_t>(),
+            0);
+  EXPECT_NE(hlm::test::read_text(run_dir / "report.md").find("whether the rhythm repeats"),
+            std::string::npos);
+  expect_refused(run_hlm(base + " finetune.rr_pattern_features=true finetune.rr_features=false"),
+                 "rr_pattern_features add whether a segment's rhythm repeats");
+  hlm::test::ScratchDir beats("hlm_beats_pattern");
+  expect_refused(run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + beats.path.string() +
+                         " finetune.rr_pattern_features=true"),
+                 "rr_pattern_features add whether a segment's rhythm repeats");
+}
+
 // A head input key (`key`=value, true by default) reaches the head: the same split, seed and RR
 // features as the shared run's fold 0, so only the head's input differs, and so do the losses;
 // evaluate rebuilds the head for a store of other records (another sampling rate) tokenized with

@@ -47,6 +47,8 @@ const std::map<std::string, std::string> kOtherKeys = {
      "the head's input (FinetuneEvaluate.RecordRhythmFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.rhythm_context_features",
      "the head's input (FinetuneEvaluate.RhythmContextFeaturesReachTheHeadAndAnotherStore)"},
+    {"finetune.rr_pattern_features",
+     "segment heads' inputs (FinetuneEvaluate.RrPatternFeaturesReachTheSegmentHead...)"},
     {"finetune.rr_within_context",
      "the head's input (FinetuneEvaluate.RrWithinContextReachesTheHeadAndAnotherStore)"},
     {"finetune.morphology_features",

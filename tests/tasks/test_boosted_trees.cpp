@@ -117,6 +117,30 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
 }
 
+// rr_pattern_features: five more columns after the RR ones. Record 1 repeats a pattern of five
+// intervals, which its three intervals before never match; record 0 is regular but for one
+// premature beat, so its median smallest change is 0.
+TEST(RecordStatistics, ThePatternColumnsSayWhetherTheRhythmRepeats) {
+  const auto file = two_record_store();
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  const auto without = hlm::record_statistics(store, {0, 1}, options);
+  options.rr_pattern_features = true;
+  const auto s = hlm::record_statistics(store, {0, 1}, options);
+  ASSERT_EQ(s.columns(), without.columns() + 5);
+  const std::string smallest = "smallest |log(RR / RR k before)|, k <= 3, ";
+  const size_t p50 = column_of(s, smallest + "p50"), mean = column_of(s, smallest + "mean");
+  EXPECT_FLOAT_EQ(s.values[p50], 0.0f);
+  EXPECT_GT(s.values[mean], 0.0f);
+  // 0.4 .. 1.0 s in steps of 0.15, repeating every 5: the closest of three is at least
+  // log(0.85 / 1.0) away.
+  EXPECT_GT(s.values[s.columns() + p50], 0.15f);
+  // The columns before are those without the key.
+  for (size_t j = 0; j < without.columns(); ++j)
+    EXPECT_FLOAT_EQ(s.values[j], without.values[j]) << without.names[j];
+}
+
 // trees_descriptors on task record: the chosen store descriptors come last, each as its median
 // over the record's beats, and leave the nine summaries of the head's descriptors; a store that
 // lacks a chosen column is refused, naming it.

@@ -152,4 +152,18 @@ std::vector<float> rr_within_context(const float* rr_seconds, size_t beats) {
   return out;
 }
 
+std::vector<float> rr_pattern_changes(const float* rr_seconds, size_t beats) {
+  std::vector<float> out(beats, 0.0f);
+  if (beats < 3) return out;
+  const std::vector<double> rr = clamped_intervals(rr_seconds, beats);
+  // Real intervals only: rr[0] is a copy of rr[1], so beat i compares with beats 1 .. i-1.
+  for (size_t i = 2; i < beats; ++i) {
+    double smallest = 2.0;
+    for (size_t k = 1; k <= size_t(kRrPatternLags) && k < i; ++k)
+      smallest = std::min(smallest, std::fabs(std::log(rr[i] / rr[i - k])));
+    out[i] = float(smallest);
+  }
+  return out;
+}
+
 }  // namespace hlm

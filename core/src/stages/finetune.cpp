@@ -466,6 +466,13 @@ StageOutput run_finetune(StageContext& ctx) {
         "(task beats), not {}; segment heads read their segment's RR statistics with "
         "rr_features",
         ctx.instance.id, task);
+  if (head.rr_pattern_features && (task == "beats" || !head.rr_features))
+    throw ConfigError(
+        "stage '{}': rr_pattern_features add whether a segment's rhythm repeats to its RR "
+        "statistics (tasks af and record, with rr_features: true); here task is {} and "
+        "rr_features is {} (set task af or record and rr_features: true, or drop "
+        "rr_pattern_features)",
+        ctx.instance.id, task, head.rr_features);
   if (head.morphology_features && task != "beats")
     throw ConfigError(
         "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
@@ -596,6 +603,10 @@ StageOutput run_finetune(StageContext& ctx) {
   std::string md =
       std::string(line) + "; backbone " + head.backbone +
       (head.rr_features ? ", RR features (before, after, local average)" : "") +
+      (head.rr_pattern_features
+           ? ", whether the rhythm repeats (quartiles of each interval's smallest change against "
+             "the three before it)"
+           : "") +
       (head.record_rhythm_features
            ? std::string(", rhythm against the record (RR before and after over the record's "
                          "median RR, local irregularity)") +
@@ -721,6 +732,12 @@ StageKind finetune_stage() {
        "either side, its own left out (log RR minus their median, over their interquartile "
        "range), to the head's input: a premature beat in a regular rhythm against an early one "
        "in atrial fibrillation; task beats",
+       false},
+      {"rr_pattern_features", "bool", "false",
+       "tasks af and record, beside rr_features: append the quartiles over the segment of each "
+       "interval's smallest change against the three before it (whether the rhythm repeats: "
+       "bigeminy and trigeminy do, atrial fibrillation does not) to the head's input, and their "
+       "quantiles over the record to a record's trees",
        false},
       {"morphology_features", "bool", "false",
        "append each beat's shape against its own record's template (the median beat around it: "

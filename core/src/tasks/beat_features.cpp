@@ -43,6 +43,11 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used) {
   return store_features(store, kRrFeatureCount, rr_features);
 }
 
+std::vector<float> store_rr_pattern_changes(const TokenStore& store, bool used) {
+  if (!used) return {};
+  return store_features(store, 1, rr_pattern_changes);
+}
+
 std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool used) {
   if (!used) return {};
   constexpr int k = kRecordRhythmFeatureCount;

@@ -31,6 +31,9 @@ std::vector<float> store_rr_features(const TokenStore& store, bool used);
 // 2017's "other rhythm" class, and a mean over the segment dilutes it.
 constexpr int kRecordRhythmExtremeCount = 2 * kRecordRhythmFeatureCount;
 std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool used);
+// Whether each beat's interval repeats one of the few before it (rr_pattern_changes in
+// hlm/dsp/rr_features.h), one value per beat, record by record; empty when not used.
+std::vector<float> store_rr_pattern_changes(const TokenStore& store, bool used);
 
 // Sets options.descriptor_mean and descriptor_scale from the store's descriptors over the
 // beats of `records` but the last `tail` fraction of each (held out; a scale of 1 where a

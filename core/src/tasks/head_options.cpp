@@ -26,6 +26,7 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.record_rhythm_features = p.value("record_rhythm_features", o.record_rhythm_features);
   o.rhythm_context_features = p.value("rhythm_context_features", o.rhythm_context_features);
   o.rr_within_context = p.value("rr_within_context", o.rr_within_context);
+  o.rr_pattern_features = p.value("rr_pattern_features", o.rr_pattern_features);
   o.morphology_features = p.value("morphology_features", o.morphology_features);
   o.descriptors = p.value("descriptors", o.descriptors);
   o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
@@ -63,6 +64,7 @@ nlohmann::json HeadOptions::to_json() const {
                         {"record_rhythm_features", record_rhythm_features},
                         {"rhythm_context_features", rhythm_context_features},
                         {"rr_within_context", rr_within_context},
+                        {"rr_pattern_features", rr_pattern_features},
                         {"morphology_features", morphology_features},
                         {"descriptors", descriptors},
                         {"head_hidden", hidden_units},

@@ -20,6 +20,10 @@ struct HeadOptions {
   // Where each beat's RR before and after fall among the intervals around it (rr_within_context
   // in dsp/rr_features.h), as input: task beats.
   bool rr_within_context = false;
+  // Whether the rhythm repeats (rr_pattern_changes in dsp/rr_features.h): segment heads (tasks
+  // af and record) read its quartiles over the segment, a record's trees its quantiles over
+  // the record. Beside rr_features.
+  bool rr_pattern_features = false;
   // Each beat's shape against its record's template (dsp/beat_morphology.h) as input: task
   // beats, beat-vq tokens.
   bool morphology_features = false;

@@ -60,6 +60,15 @@ std::vector<float> successive_changes(const float* rr, size_t beats) {
   return out;
 }
 
+// Appends the kChangeQuantiles of `changes`, then their mean; zeros when there are none.
+void append_change_summaries(std::vector<float> changes, std::vector<float>& row) {
+  double sum = 0.0;
+  for (float c : changes) sum += c;
+  std::sort(changes.begin(), changes.end());
+  for (double q : kChangeQuantiles) row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
+  row.push_back(changes.empty() ? 0.0f : float(sum / double(changes.size())));
+}
+
 }  // namespace
 
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
@@ -115,6 +124,12 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     out.names.push_back("|log(RR / RR before)| mean");
     out.names.push_back("log(beats)");
   }
+  if (options.rr_pattern_features) {
+    for (double q : kChangeQuantiles)
+      out.names.push_back("smallest |log(RR / RR k before)|, k <= 3, p" +
+                          std::to_string(int(q * 100)));
+    out.names.push_back("smallest |log(RR / RR k before)|, k <= 3, mean");
+  }
   for (size_t j = 0; j < medians.columns.size(); ++j)
     out.names.push_back(medians.name(j) + " record median");
 
@@ -130,14 +145,15 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
         summarise(std::move(column), row);
       }
     if (options.rr_features) {
-      std::vector<float> changes = successive_changes(store.rr_seconds() + rec.offset, rec.length);
-      double sum = 0.0;
-      for (float c : changes) sum += c;
-      std::sort(changes.begin(), changes.end());
-      for (double q : kChangeQuantiles)
-        row.push_back(changes.empty() ? 0.0f : quantile(changes, q));
-      row.push_back(changes.empty() ? 0.0f : float(sum / double(changes.size())));
+      append_change_summaries(successive_changes(store.rr_seconds() + rec.offset, rec.length), row);
       row.push_back(std::log(float(std::max<uint64_t>(1, rec.length))));
+    }
+    if (options.rr_pattern_features) {
+      std::vector<float> changes = rr_pattern_changes(store.rr_seconds() + rec.offset, rec.length);
+      // Its first two beats have no pattern to repeat (0).
+      changes.erase(changes.begin(),
+                    changes.begin() + ptrdiff_t(std::min<size_t>(2, changes.size())));
+      append_change_summaries(std::move(changes), row);
     }
     for (size_t column : medians.columns) {
       std::vector<float> values;

@@ -21,7 +21,9 @@ namespace hlm {
 // minimum, 10th, 25th, 50th, 75th and 90th percentile and maximum over the record's beats; the
 // first beat is left out of the RR-based ones (its interval before is unknown). With RR
 // features come the quantiles of the change between successive intervals (the irregularity of
-// atrial fibrillation) and the log of the record's beat count. Last come the store descriptors
+// atrial fibrillation) and the log of the record's beat count; with rr_pattern_features the same
+// quantiles of each interval's smallest change against the three before it (whether the rhythm
+// repeats, rr_pattern_changes in hlm/dsp/rr_features.h). Last come the store descriptors
 // of `medians` (finetune's trees_descriptors), each by its median over the record's beats
 // alone, as stored: with beat-vq's shape_descriptors, the record's median beat, point by point.
 // A waveform point's spread and extremes over the beats are mostly noise a tree would split

@@ -62,20 +62,24 @@ void SegmentClassifier::set_scaling_tensors() {
 
 int SegmentClassifier::statistic_count() const {
   return descriptor_count() + (options_.rr_features ? kSegmentRrInputs : 0) +
+         (options_.rr_pattern_features ? kSegmentRrPatternInputs : 0) +
          (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0);
 }
 
 SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {
   return {store_rr_features(store, options_.rr_features),
           store_record_rhythm_extremes(store, options_.record_rhythm_features),
-          store_descriptors(store, options_)};
+          store_descriptors(store, options_),
+          store_rr_pattern_changes(store, options_.rr_pattern_features)};
 }
 
 SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t width) const {
-  return {torch::empty({rows, width}, torch::kLong), torch::empty({rows, width}, torch::kFloat32),
+  return {torch::empty({rows, width}, torch::kLong),
+          torch::empty({rows, width}, torch::kFloat32),
           torch::empty({rows, width, kRrFeatureCount}, torch::kFloat32),
           torch::empty({rows, width, kRecordRhythmExtremeCount}, torch::kFloat32),
-          torch::empty({rows, width, descriptor_count()}, torch::kFloat32)};
+          torch::empty({rows, width, descriptor_count()}, torch::kFloat32),
+          torch::empty({rows, width}, torch::kFloat32)};
 }
 
 void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
@@ -86,6 +90,7 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
   batch.rr.zero_();
   batch.rhythm.zero_();
   batch.descriptors.zero_();
+  batch.pattern.zero_();
   const int64_t width = batch.tokens.size(1), k = descriptor_count();
   for (size_t row = 0; row < rows.size(); ++row) {
     const Segment& s = all[rows[row]];
@@ -102,6 +107,9 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
     if (!inputs.descriptors.empty())
       std::copy_n(inputs.descriptors.begin() + ptrdiff_t(s.start * uint64_t(k)), s.length * k,
                   batch.descriptors.data_ptr<float>() + first * k);
+    if (!inputs.pattern.empty())
+      std::copy_n(inputs.pattern.begin() + ptrdiff_t(s.start), s.length,
+                  batch.pattern.data_ptr<float>() + first);
   }
 }
 
@@ -123,7 +131,10 @@ void SegmentClassifier::for_each_batch(
 
 at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& mask) {
   // |log(RR after / RR before)| of each beat: the local RR of both features cancels.
-  const auto change = (rr.select(-1, 1) - rr.select(-1, 0)).abs();
+  return change_quantiles((rr.select(-1, 1) - rr.select(-1, 0)).abs(), mask);
+}
+
+at::Tensor change_quantiles(const at::Tensor& change, const at::Tensor& mask) {
   // Padding sorts last; quantile q of a row of n beats is its floor(q (n - 1))-th value.
   const auto sorted = std::get<0>(change.masked_fill(mask < 0.5f, 1e9f).sort(1));
   const auto last = (mask.sum(1, /*keepdim=*/true) - 1.0f).clamp_min(0.0f);
@@ -158,6 +169,7 @@ at::Tensor SegmentClassifier::statistics(const Batch& batch) const {
     parts.push_back(masked_mean((rr - mean.unsqueeze(1)).pow(2), mask).sqrt());
     parts.push_back(successive_change_quantiles(rr, mask));
   }
+  if (options_.rr_pattern_features) parts.push_back(change_quantiles(batch.pattern, mask));
   // The same for every beat of a record, so the mean is the record's value.
   if (options_.record_rhythm_features) parts.push_back(masked_mean(batch.rhythm, mask));
   if (parts.empty()) return torch::empty({mask.size(0), 0}, torch::kFloat32);

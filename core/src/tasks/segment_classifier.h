@@ -44,14 +44,21 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
 //   the change between successive RR intervals (|log(RR after / RR before)|, on a log scale),
 //   the irregularity of AF measured so that one missed or extra beat moves it little (unlike
 //   the spread);
+// - with RR pattern features (HeadOptions::rr_pattern_features), the same quantiles of each
+//   interval's smallest change against the few before it (rr_pattern_changes in
+//   hlm/dsp/rr_features.h): bigeminy and trigeminy change as much from beat to beat as AF,
+//   but repeat;
 // - with record rhythm features, the record's extremes (store_record_rhythm_extremes in
 //   tasks/beat_features.h).
 constexpr float kSuccessiveChangeQuantiles[] = {0.25f, 0.5f, 0.75f};
 constexpr int kSegmentRrInputs =
     2 * kRrFeatureCount + int(sizeof(kSuccessiveChangeQuantiles) / sizeof(float));
+constexpr int kSegmentRrPatternInputs = int(sizeof(kSuccessiveChangeQuantiles) / sizeof(float));
 // The quantiles for a batch: rr [rows, beats, kRrFeatureCount], mask [rows, beats] (1 for a
 // beat, 0 for padding) -> [rows, quantiles].
 at::Tensor successive_change_quantiles(const at::Tensor& rr, const at::Tensor& mask);
+// The same quantiles of any per-beat change, [rows, beats], on the same log scale.
+at::Tensor change_quantiles(const at::Tensor& change, const at::Tensor& mask);
 
 class SegmentClassifier {
  public:
@@ -71,11 +78,11 @@ class SegmentClassifier {
  private:
   // The store's per-beat inputs, beat-major (each empty when not used).
   struct StoreInputs {
-    std::vector<float> rr, rhythm, descriptors;
+    std::vector<float> rr, rhythm, descriptors, pattern;
   };
   // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
   struct Batch {
-    at::Tensor tokens, mask, rr, rhythm, descriptors;
+    at::Tensor tokens, mask, rr, rhythm, descriptors, pattern;
   };
   StoreInputs store_inputs(const TokenStore& store) const;
   Batch make_batch(int64_t rows, int64_t width) const;
@@ -90,7 +97,8 @@ class SegmentClassifier {
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
                              const StoreInputs& inputs);
   // The statistics the head reads beside the mean hidden state, [rows, statistic_count()],
-  // before scaling: the descriptors' means, the RR statistics, the record's rhythm extremes.
+  // before scaling: the descriptors' means, the RR statistics, the RR pattern's, the record's
+  // rhythm extremes.
   at::Tensor statistics(const Batch& batch) const;
   int statistic_count() const;
   // Sets options_.input_mean and scale from the statistics of `segments` (a scale of 1

@@ -74,4 +74,18 @@ constexpr const char* kRrWithinContextNames[kRrWithinContextCount] = {
 // than 8 intervals are left around the beat.
 std::vector<float> rr_within_context(const float* rr_seconds, size_t beats);
 
+// Whether the rhythm repeats: each interval's smallest change, |log(RR / RR k before)|, against
+// the kRrPatternLags intervals before it. Ectopy makes a regular pattern: in bigeminy every
+// interval matches the one two before it, in trigeminy the one three before, and an isolated
+// premature beat disturbs two intervals, so a segment's median stays as low as in sinus rhythm.
+// In atrial fibrillation no interval predicts the next ones. The change between successive
+// intervals alone is as large in bigeminy as in atrial fibrillation. Lags up to 3 cover
+// bigeminy and trigeminy. (An ectopy-aware reading of the same intervals as the RR-interval AF
+// detectors that set ectopic beats aside, such as Lian et al. 2011's RdR map.)
+constexpr int kRrPatternLags = 3;
+
+// Same input and clamping as rr_features, one value per beat, at most 2; 0 for the record's
+// first two beats, whose intervals are not all known.
+std::vector<float> rr_pattern_changes(const float* rr_seconds, size_t beats);
+
 }  // namespace hlm
