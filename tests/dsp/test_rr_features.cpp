@@ -231,8 +231,9 @@ TEST(RrPatternChanges, BigeminyAndTrigeminyRepeatAnIrregularRhythmDoesNot) {
     x = 0.5f + 0.6f * float(state >> 40) / float(1ULL << 24);
   }
   const auto two = pattern(bigeminy), three = pattern(trigeminy), random = pattern(irregular);
-  EXPECT_LT(median_from_beat_4(two), 1e-5f);
-  EXPECT_LT(median_from_beat_4(three), 1e-5f);
+  // An exact repeat reads as the resolution floor, as one within a sample of a 128 Hz record.
+  EXPECT_FLOAT_EQ(median_from_beat_4(two), float(hlm::kRrPatternResolution));
+  EXPECT_FLOAT_EQ(median_from_beat_4(three), float(hlm::kRrPatternResolution));
   // A random rhythm of intervals 0.5-1.1 s: its closest of three is still a change of several
   // per cent at most beats.
   EXPECT_GT(median_from_beat_4(random), 0.03f);
@@ -241,7 +242,10 @@ TEST(RrPatternChanges, BigeminyAndTrigeminyRepeatAnIrregularRhythmDoesNot) {
   // The record's first two beats: 0; bounded; the heart rate does not matter.
   EXPECT_FLOAT_EQ(random[0], 0.0f);
   EXPECT_FLOAT_EQ(random[1], 0.0f);
-  for (float v : random) EXPECT_LE(v, 2.0f);
+  for (size_t i = 2; i < random.size(); ++i) {
+    EXPECT_LE(random[i], 2.0f);
+    EXPECT_GE(random[i], float(hlm::kRrPatternResolution));
+  }
   std::vector<float> faster(irregular);
   for (auto& x : faster) x *= 0.5f;
   const auto scaled = pattern(faster);

@@ -161,7 +161,7 @@ std::vector<float> rr_pattern_changes(const float* rr_seconds, size_t beats) {
     double smallest = 2.0;
     for (size_t k = 1; k <= size_t(kRrPatternLags) && k < i; ++k)
       smallest = std::min(smallest, std::fabs(std::log(rr[i] / rr[i - k])));
-    out[i] = float(smallest);
+    out[i] = float(std::max(smallest, kRrPatternResolution));
   }
   return out;
 }

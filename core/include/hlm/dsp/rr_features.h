@@ -83,9 +83,14 @@ std::vector<float> rr_within_context(const float* rr_seconds, size_t beats);
 // bigeminy and trigeminy. (An ectopy-aware reading of the same intervals as the RR-interval AF
 // detectors that set ectopic beats aside, such as Lian et al. 2011's RdR map.)
 constexpr int kRrPatternLags = 3;
+// Every value is at least this: one sample of a 128 Hz record (7.8 ms) in an interval of 0.8 s.
+// Beat times from annotations at 128 Hz (ltafdb) repeat an interval exactly at half of their
+// beats, detected beats at 360 Hz almost never; below this change no supported sampling rate
+// tells one from the other, so the values read the same at any rate.
+constexpr double kRrPatternResolution = 0.01;
 
-// Same input and clamping as rr_features, one value per beat, at most 2; 0 for the record's
-// first two beats, whose intervals are not all known.
+// Same input and clamping as rr_features, one value per beat, from kRrPatternResolution to 2;
+// 0 for the record's first two beats, whose intervals are not all known.
 std::vector<float> rr_pattern_changes(const float* rr_seconds, size_t beats);
 
 }  // namespace hlm
