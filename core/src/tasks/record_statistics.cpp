@@ -125,10 +125,11 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     out.names.push_back("log(beats)");
   }
   if (options.rr_pattern_features) {
+    const std::string smallest =
+        "smallest |log(RR / RR k before)|, k <= " + std::to_string(kRrPatternLags) + ", ";
     for (double q : kChangeQuantiles)
-      out.names.push_back("smallest |log(RR / RR k before)|, k <= 3, p" +
-                          std::to_string(int(q * 100)));
-    out.names.push_back("smallest |log(RR / RR k before)|, k <= 3, mean");
+      out.names.push_back(smallest + "p" + std::to_string(int(q * 100)));
+    out.names.push_back(smallest + "mean");
   }
   for (size_t j = 0; j < medians.columns.size(); ++j)
     out.names.push_back(medians.name(j) + " record median");
