@@ -538,23 +538,89 @@ TEST(FinetuneEvaluate, BeatInputsWithoutABeatCodebookOrForAfSegmentsAreRefused) 
   expect_refused(within, "rr_within_context places single beats' intervals");
 }
 
-TEST(FinetuneEvaluate, TreesAreRefusedForAfSegmentsAndTheirWeightActsOnlyWithThem) {
+TEST(FinetuneEvaluate, TreesKeysActOnlyWithTrees) {
   hlm::test::ScratchDir runs("hlm_finetune_trees_refused");
   const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]'";
-  const auto af = run_hlm(base + " finetune.trees=20");
-  expect_refused(af, "trees classify beats (task beats) or records (task record), not AF");
   const auto negative = run_hlm(base + " finetune.trees=-1");
   expect_refused(negative, "trees=-1 must be 0 (off) or a number of rounds");
   const auto weight_alone = run_hlm(base + " finetune.trees_weight=0.3");
   expect_refused(weight_alone, "which trees: 0 turns off");
   const auto out_of_range = run_hlm(base + " finetune.trees_weight=1.5");
   expect_refused(out_of_range, "trees_weight=1.5 must be from 0 to 1");
-  // The store's descriptors go to the trees of beats or records (and there are none here).
   const auto descriptors = run_hlm(base + " finetune.trees_descriptors=true");
   expect_refused(descriptors,
-                 "trees_descriptors gives the store's descriptors to the trees of task beats or "
-                 "record; here trees=0 and task is af");
+                 "trees_descriptors gives the store's descriptors to the boosted trees, which "
+                 "trees: 0 turns off");
+  const auto class_weights = run_hlm(base + " finetune.trees_class_weights=inverse");
+  expect_refused(class_weights, "trees_class_weights weighs the classes for the boosted trees");
+  // The share is fit on validation records, and this workflow keeps none.
+  const auto no_validation = run_hlm(base + " finetune.trees=10");
+  expect_refused(no_validation, "trees_weight -1 fits the trees' share on the validation records");
+}
+
+// Beside an AF segment head, trees read each segment's statistics of its RR features; at share
+// 1 the blend scores as the trees alone, at 0 as the head alone, segment by segment. With
+// validation records the share is fit on their segments, and trees_refit boosts again for the
+// rounds they kept.
+TEST(FinetuneEvaluate, AfTreesBlendWithTheSegmentHeadSegmentBySegment) {
+  const std::string stage = "finetune[segment_beats=16]";
+  for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
+    hlm::test::ScratchDir runs("hlm_finetune_af_trees");
+    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " +
+                           runs.path.string() +
+                           " 'finetune.matrix.segment_beats=[16]' finetune.trees=10 "
+                           "finetune.trees_weight=" +
+                           std::to_string(weight));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto run = hlm::test::run_dir_of(r.output);
+    const auto tuned = hlm::test::stage_manifest(run, stage);
+    const auto& names = tuned["results"]["trees"]["statistics"];
+    ASSERT_FALSE(names.empty());
+    EXPECT_EQ(names[0], std::string(hlm::kRrFeatureNames[0]) + " mean");
+    std::ifstream in(run / "evaluate" / "results.json");
+    const auto results = nlohmann::json::parse(in);
+    for (const auto& [name, d] : results["datasets"].items()) {
+      ASSERT_TRUE(d.contains("parts")) << name;
+      EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
+      EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " at share " << weight;
+      EXPECT_EQ(d["auroc"], d["parts"][part]["auroc"]) << name << " at share " << weight;
+    }
+    EXPECT_NE(hlm::test::read_text(run / "report.md").find("each segment's statistics"),
+              std::string::npos);
+  }
+  hlm::test::ScratchDir runs("hlm_finetune_af_trees_fit");
+  const auto fit = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+                           " 'finetune.matrix.segment_beats=[16]' finetune.trees=10 "
+                           "finetune.validation_records=1 finetune.trees_refit=true");
+  ASSERT_EQ(fit.exit_code, 0) << fit.output;
+  const auto trees = hlm::test::stage_manifest(hlm::test::run_dir_of(fit.output), stage)["results"]["trees"];
+  EXPECT_EQ(trees["weight_from"], "validation records' log loss");
+  EXPECT_GT(trees["weight_items"].get<int64_t>(), 1) << "segments, not records";
+  EXPECT_EQ(trees["refit"], true);
+
+  // trees_leave_out: the trees read neither the named columns when fit nor when evaluate
+  // scores; a prefix naming no column, or the key without trees, is refused before training.
+  hlm::test::ScratchDir rate("hlm_finetune_af_trees_leave_out");
+  const std::string leave_out = "run tests/fixtures/af_segments.yaml --runs-dir " +
+                                rate.path.string() + " 'finetune.matrix.segment_beats=[16]'";
+  const auto without_rate = run_hlm(leave_out +
+                                    " finetune.trees=10 finetune.trees_weight=1 "
+                                    "'finetune.trees_leave_out=[\"log(local RR / 1 s)\"]'");
+  ASSERT_EQ(without_rate.exit_code, 0) << without_rate.output;
+  const auto run = hlm::test::run_dir_of(without_rate.output);
+  const auto fitted = hlm::test::stage_manifest(run, stage)["results"]["trees"];
+  for (const auto& name : fitted["statistics"])
+    EXPECT_NE(name.get<std::string>().rfind("log(local RR", 0), 0u) << name;
+  EXPECT_EQ(fitted["leave_out"][0], "log(local RR / 1 s)");
+  std::ifstream in(run / "evaluate" / "results.json");
+  for (const auto& [name, d] : nlohmann::json::parse(in)["datasets"].items())
+    EXPECT_EQ(d["macro_f1"], d["parts"]["trees"]["macro_f1"]) << name;
+  expect_refused(run_hlm(leave_out + " finetune.trees=10 finetune.trees_weight=1 "
+                                     "'finetune.trees_leave_out=[\"heart rate\"]'"),
+                 "no column of the trees' rows begins with 'heart rate'");
+  expect_refused(run_hlm(leave_out + " 'finetune.trees_leave_out=[\"log(local RR / 1 s)\"]'"),
+                 "trees_leave_out keeps columns from the boosted trees, which trees: 0");
 }
 
 // Beside a beat head, trees read each beat's RR features and its code's centroid; at share 1

@@ -77,6 +77,8 @@ const std::map<std::string, std::string> kOtherKeys = {
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},
     {"finetune.trees_descriptor_prefix",
      "which of them, by name (FinetuneEvaluate.BeatTreesReadTheStores...)"},
+    {"finetune.trees_leave_out",
+     "columns the trees do not read (FinetuneEvaluate.AfTreesBlendWithTheSegmentHead...)"},
     {"evaluate.records", "records evaluated"},
     {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},

@@ -117,6 +117,36 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   EXPECT_THROW(hlm::record_statistics(store, {0}, none), hlm::ConfigError);
 }
 
+// A stretch of a record (task af's segments) is summarised as a record is, over its own beats:
+// the whole record gives the record's row; a stretch from beat 10 keeps its first beat (its
+// interval before is known) and sees the premature beat at 20 only when it holds it.
+TEST(RecordStatistics, SpansSummariseTheirOwnStretchOfBeats) {
+  const auto file = two_record_store();
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions options;
+  options.rr_features = true;
+  options.rr_pattern_features = true;
+  const uint64_t beats = file.rr[0].size();
+  const auto whole = hlm::record_statistics(store, {0}, options);
+  const auto spans = hlm::span_statistics(store, {{0, 0, beats}, {0, 10, 20}, {0, 25, 20}}, options);
+  ASSERT_EQ(spans.names, whole.names);
+  ASSERT_EQ(spans.values.size(), 3 * whole.columns());
+  for (size_t j = 0; j < whole.columns(); ++j)
+    EXPECT_FLOAT_EQ(spans.values[j], whole.values[j]) << whole.names[j];
+  const auto features = hlm::rr_features(file.rr[0].data(), file.rr[0].size());
+  const std::string before = hlm::kRrFeatureNames[0];
+  const size_t columns = whole.columns();
+  const float* holding = spans.values.data() + columns;  // beats 10 .. 29
+  float lowest = 1e9f;
+  for (size_t b = 10; b < 30; ++b) lowest = std::min(lowest, features[b * hlm::kRrFeatureCount]);
+  EXPECT_FLOAT_EQ(holding[column_of(spans, before + " min")], lowest);
+  EXPECT_FLOAT_EQ(holding[column_of(spans, "log(beats)")], std::log(20.0f));
+  EXPECT_GT(holding[column_of(spans, "|log(RR / RR before)| mean")], 0.01f);
+  const float* after = spans.values.data() + 2 * columns;  // beats 25 .. 44: regular
+  EXPECT_FLOAT_EQ(after[column_of(spans, "|log(RR / RR before)| mean")], 0.0f);
+  EXPECT_THROW(hlm::span_statistics(store, {{0, 40, 20}}, options), hlm::InternalError);
+}
+
 // rr_pattern_features: five more columns after the RR ones. Record 1 repeats a pattern of five
 // intervals, which its three intervals before never match; record 0 is regular but for one
 // premature beat, so its median smallest change is the resolution floor.
@@ -255,6 +285,19 @@ TEST(BoostedTrees, RefuseBadLabelsAFileThatIsNotTreesOrAnotherShape) {
   }
   fs::remove(path);
   EXPECT_THROW(hlm::BoostedTrees::load(path, 3, 2), hlm::DataError);
+}
+
+// trees_leave_out: every column whose name begins with a prefix goes, the others keep their
+// order and values; a prefix that names no column is refused rather than ignored.
+TEST(BoostedTrees, LeavingOutColumnsByNamePrefix) {
+  hlm::TreeRows rows;
+  rows.names = {"log(local RR / 1 s) mean", "RR sd", "log(local RR / 1 s) max", "beats"};
+  rows.values = {1, 2, 3, 4, 5, 6, 7, 8};
+  const auto kept = hlm::without_columns(rows, {"log(local RR / 1 s)"});
+  EXPECT_EQ(kept.names, (std::vector<std::string>{"RR sd", "beats"}));
+  EXPECT_EQ(kept.values, (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(hlm::without_columns(rows, {}).values, rows.values);
+  EXPECT_THROW(hlm::without_columns(rows, {"RR sd", "local RR"}), hlm::ConfigError);
 }
 
 TEST(BoostedTrees, TheBlendWeightFavoursThePartThatKnowsTheClasses) {

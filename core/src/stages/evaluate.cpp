@@ -280,9 +280,23 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     results["parts"][part] = {{metric_name, metric(pooled)}, {"ci95", {ci.low, ci.high}}};
     char line[160];
-    std::snprintf(line, sizeof(line), " %s %.3f (%.3f-%.3f);", part.c_str(), metric(pooled), ci.low,
+    std::snprintf(line, sizeof(line), " %s %.3f (%.3f-%.3f)", part.c_str(), metric(pooled), ci.low,
                   ci.high);
     md += line;
+    // A binary task's parts by AUROC too, as the blend is reported.
+    if (classes.size() == 2) {
+      std::vector<double> positive;
+      std::vector<int> truth;
+      for (const auto& item : items) {
+        positive.push_back(item.parts.at(part)[1]);
+        truth.push_back(item.truth);
+      }
+      const double auroc = eval::auroc(positive, truth);
+      results["parts"][part]["auroc"] = auroc;
+      std::snprintf(line, sizeof(line), ", AUROC %.3f", auroc);
+      md += line;
+    }
+    md += ";";
   }
   md.back() = '.';
   return md + "\n";

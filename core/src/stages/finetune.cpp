@@ -136,6 +136,11 @@ std::string trees_class_weights(const StageContext& ctx, const HeadOptions& head
   return own == "head" ? head.class_weights : own;
 }
 
+// The columns the trees do not read (trees_leave_out: name prefixes).
+std::vector<std::string> trees_leave_out(const StageContext& ctx) {
+  return ctx.params().at("trees_leave_out").get<std::vector<std::string>>();
+}
+
 // Boosts `rounds` rounds of trees on `train` (rows weighted by class, trees_class_weights),
 // cut back on `validation` when it has rows; `what` names the rows in the progress line.
 BoostedTrees boost_trees(const StageContext& ctx, TreeData train, const TreeData& validation,
@@ -205,6 +210,7 @@ nlohmann::json trees_results(const StageContext& ctx, const HeadOptions& head,
                         {"rounds", trees.kept().rounds()},
                         {"refit", trees.refit.has_value()},
                         {"class_weights", trees_class_weights(ctx, head)},
+                        {"leave_out", trees_leave_out(ctx)},
                         {"statistics", names}};
   if (fitted) out["weight_items"] = weight.items;
   return out;
@@ -226,6 +232,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
                               const std::vector<BeatWindow>& validation_windows,
                               const TrainOptions& train_options, const std::string& path) {
   const BeatTreeInputs inputs(store, head, codebook, store_columns);
+  const std::vector<std::string> left_out = trees_leave_out(ctx);
   std::vector<std::string> names;
   auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
     std::vector<uint64_t> labelled;
@@ -234,7 +241,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
         labelled.push_back(beat);
         data.labels.push_back(int(label));
       }
-    TreeRows rows = inputs.rows(labelled);
+    TreeRows rows = without_columns(inputs.rows(labelled), left_out);
     data.rows = std::move(rows.values);
     data.columns = rows.columns();
     names = std::move(rows.names);
@@ -263,7 +270,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "stage '{}': the validation records have no labelled beat, so the trees' share cannot "
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
-    const TreeRows rows = inputs.rows(beats);
+    const TreeRows rows = without_columns(inputs.rows(beats), left_out);
     weight = {fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
                                labels, kBeatClassCount),
               beats.size()};
@@ -291,7 +298,8 @@ FittedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
       labelled.push_back(r);
       data.labels.push_back(label);
     }
-    RecordStatistics statistics = record_statistics(store, labelled, head, store_columns);
+    RecordStatistics statistics = without_columns(
+        record_statistics(store, labelled, head, store_columns), trees_leave_out(ctx));
     data.rows = std::move(statistics.values);
     data.columns = statistics.columns();
     names = std::move(statistics.names);
@@ -301,6 +309,50 @@ FittedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
   data_of(train, train_data);
   return fit_trees(ctx, train_data, validation_data, classes, head, train_options,
                    "records' " + std::to_string(names.size()) + " statistics");
+}
+
+// Task af: boosted trees over the training segments' statistics (with the medians of
+// `store_columns`, as a record's), cut back on the validation segments' log loss, weighted by
+// class (trees_class_weights). `names` gets the statistics' names.
+FittedTrees fit_segment_trees(const StageContext& ctx, const TokenStore& store,
+                              const HeadOptions& head, const StoreDescriptorColumns& store_columns,
+                              const std::vector<Segment>& train,
+                              const std::vector<Segment>& validation, int classes,
+                              const TrainOptions& train_options, std::vector<std::string>& names) {
+  auto data_of = [&](const std::vector<Segment>& segments, TreeData& data) {
+    TreeRows rows = without_columns(segment_statistics(store, segments, head, store_columns),
+                                    trees_leave_out(ctx));
+    data.rows = std::move(rows.values);
+    data.columns = rows.columns();
+    for (const Segment& segment : segments) data.labels.push_back(segment.label);
+    names = std::move(rows.names);
+  };
+  TreeData train_data, validation_data;
+  if (!validation.empty()) data_of(validation, validation_data);
+  data_of(train, train_data);
+  return fit_trees(ctx, train_data, validation_data, classes, head, train_options,
+                   "segments' " + std::to_string(names.size()) + " statistics");
+}
+
+// Task af: the trees' share of the blend with the lowest log loss on the validation segments.
+BlendWeight validation_segment_blend_weight(const StageContext& ctx, SegmentClassifier& classifier,
+                                            const BoostedTrees& trees, const TokenStore& store,
+                                            const HeadOptions& head,
+                                            const StoreDescriptorColumns& store_columns,
+                                            const std::vector<Segment>& validation_segments) {
+  if (validation_segments.empty())
+    throw DataError(
+        "stage '{}': the validation records have no labelled segment, so the trees' share "
+        "cannot be fit on them; set more validation_records or a trees_weight from 0 to 1",
+        ctx.instance.id);
+  std::vector<int> labels;
+  for (const Segment& segment : validation_segments) labels.push_back(segment.label);
+  const TreeRows rows = without_columns(
+      segment_statistics(store, validation_segments, head, store_columns), trees_leave_out(ctx));
+  return {fit_blend_weight(classifier.predict(store, validation_segments),
+                           trees.predict(rows.values, rows.columns()), labels,
+                           classifier.classes()),
+          validation_segments.size()};
 }
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
@@ -330,15 +382,15 @@ BlendWeight validation_blend_weight(const StageContext& ctx, SegmentClassifier& 
     labels.push_back(item.truth);
     head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
   }
-  const RecordStatistics statistics = record_statistics(store, records, head, store_columns);
+  const RecordStatistics statistics = without_columns(
+      record_statistics(store, records, head, store_columns), trees_leave_out(ctx));
   return {fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
                            labels, k),
           items.size()};
 }
 
-// The trees keys act on tasks record and beats only, the weight only with trees; a weight fit on
-// the validation records needs some; the trees need per-beat inputs to summarise. Checked
-// before any training.
+// The trees keys act only with trees; a weight fit on the validation records needs some; the
+// trees of a record or segment need per-beat inputs to summarise. Checked before any training.
 void expect_tree_keys(const StageContext& ctx, const std::string& task, const HeadOptions& head,
                       bool codebook) {
   const auto& p = ctx.params();
@@ -347,11 +399,6 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
   if (rounds < 0)
     throw ConfigError("stage '{}': trees={} must be 0 (off) or a number of rounds", ctx.instance.id,
                       rounds);
-  if (rounds > 0 && task == "af")
-    throw ConfigError(
-        "stage '{}': trees classify beats (task beats) or records (task record), not AF "
-        "segments; set trees: 0",
-        ctx.instance.id);
   if (!(weight >= 0.0 && weight <= 1.0) && weight != kWeightFromValidation)
     throw ConfigError(
         "stage '{}': trees_weight={} must be from 0 to 1, or -1 to fit it on the "
@@ -362,40 +409,44 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_weight weighs the boosted trees, which trees: 0 turns "
         "off; set trees to a number of rounds or drop trees_weight",
         ctx.instance.id);
-  if (p.at("trees_class_weights").get<std::string>() != "head" && (rounds == 0 || task == "af"))
+  if (p.at("trees_class_weights").get<std::string>() != "head" && rounds == 0)
     throw ConfigError(
-        "stage '{}': trees_class_weights weighs the classes for the boosted trees of task beats "
-        "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
-        "trees_class_weights)",
-        ctx.instance.id, rounds, task);
+        "stage '{}': trees_class_weights weighs the classes for the boosted trees, which "
+        "trees: 0 turns off (set trees, or drop trees_class_weights)",
+        ctx.instance.id);
   if (p.at("trees_refit").get<bool>() &&
-      (rounds == 0 || task == "af" || p.at("validation_records").get<int>() == 0))
+      (rounds == 0 || p.at("validation_records").get<int>() == 0))
     throw ConfigError(
         "stage '{}': trees_refit boosts the trees again on the training and validation records "
-        "together; here trees={}, task is {} and validation_records={} (it needs trees, task "
-        "beats or record, and validation records; or drop trees_refit)",
-        ctx.instance.id, rounds, task, p.at("validation_records").get<int>());
+        "together; here trees={} and validation_records={} (it needs both; or drop "
+        "trees_refit)",
+        ctx.instance.id, rounds, p.at("validation_records").get<int>());
   if (rounds > 0 && weight == kWeightFromValidation && p.at("validation_records").get<int>() == 0)
     throw ConfigError(
         "stage '{}': trees_weight -1 fits the trees' share on the validation records, and "
         "validation_records is 0; set validation_records or a trees_weight from 0 to 1",
         ctx.instance.id);
-  // What a record's statistics summarise (rhythm_context_features are task beats' alone).
+  // What a record's or segment's statistics summarise (rhythm_context_features are task beats'
+  // alone).
   const bool inputs = head.rr_features || head.record_rhythm_features || head.descriptors;
   const bool store_inputs = p.at("trees_descriptors").get<bool>();
   const bool prefix = !p.at("trees_descriptor_prefix").get<std::string>().empty();
-  if (rounds > 0 && task == "record" && !inputs && !store_inputs)
+  if (rounds > 0 && task != "beats" && !inputs && !store_inputs)
     throw ConfigError(
-        "stage '{}': trees summarise the head's per-beat inputs over each record, and none "
-        "is on; set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
+        "stage '{}': trees summarise the head's per-beat inputs over each {}, and none is on; "
+        "set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
         "trees: 0",
-        ctx.instance.id);
-  if (store_inputs && (rounds == 0 || task == "af"))
+        ctx.instance.id, task == "record" ? "record" : "segment");
+  if (!p.at("trees_leave_out").empty() && rounds == 0)
     throw ConfigError(
-        "stage '{}': trees_descriptors gives the store's descriptors to the trees of task beats "
-        "or record; here trees={} and task is {} (set trees and task: beats or record, or drop "
-        "trees_descriptors)",
-        ctx.instance.id, rounds, task);
+        "stage '{}': trees_leave_out keeps columns from the boosted trees, which trees: 0 turns "
+        "off (set trees, or drop trees_leave_out)",
+        ctx.instance.id);
+  if (store_inputs && rounds == 0)
+    throw ConfigError(
+        "stage '{}': trees_descriptors gives the store's descriptors to the boosted trees, which "
+        "trees: 0 turns off (set trees, or drop trees_descriptors)",
+        ctx.instance.id);
   if (prefix && !store_inputs)
     throw ConfigError(
         "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
@@ -449,11 +500,25 @@ StageOutput run_finetune(StageContext& ctx) {
   StoreDescriptorColumns store_columns;
   const bool trees_descriptors = p.at("trees_descriptors");
   if (trees_descriptors) expect_tree_descriptors(store);
-  if (trees_descriptors && (!head.descriptors || task == "record")) {
+  if (trees_descriptors && (!head.descriptors || task != "beats")) {
     store_columns = select_store_descriptors(
         tokens.at("results").value("descriptors", std::vector<std::string>()),
         p.at("trees_descriptor_prefix"),
         "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
+  }
+  // Every prefix of trees_leave_out must name columns: checked on the rows of no item.
+  if (const auto left_out = trees_leave_out(ctx); !left_out.empty()) {
+    const TreeRows names =
+        task == "beats"
+            ? BeatTreeInputs(store, head, tokens.at("artifacts").value("codebook", std::string()),
+                             store_columns)
+                  .rows({})
+            : record_statistics(store, {}, head, store_columns);
+    try {
+      without_columns(names, left_out);
+    } catch (const ConfigError& e) {
+      throw ConfigError("stage '{}': {}", ctx.instance.id, e.what());
+    }
   }
   if (head.rhythm_context_features && task != "beats")
     throw ConfigError(
@@ -557,17 +622,23 @@ StageOutput run_finetune(StageContext& ctx) {
     task_results["min_segment_beats"] = min_beats;
     if (p.at("trees").get<int>() > 0) {
       std::vector<std::string> names;
-      const FittedTrees trees = fit_record_trees(ctx, store, head, store_columns, label_of, train,
-                                                 validation, int(classes.size()), options, names);
+      const FittedTrees trees =
+          task == "record"
+              ? fit_record_trees(ctx, store, head, store_columns, label_of, train, validation,
+                                 int(classes.size()), options, names)
+              : fit_segment_trees(ctx, store, head, store_columns, segments, validation_segments,
+                                  int(classes.size()), options, names);
       trees_path = ctx.stage_dir + "/trees.json";
       trees.kept().save(trees_path);
       const double fixed = p.at("trees_weight");
-      const bool fit_weight = fixed == kWeightFromValidation;
-      const BlendWeight weight =
-          fit_weight
-              ? validation_blend_weight(ctx, classifier, trees.held_out, store, head, store_columns,
-                                        validation_segments, validation_indices, label_of)
-              : BlendWeight{fixed, 0};
+      BlendWeight weight{fixed, 0};
+      if (fixed == kWeightFromValidation)
+        weight = task == "record"
+                     ? validation_blend_weight(ctx, classifier, trees.held_out, store, head,
+                                               store_columns, validation_segments,
+                                               validation_indices, label_of)
+                     : validation_segment_blend_weight(ctx, classifier, trees.held_out, store,
+                                                       head, store_columns, validation_segments);
       task_results["trees"] = trees_results(ctx, head, trees, weight, names);
       keep_store_columns(store_columns, task_results["trees"]);
     }
@@ -643,8 +714,9 @@ StageOutput run_finetune(StageContext& ctx) {
             : std::to_string(store_names.size()) + " descriptors of the token store (" +
                   store_names.front() +
                   (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
+    const std::string item = task == "record" ? "record" : "segment";
     const std::string record_inputs =
-        "each record's statistics of these inputs (mean, spread, quantiles, extremes)" +
+        "each " + item + "'s statistics of these inputs (mean, spread, quantiles, extremes)" +
         (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");
     const std::string beat_inputs =
         store_span.empty() ? "each beat's inputs and its code's centroid"
@@ -658,7 +730,8 @@ StageOutput run_finetune(StageContext& ctx) {
                   task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(),
                   trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
                   trees["class_weights"].get<std::string>().c_str(),
-                  task == "beats" ? "beat's" : "record's", 1.0 - trees["weight"].get<double>(),
+                  task == "beats" ? "beat's" : (item + "'s").c_str(),
+                  1.0 - trees["weight"].get<double>(),
                   trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
     md += blend;
   }
@@ -770,11 +843,11 @@ StageKind finetune_stage() {
        "boosted trees (XGBoost) beside the head, this many rounds cut back to the one with the "
        "lowest log loss on the validation records (when there are some); task record: over each "
        "record's statistics of the head's per-beat inputs (and, with trees_descriptors, its "
-       "median of the store's descriptors); task beats: over each beat's inputs "
-       "and its code's centroid; 0 = off",
+       "median of the store's descriptors); task af: the same over each segment's beats; task "
+       "beats: over each beat's inputs and its code's centroid; 0 = off",
        false},
       {"trees_weight", "float", "-1",
-       "the trees' share of an item's (record's or beat's) probabilities (the head's: 1 - it), 0 "
+       "the trees' share of an item's (record's, segment's or beat's) probabilities (the head's: 1 - it), 0 "
        "to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false},
@@ -791,8 +864,13 @@ StageKind finetune_stage() {
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
        "template_descriptors and shape_descriptors), whether or not the head does: task beats "
-       "as they are, task record by their median over the record's beats (with "
-       "shape_descriptors, the record's median beat) instead of nine statistics",
+       "as they are, tasks record and af by their median over the record's or segment's beats "
+       "(with shape_descriptors, the record's median beat) instead of nine statistics",
+       false},
+      {"trees_leave_out", "list", "[]",
+       "the trees do not read the columns whose names (the results' trees.statistics) begin "
+       "with one of these, such as \"log(local RR / 1 s)\" (the heart rate, which differs "
+       "between databases more than rhythm does); a prefix matching no column is refused",
        false},
       {"trees_descriptor_prefix", "string", "\"\"",
        "with trees_descriptors: only the store's descriptors whose names (the tokenize "

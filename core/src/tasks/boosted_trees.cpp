@@ -198,6 +198,30 @@ BoostedTrees BoostedTrees::load(const std::string& path, int classes, size_t col
   return trees;
 }
 
+TreeRows without_columns(TreeRows rows, const std::vector<std::string>& prefixes) {
+  if (prefixes.empty()) return rows;
+  auto left_out = [&](const std::string& name) {
+    return std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](const std::string& p) { return name.rfind(p, 0) == 0; });
+  };
+  for (const std::string& p : prefixes)
+    if (std::none_of(rows.names.begin(), rows.names.end(),
+                     [&](const std::string& name) { return name.rfind(p, 0) == 0; }))
+      throw ConfigError(
+          "trees_leave_out: no column of the trees' rows begins with '{}' (the finetune "
+          "results' trees.statistics name every column)",
+          p);
+  std::vector<size_t> kept;
+  TreeRows out;
+  for (size_t j = 0; j < rows.names.size(); ++j)
+    if (!left_out(rows.names[j])) kept.push_back(j), out.names.push_back(rows.names[j]);
+  const size_t width = rows.columns(), items = width == 0 ? 0 : rows.values.size() / width;
+  out.values.reserve(items * kept.size());
+  for (size_t i = 0; i < items; ++i)
+    for (size_t j : kept) out.values.push_back(rows.values[i * width + j]);
+  return out;
+}
+
 double fit_blend_weight(const std::vector<float>& head_probs, const std::vector<float>& tree_probs,
                         const std::vector<int>& labels, int classes) {
   const size_t k = size_t(classes);

@@ -1,6 +1,6 @@
 // Gradient-boosted trees (XGBoost, Debian's libxgboost-dev) beside a fine-tuned head: over each
-// record's statistics (tasks/record_statistics.h) for task record, over each beat's inputs
-// (tasks/beat_tree_inputs.h) for task beats. Trees split on a value wherever it separates the
+// record's statistics (tasks/record_statistics.h) for task record, the same over each segment
+// for task af, over each beat's inputs (tasks/beat_tree_inputs.h) for task beats. Trees split on a value wherever it separates the
 // classes, which a small neural head over the same few dozen numbers does less well: on
 // Challenge 2017 the trees read a record's shortest RR interval or its quantiles of
 // irregularity directly. An item's class is the weighted mean of the head's and the trees'
@@ -32,6 +32,11 @@ struct TreeRows {
   std::vector<float> values;       // row-major [rows x names.size()]
   size_t columns() const { return names.size(); }
 };
+
+// `rows` without the columns whose names begin with one of `prefixes` (finetune's
+// trees_leave_out), in the same order. ConfigError naming the prefix when one matches no
+// column (a misspelt name would otherwise leave every column in).
+TreeRows without_columns(TreeRows rows, const std::vector<std::string>& prefixes);
 
 // Rows of `columns` values, row-major, each labelled with a class (0 .. classes-1) and
 // weighted.

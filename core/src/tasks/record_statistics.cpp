@@ -74,6 +74,14 @@ void append_change_summaries(std::vector<float> changes, std::vector<float>& row
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
                                    const HeadOptions& options,
                                    const StoreDescriptorColumns& medians) {
+  std::vector<BeatSpan> spans;
+  spans.reserve(records.size());
+  for (size_t r : records) spans.push_back({r, 0, store.record(r).length});
+  return span_statistics(store, spans, options, medians);
+}
+
+TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& spans,
+                         const HeadOptions& options, const StoreDescriptorColumns& medians) {
   expect_tree_descriptors(store, medians);
   std::vector<BeatInput> inputs;
   if (options.rr_features)
@@ -114,7 +122,7 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
         "record statistics need per-beat inputs to summarise: set rr_features, "
         "record_rhythm_features or descriptors");
 
-  RecordStatistics out;
+  TreeRows out;
   for (const auto& input : inputs)
     for (const auto& name : input.names)
       for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
@@ -135,22 +143,26 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     out.names.push_back(medians.name(j) + " record median");
 
   std::vector<float> row;
-  for (size_t r : records) {
-    const auto rec = store.record(r);
+  for (const BeatSpan& span : spans) {
+    const auto rec = store.record(span.record);
+    if (span.first + span.length > rec.length)
+      throw InternalError("a span of beats {}..{} runs past record {} ({} beats)", span.first,
+                          span.first + span.length, rec.name, rec.length);
+    const uint64_t offset = rec.offset + span.first, length = span.length;
     row.clear();
     for (const auto& input : inputs)
       for (size_t j = 0; j < input.width; ++j) {
         std::vector<float> column;
-        for (size_t b = input.skip_first ? 1 : 0; b < rec.length; ++b)
-          column.push_back(input.values[(rec.offset + b) * input.width + j]);
+        for (size_t b = input.skip_first && span.first == 0 ? 1 : 0; b < length; ++b)
+          column.push_back(input.values[(offset + b) * input.width + j]);
         summarise(std::move(column), row);
       }
     if (options.rr_features) {
-      append_change_summaries(successive_changes(store.rr_seconds() + rec.offset, rec.length), row);
-      row.push_back(std::log(float(std::max<uint64_t>(1, rec.length))));
+      append_change_summaries(successive_changes(store.rr_seconds() + offset, length), row);
+      row.push_back(std::log(float(std::max<uint64_t>(1, length))));
     }
     if (options.rr_pattern_features) {
-      std::vector<float> changes = rr_pattern_changes(store.rr_seconds() + rec.offset, rec.length);
+      std::vector<float> changes = rr_pattern_changes(store.rr_seconds() + offset, length);
       // Its first two beats have no pattern to repeat (0).
       changes.erase(changes.begin(),
                     changes.begin() + ptrdiff_t(std::min<size_t>(2, changes.size())));
@@ -158,9 +170,8 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
     }
     for (size_t column : medians.columns) {
       std::vector<float> values;
-      for (size_t b = 0; b < rec.length; ++b)
-        if (const float v =
-                store.descriptors()[(rec.offset + b) * store.descriptor_count() + column];
+      for (size_t b = 0; b < length; ++b)
+        if (const float v = store.descriptors()[(offset + b) * store.descriptor_count() + column];
             std::isfinite(v))
           values.push_back(v);
       std::sort(values.begin(), values.end());

@@ -5,6 +5,7 @@
 // changes halfway, shows in the record's quantiles and extremes instead.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,20 @@ using RecordStatistics = TreeRows;  // one row per record
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
                                    const HeadOptions& options,
                                    const StoreDescriptorColumns& medians = {});
+
+// A stretch of one record's beats: `length` beats from its `first` (0: the record's first).
+struct BeatSpan {
+  size_t record = 0;
+  uint64_t first = 0;
+  uint64_t length = 0;
+};
+
+// The same statistics over stretches of records (task af's segments), one row per span in
+// order, with the same columns as record_statistics: a stretch is summarised as a record would
+// be. Only a span starting at its record's first beat leaves that beat out of the RR-based
+// inputs; the change between successive intervals and the pattern change are taken within
+// the span, as for a record. Same errors as record_statistics.
+TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& spans,
+                         const HeadOptions& options, const StoreDescriptorColumns& medians = {});
 
 }  // namespace hlm

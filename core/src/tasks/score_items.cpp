@@ -43,9 +43,11 @@ StoreDescriptorColumns fitted_store_columns(const nlohmann::json& fitted, const 
 // Each item's probabilities become the weighted mean of the head's and the boosted trees'
 // (finetune results' trees.weight for the trees), the trees reading `rows` (one per item, in
 // order); both are kept as the item's parts.
-void blend_trees(const nlohmann::json& results, const std::string& path, const TreeRows& rows,
+void blend_trees(const nlohmann::json& results, const std::string& path, const TreeRows& all_rows,
                  std::vector<ScoredItem>& items) {
   const auto& blend = results.at("trees");
+  const TreeRows rows =
+      without_columns(all_rows, blend.value("leave_out", std::vector<std::string>()));
   if (blend.at("statistics").get<std::vector<std::string>>() != rows.names)
     throw DataError(
         "the boosted trees {} were fit on other inputs than the head's options give today; "
@@ -123,6 +125,11 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
                      segments[i].label,
                      {probs.begin() + ptrdiff_t(i * k), probs.begin() + ptrdiff_t((i + 1) * k)},
                      {}});
+    if (!trees.empty())
+      blend_trees(results, trees,
+                  segment_statistics(store, segments, HeadOptions::from_json(results.at("head")),
+                                     fitted_store_columns(results.at("trees"), store)),
+                  out);
     return out;
   }
   out = pool_by_record(segments, probs, k);
@@ -139,6 +146,15 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
 }
 
 }  // namespace
+
+TreeRows segment_statistics(const TokenStore& store, const std::vector<Segment>& segments,
+                            const HeadOptions& options, const StoreDescriptorColumns& medians) {
+  std::vector<BeatSpan> spans;
+  spans.reserve(segments.size());
+  for (const Segment& s : segments)
+    spans.push_back({s.record, s.start - store.record(s.record).offset, uint64_t(s.length)});
+  return span_statistics(store, spans, options, medians);
+}
 
 void add_records_too_short(const TokenStore& store, const std::vector<size_t>& records,
                            const SegmentLabeler& label_of, size_t classes,

@@ -13,8 +13,10 @@
 
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "tasks/boosted_trees.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
+#include "tasks/tree_descriptor_columns.h"
 
 namespace hlm {
 
@@ -45,6 +47,11 @@ struct RecordSelection {
 std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
                                        const std::vector<float>& probs, size_t classes);
 
+// Task af: each segment's statistics for the boosted trees, as a record's are summarised
+// (span_statistics in tasks/record_statistics.h), one row per segment in order.
+TreeRows segment_statistics(const TokenStore& store, const std::vector<Segment>& segments,
+                            const HeadOptions& options, const StoreDescriptorColumns& medians = {});
+
 // Task record: a labelled record of `records` too short for a segment (fewer beats than
 // min_segment_beats: the QRS detector found few) gets an item all the same, its probabilities
 // even over the classes, so that every labelled record counts in the scores (the Challenge
@@ -57,7 +64,7 @@ void add_records_too_short(const TokenStore& store, const std::vector<size_t>& r
 
 // finetune_results: the finetune stage's results (task, classes, head, segment_beats, ...);
 // classifier: its classifier artifact; record_labels: the store's record_labels.json (segment
-// tasks); trees: the boosted trees artifact of task record or beats (empty: none; see
+// tasks); trees: the boosted trees artifact of task beats, af or record (empty: none; see
 // tasks/boosted_trees.h), blended with the head as finetune_results' "trees" says.
 std::vector<ScoredItem> score_items(const nlohmann::json& finetune_results,
                                     const std::string& classifier, std::shared_ptr<Model> model,
