@@ -567,8 +567,7 @@ TEST(FinetuneEvaluate, AfTreesBlendWithTheSegmentHeadSegmentBySegment) {
   const std::string stage = "finetune[segment_beats=16]";
   for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
     hlm::test::ScratchDir runs("hlm_finetune_af_trees");
-    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " +
-                           runs.path.string() +
+    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]' finetune.trees=10 "
                            "finetune.trees_weight=" +
                            std::to_string(weight));
@@ -594,7 +593,8 @@ TEST(FinetuneEvaluate, AfTreesBlendWithTheSegmentHeadSegmentBySegment) {
                            " 'finetune.matrix.segment_beats=[16]' finetune.trees=10 "
                            "finetune.validation_records=1 finetune.trees_refit=true");
   ASSERT_EQ(fit.exit_code, 0) << fit.output;
-  const auto trees = hlm::test::stage_manifest(hlm::test::run_dir_of(fit.output), stage)["results"]["trees"];
+  const auto trees =
+      hlm::test::stage_manifest(hlm::test::run_dir_of(fit.output), stage)["results"]["trees"];
   EXPECT_EQ(trees["weight_from"], "validation records' log loss");
   EXPECT_GT(trees["weight_items"].get<int64_t>(), 1) << "segments, not records";
   EXPECT_EQ(trees["refit"], true);

@@ -128,7 +128,8 @@ TEST(RecordStatistics, SpansSummariseTheirOwnStretchOfBeats) {
   options.rr_pattern_features = true;
   const uint64_t beats = file.rr[0].size();
   const auto whole = hlm::record_statistics(store, {0}, options);
-  const auto spans = hlm::span_statistics(store, {{0, 0, beats}, {0, 10, 20}, {0, 25, 20}}, options);
+  const auto spans =
+      hlm::span_statistics(store, {{0, 0, beats}, {0, 10, 20}, {0, 25, 20}}, options);
   ASSERT_EQ(spans.names, whole.names);
   ASSERT_EQ(spans.values.size(), 3 * whole.columns());
   for (size_t j = 0; j < whole.columns(); ++j)

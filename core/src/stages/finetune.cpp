@@ -349,10 +349,10 @@ BlendWeight validation_segment_blend_weight(const StageContext& ctx, SegmentClas
   for (const Segment& segment : validation_segments) labels.push_back(segment.label);
   const TreeRows rows = without_columns(
       segment_statistics(store, validation_segments, head, store_columns), trees_leave_out(ctx));
-  return {fit_blend_weight(classifier.predict(store, validation_segments),
-                           trees.predict(rows.values, rows.columns()), labels,
-                           classifier.classes()),
-          validation_segments.size()};
+  return {
+      fit_blend_weight(classifier.predict(store, validation_segments),
+                       trees.predict(rows.values, rows.columns()), labels, classifier.classes()),
+      validation_segments.size()};
 }
 
 // The trees' share of the blend with the lowest log loss on the validation records, each
@@ -382,8 +382,8 @@ BlendWeight validation_blend_weight(const StageContext& ctx, SegmentClassifier& 
     labels.push_back(item.truth);
     head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
   }
-  const RecordStatistics statistics = without_columns(
-      record_statistics(store, records, head, store_columns), trees_leave_out(ctx));
+  const RecordStatistics statistics =
+      without_columns(record_statistics(store, records, head, store_columns), trees_leave_out(ctx));
   return {fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
                            labels, k),
           items.size()};
@@ -637,8 +637,8 @@ StageOutput run_finetune(StageContext& ctx) {
                      ? validation_blend_weight(ctx, classifier, trees.held_out, store, head,
                                                store_columns, validation_segments,
                                                validation_indices, label_of)
-                     : validation_segment_blend_weight(ctx, classifier, trees.held_out, store,
-                                                       head, store_columns, validation_segments);
+                     : validation_segment_blend_weight(ctx, classifier, trees.held_out, store, head,
+                                                       store_columns, validation_segments);
       task_results["trees"] = trees_results(ctx, head, trees, weight, names);
       keep_store_columns(store_columns, task_results["trees"]);
     }
@@ -722,17 +722,16 @@ StageOutput run_finetune(StageContext& ctx) {
         store_span.empty() ? "each beat's inputs and its code's centroid"
                            : "each beat's inputs, " + store_span + " and its code's centroid";
     char blend[800];
-    std::snprintf(blend, sizeof(blend),
-                  "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
-                  "class weights %s, the "
-                  "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
-                  "(from the %s)",
-                  task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(),
-                  trees["rounds"].get<int>(), trees["max_rounds"].get<int>(),
-                  trees["class_weights"].get<std::string>().c_str(),
-                  task == "beats" ? "beat's" : (item + "'s").c_str(),
-                  1.0 - trees["weight"].get<double>(),
-                  trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
+    std::snprintf(
+        blend, sizeof(blend),
+        "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
+        "class weights %s, the "
+        "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
+        "(from the %s)",
+        task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(), trees["rounds"].get<int>(),
+        trees["max_rounds"].get<int>(), trees["class_weights"].get<std::string>().c_str(),
+        task == "beats" ? "beat's" : (item + "'s").c_str(), 1.0 - trees["weight"].get<double>(),
+        trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
     md += blend;
   }
   if (!validation.empty()) {
@@ -847,7 +846,8 @@ StageKind finetune_stage() {
        "beats: over each beat's inputs and its code's centroid; 0 = off",
        false},
       {"trees_weight", "float", "-1",
-       "the trees' share of an item's (record's, segment's or beat's) probabilities (the head's: 1 - it), 0 "
+       "the trees' share of an item's (record's, segment's or beat's) probabilities (the head's: 1 "
+       "- it), 0 "
        "to 1; -1: the share "
        "of 0, 0.1, ..., 1 with the lowest log loss on the validation records",
        false},

@@ -1,10 +1,10 @@
 // Gradient-boosted trees (XGBoost, Debian's libxgboost-dev) beside a fine-tuned head: over each
 // record's statistics (tasks/record_statistics.h) for task record, the same over each segment
-// for task af, over each beat's inputs (tasks/beat_tree_inputs.h) for task beats. Trees split on a value wherever it separates the
-// classes, which a small neural head over the same few dozen numbers does less well: on
-// Challenge 2017 the trees read a record's shortest RR interval or its quantiles of
-// irregularity directly. An item's class is the weighted mean of the head's and the trees'
-// probabilities (blend_probabilities), the trees' share fixed or fit on validation records
+// for task af, over each beat's inputs (tasks/beat_tree_inputs.h) for task beats. Trees split on a
+// value wherever it separates the classes, which a small neural head over the same few dozen
+// numbers does less well: on Challenge 2017 the trees read a record's shortest RR interval or its
+// quantiles of irregularity directly. An item's class is the weighted mean of the head's and the
+// trees' probabilities (blend_probabilities), the trees' share fixed or fit on validation records
 // (fit_blend_weight).
 #pragma once
 #include <cstddef>
