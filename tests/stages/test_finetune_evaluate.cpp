@@ -559,6 +559,31 @@ TEST(FinetuneEvaluate, TreesKeysActOnlyWithTrees) {
   expect_refused(no_validation, "trees_weight -1 fits the trees' share on the validation records");
 }
 
+namespace {
+// A run of `workflow` (with its overrides) with 10 rounds of trees at share `weight`.
+fs::path run_with_trees_at_share(const hlm::test::ScratchDir& runs, const std::string& workflow,
+                                 int weight) {
+  const auto r = run_hlm("run " + workflow + " --runs-dir " + runs.path.string() +
+                         " finetune.trees=10 finetune.trees_weight=" + std::to_string(weight));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return hlm::test::run_dir_of(r.output);
+}
+
+// Every dataset the run evaluated scores as its blend's part `part` alone: macro F1, and AUROC
+// where the task has two classes.
+void expect_scores_as_part(const fs::path& run, const std::string& part) {
+  std::ifstream in(run / "evaluate" / "results.json");
+  for (const auto& [name, d] : nlohmann::json::parse(in)["datasets"].items()) {
+    ASSERT_TRUE(d.contains("parts")) << name;
+    EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
+    EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " as " << part;
+    if (d.contains("auroc")) {
+      EXPECT_EQ(d["auroc"], d["parts"][part]["auroc"]) << name;
+    }
+  }
+}
+}  // namespace
+
 // Beside an AF segment head, trees read each segment's statistics of its RR features; at share
 // 1 the blend scores as the trees alone, at 0 as the head alone, segment by segment. With
 // validation records the share is fit on their segments, and trees_refit boosts again for the
@@ -567,24 +592,12 @@ TEST(FinetuneEvaluate, AfTreesBlendWithTheSegmentHeadSegmentBySegment) {
   const std::string stage = "finetune[segment_beats=16]";
   for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
     hlm::test::ScratchDir runs("hlm_finetune_af_trees");
-    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
-                           " 'finetune.matrix.segment_beats=[16]' finetune.trees=10 "
-                           "finetune.trees_weight=" +
-                           std::to_string(weight));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto run = hlm::test::run_dir_of(r.output);
-    const auto tuned = hlm::test::stage_manifest(run, stage);
-    const auto& names = tuned["results"]["trees"]["statistics"];
+    const auto run = run_with_trees_at_share(
+        runs, "tests/fixtures/af_segments.yaml 'finetune.matrix.segment_beats=[16]'", weight);
+    const auto names = hlm::test::stage_manifest(run, stage)["results"]["trees"]["statistics"];
     ASSERT_FALSE(names.empty());
     EXPECT_EQ(names[0], std::string(hlm::kRrFeatureNames[0]) + " mean");
-    std::ifstream in(run / "evaluate" / "results.json");
-    const auto results = nlohmann::json::parse(in);
-    for (const auto& [name, d] : results["datasets"].items()) {
-      ASSERT_TRUE(d.contains("parts")) << name;
-      EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
-      EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " at share " << weight;
-      EXPECT_EQ(d["auroc"], d["parts"][part]["auroc"]) << name << " at share " << weight;
-    }
+    expect_scores_as_part(run, part);
     EXPECT_NE(hlm::test::read_text(run / "report.md").find("each segment's statistics"),
               std::string::npos);
   }
@@ -629,23 +642,14 @@ TEST(FinetuneEvaluate, AfTreesBlendWithTheSegmentHeadSegmentBySegment) {
 TEST(FinetuneEvaluate, BeatTreesBlendWithTheHeadBeatByBeat) {
   for (const auto& [weight, part] : {std::pair{1, "trees"}, std::pair{0, "head"}}) {
     hlm::test::ScratchDir runs("hlm_finetune_beat_trees");
-    const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
-                           " 'finetune.matrix.backbone=[full]' finetune.trees=10 "
-                           "finetune.trees_weight=" +
-                           std::to_string(weight));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto run = hlm::test::run_dir_of(r.output);
+    const auto run = run_with_trees_at_share(
+        runs, "tests/fixtures/finetune_cv.yaml 'finetune.matrix.backbone=[full]'", weight);
     const auto tuned = hlm::test::stage_manifest(run, "finetune[backbone=full,fold=0]");
     const auto& names = tuned["results"]["trees"]["statistics"];
     ASSERT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 64u) << names.dump();
     EXPECT_EQ(names[0], hlm::kRrFeatureNames[0]);
     EXPECT_EQ(names[hlm::kRrFeatureCount], "code centroid 0");
-    std::ifstream in(run / "evaluate" / "results.json");
-    const auto results = nlohmann::json::parse(in);
-    for (const auto& [name, d] : results["datasets"].items()) {
-      ASSERT_TRUE(d.contains("parts")) << name;
-      EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " at share " << weight;
-    }
+    expect_scores_as_part(run, part);
   }
 }
 

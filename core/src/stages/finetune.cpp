@@ -141,6 +141,16 @@ std::vector<std::string> trees_leave_out(const StageContext& ctx) {
   return ctx.params().at("trees_leave_out").get<std::vector<std::string>>();
 }
 
+// The trees' rows of some items (trees_leave_out's columns dropped) into `data`, whose labels
+// are set apart; their column names into `names`.
+void take_rows(const StageContext& ctx, TreeRows rows, TreeData& data,
+               std::vector<std::string>& names) {
+  rows = without_columns(std::move(rows), trees_leave_out(ctx));
+  data.rows = std::move(rows.values);
+  data.columns = rows.names.size();
+  names = std::move(rows.names);
+}
+
 // Boosts `rounds` rounds of trees on `train` (rows weighted by class, trees_class_weights),
 // cut back on `validation` when it has rows; `what` names the rows in the progress line.
 BoostedTrees boost_trees(const StageContext& ctx, TreeData train, const TreeData& validation,
@@ -232,7 +242,6 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
                               const std::vector<BeatWindow>& validation_windows,
                               const TrainOptions& train_options, const std::string& path) {
   const BeatTreeInputs inputs(store, head, codebook, store_columns);
-  const std::vector<std::string> left_out = trees_leave_out(ctx);
   std::vector<std::string> names;
   auto data_of = [&](const std::vector<uint64_t>& beats, TreeData& data) {
     std::vector<uint64_t> labelled;
@@ -241,10 +250,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
         labelled.push_back(beat);
         data.labels.push_back(int(label));
       }
-    TreeRows rows = without_columns(inputs.rows(labelled), left_out);
-    data.rows = std::move(rows.values);
-    data.columns = rows.columns();
-    names = std::move(rows.names);
+    take_rows(ctx, inputs.rows(labelled), data, names);
   };
   TreeData train, validation;
   data_of(kept_beats(windows), train);
@@ -270,7 +276,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "stage '{}': the validation records have no labelled beat, so the trees' share cannot "
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
-    const TreeRows rows = without_columns(inputs.rows(beats), left_out);
+    const TreeRows rows = without_columns(inputs.rows(beats), trees_leave_out(ctx));
     weight = {fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
                                labels, kBeatClassCount),
               beats.size()};
@@ -298,11 +304,7 @@ FittedTrees fit_record_trees(const StageContext& ctx, const TokenStore& store,
       labelled.push_back(r);
       data.labels.push_back(label);
     }
-    RecordStatistics statistics = without_columns(
-        record_statistics(store, labelled, head, store_columns), trees_leave_out(ctx));
-    data.rows = std::move(statistics.values);
-    data.columns = statistics.columns();
-    names = std::move(statistics.names);
+    take_rows(ctx, record_statistics(store, labelled, head, store_columns), data, names);
   };
   TreeData train_data, validation_data;
   if (!validation.empty()) data_of(validation, validation_data);
@@ -320,12 +322,8 @@ FittedTrees fit_segment_trees(const StageContext& ctx, const TokenStore& store,
                               const std::vector<Segment>& validation, int classes,
                               const TrainOptions& train_options, std::vector<std::string>& names) {
   auto data_of = [&](const std::vector<Segment>& segments, TreeData& data) {
-    TreeRows rows = without_columns(segment_statistics(store, segments, head, store_columns),
-                                    trees_leave_out(ctx));
-    data.rows = std::move(rows.values);
-    data.columns = rows.columns();
     for (const Segment& segment : segments) data.labels.push_back(segment.label);
-    names = std::move(rows.names);
+    take_rows(ctx, segment_statistics(store, segments, head, store_columns), data, names);
   };
   TreeData train_data, validation_data;
   if (!validation.empty()) data_of(validation, validation_data);
