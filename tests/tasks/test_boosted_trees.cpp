@@ -190,6 +190,11 @@ TEST(RecordStatistics, ChosenStoreDescriptorsAreTheRecordsMediansInsteadOfNineSu
   ASSERT_EQ(s.columns(), rr_columns + 2);
   EXPECT_EQ(s.names[rr_columns], "w 1 record median");
   EXPECT_EQ(s.names[rr_columns + 1], "w 2 record median");
+  // A segment's (task af) are named for it, and read its own beats: 10-29 of record 1.
+  const auto segment = hlm::span_statistics(store, {{1, 10, 20}}, options, waveform);
+  EXPECT_EQ(segment.names[rr_columns], "w 1 segment median");
+  EXPECT_FLOAT_EQ(segment.values[rr_columns], 0.5f * (RrTokenStore::descriptor_value(1, 19, 1) +
+                                                      RrTokenStore::descriptor_value(1, 20, 1)));
   // Beat i of record r holds r * 1000 + i + 0.25 j: the medians of beats 0-30 and 0-49.
   EXPECT_FLOAT_EQ(s.values[rr_columns], RrTokenStore::descriptor_value(1, 15, 1));
   EXPECT_FLOAT_EQ(

@@ -77,11 +77,12 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
   std::vector<BeatSpan> spans;
   spans.reserve(records.size());
   for (size_t r : records) spans.push_back({r, 0, store.record(r).length});
-  return span_statistics(store, spans, options, medians);
+  return span_statistics(store, spans, options, medians, "record");
 }
 
 TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& spans,
-                         const HeadOptions& options, const StoreDescriptorColumns& medians) {
+                         const HeadOptions& options, const StoreDescriptorColumns& medians,
+                         const std::string& unit) {
   expect_tree_descriptors(store, medians);
   std::vector<BeatInput> inputs;
   if (options.rr_features)
@@ -140,7 +141,7 @@ TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& s
     out.names.push_back(smallest + "mean");
   }
   for (size_t j = 0; j < medians.columns.size(); ++j)
-    out.names.push_back(medians.name(j) + " record median");
+    out.names.push_back(medians.name(j) + " " + unit + " median");
 
   std::vector<float> row;
   for (const BeatSpan& span : spans) {

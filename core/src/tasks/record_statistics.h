@@ -49,8 +49,10 @@ struct BeatSpan {
 // order, with the same columns as record_statistics: a stretch is summarised as a record would
 // be. Only a span starting at its record's first beat leaves that beat out of the RR-based
 // inputs; the change between successive intervals and the pattern change are taken within
-// the span, as for a record. Same errors as record_statistics.
+// the span, as for a record. `unit` names a span in the medians' columns ("NAME segment
+// median"; record_statistics: "record"). Same errors as record_statistics.
 TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& spans,
-                         const HeadOptions& options, const StoreDescriptorColumns& medians = {});
+                         const HeadOptions& options, const StoreDescriptorColumns& medians = {},
+                         const std::string& unit = "segment");
 
 }  // namespace hlm
