@@ -68,6 +68,7 @@ TEST(RecordStatistics, EachRowSummarisesItsOwnRecordsBeatsInTheNamedColumns) {
   // Rows follow the order asked for, not the store's.
   const auto s = hlm::record_statistics(store, {1, 0}, options);
   ASSERT_EQ(s.columns(), size_t(hlm::kRrFeatureCount * 9 + 4 + 2));
+  EXPECT_EQ(hlm::record_statistics_names(options), s.names);
   ASSERT_EQ(s.values.size(), 2 * s.columns());
   for (size_t row = 0; row < 2; ++row) {
     const size_t r = 1 - row;
@@ -207,6 +208,7 @@ TEST(RecordStatistics, ChosenStoreDescriptorsAreTheRecordsMediansInsteadOfNineSu
   options.descriptor_scale = {1.0f, 1.0f, 1.0f};
   const auto with_head = hlm::record_statistics(store, {0}, options, waveform);
   EXPECT_EQ(with_head.columns(), rr_columns + 9 + 2);
+  EXPECT_EQ(hlm::record_statistics_names(options, waveform), with_head.names);
   EXPECT_FLOAT_EQ(with_head.values[column_of(with_head, "descriptor 0 max")],
                   RrTokenStore::descriptor_value(0, 49, 0));
   EXPECT_EQ(std::count_if(with_head.names.begin(), with_head.names.end(),
@@ -335,6 +337,8 @@ TEST(BeatTreeRows, EachBeatReadsItsHeadInputsAndItsCodesCentroid) {
   options.rr_features = true;
   const std::vector<uint64_t> beats = {60, 3, 5, 6};  // a beat of record 1 first
   const auto rows = hlm::BeatTreeInputs(store, options, codebook_path).rows(beats);
+  // The names follow from the options and the codebook alone, before any row is made.
+  EXPECT_EQ(hlm::BeatTreeInputs::column_names(options, codebook_path, {}), rows.names);
   ASSERT_EQ(rows.columns(), size_t(hlm::kRrFeatureCount + 2));
   const auto inputs = hlm::BeatFeatures(options, "").of(store);
   for (size_t i = 0; i < beats.size(); ++i) {

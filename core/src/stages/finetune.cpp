@@ -141,11 +141,16 @@ std::vector<std::string> trees_leave_out(const StageContext& ctx) {
   return ctx.params().at("trees_leave_out").get<std::vector<std::string>>();
 }
 
-// The trees' rows of some items (trees_leave_out's columns dropped) into `data`, whose labels
-// are set apart; their column names into `names`.
+// Rows as the trees read them: without trees_leave_out's columns.
+TreeRows read_by_trees(const StageContext& ctx, TreeRows rows) {
+  return without_columns(std::move(rows), trees_leave_out(ctx));
+}
+
+// The trees' rows of some items (as read_by_trees) into `data`, whose labels are set apart;
+// their column names into `names`.
 void take_rows(const StageContext& ctx, TreeRows rows, TreeData& data,
                std::vector<std::string>& names) {
-  rows = without_columns(std::move(rows), trees_leave_out(ctx));
+  rows = read_by_trees(ctx, std::move(rows));
   data.rows = std::move(rows.values);
   data.columns = rows.names.size();
   names = std::move(rows.names);
@@ -276,7 +281,7 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
           "stage '{}': the validation records have no labelled beat, so the trees' share cannot "
           "be fit on them; set other validation_records or a trees_weight from 0 to 1",
           ctx.instance.id);
-    const TreeRows rows = without_columns(inputs.rows(beats), trees_leave_out(ctx));
+    const TreeRows rows = read_by_trees(ctx, inputs.rows(beats));
     weight = {fit_blend_weight(head_probs, trees.held_out.predict(rows.values, rows.columns()),
                                labels, kBeatClassCount),
               beats.size()};
@@ -345,8 +350,8 @@ BlendWeight validation_segment_blend_weight(const StageContext& ctx, SegmentClas
         ctx.instance.id);
   std::vector<int> labels;
   for (const Segment& segment : validation_segments) labels.push_back(segment.label);
-  const TreeRows rows = without_columns(
-      segment_statistics(store, validation_segments, head, store_columns), trees_leave_out(ctx));
+  const TreeRows rows =
+      read_by_trees(ctx, segment_statistics(store, validation_segments, head, store_columns));
   return {
       fit_blend_weight(classifier.predict(store, validation_segments),
                        trees.predict(rows.values, rows.columns()), labels, classifier.classes()),
@@ -381,7 +386,7 @@ BlendWeight validation_blend_weight(const StageContext& ctx, SegmentClassifier& 
     head_probs.insert(head_probs.end(), item.probs.begin(), item.probs.end());
   }
   const RecordStatistics statistics =
-      without_columns(record_statistics(store, records, head, store_columns), trees_leave_out(ctx));
+      read_by_trees(ctx, record_statistics(store, records, head, store_columns));
   return {fit_blend_weight(head_probs, trees.predict(statistics.values, statistics.columns()),
                            labels, k),
           items.size()};
@@ -504,14 +509,15 @@ StageOutput run_finetune(StageContext& ctx) {
         p.at("trees_descriptor_prefix"),
         "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
   }
-  // Every prefix of trees_leave_out must name columns: checked on the rows of no item.
+  // Every prefix of trees_leave_out must name columns: checked on the columns' names, which
+  // follow from the options (no row is made).
   if (const auto left_out = trees_leave_out(ctx); !left_out.empty()) {
-    const TreeRows names =
+    TreeRows names;
+    names.names =
         task == "beats"
-            ? BeatTreeInputs(store, head, tokens.at("artifacts").value("codebook", std::string()),
-                             store_columns)
-                  .rows({})
-            : record_statistics(store, {}, head, store_columns);
+            ? BeatTreeInputs::column_names(
+                  head, tokens.at("artifacts").value("codebook", std::string()), store_columns)
+            : record_statistics_names(head, store_columns);
     try {
       without_columns(names, left_out);
     } catch (const ConfigError& e) {

@@ -25,9 +25,21 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
         "record_rhythm_features, rhythm_context_features, rr_within_context, "
         "morphology_features or descriptors, "
         "or tokenize with beat-vq");
+  names_ = names_of(options, codebook_.dim, store_columns);
+  if (names_.size() != inputs_width_ + (options.descriptors ? 0 : store_columns.columns.size()) +
+                           size_t(codebook_.dim))
+    throw InternalError("BeatTreeInputs: {} names for {} head inputs", names_.size(),
+                        inputs_width_);
+  if (!options.descriptors) store_columns_ = store_columns.columns;
+  inputs_ = features.of(store);
+}
+
+std::vector<std::string> BeatTreeInputs::names_of(const HeadOptions& options, int codebook_dim,
+                                                  const StoreDescriptorColumns& store_columns) {
+  std::vector<std::string> names;
   // The head inputs' names, in BeatFeatures' order (tasks/beat_features.h).
-  auto add = [this](const char* const* names, int count) {
-    names_.insert(names_.end(), names, names + count);
+  auto add = [&names](const char* const* from, int count) {
+    names.insert(names.end(), from, from + count);
   };
   if (options.rr_features) add(kRrFeatureNames, kRrFeatureCount);
   if (options.record_rhythm_features) add(kRecordRhythmFeatureNames, kRecordRhythmFeatureCount);
@@ -35,16 +47,18 @@ BeatTreeInputs::BeatTreeInputs(const TokenStore& store, const HeadOptions& optio
   if (options.rr_within_context) add(kRrWithinContextNames, kRrWithinContextCount);
   if (options.morphology_features) add(kMorphologyFeatureNames, kMorphologyFeatureCount);
   for (int j = 0; j < descriptor_inputs(options); ++j)
-    names_.push_back("descriptor " + std::to_string(j));
-  if (names_.size() != inputs_width_)
-    throw InternalError("BeatTreeInputs: {} names for {} head inputs", names_.size(),
-                        inputs_width_);
-  if (!options.descriptors) {
-    store_columns_ = store_columns.columns;
-    for (size_t j = 0; j < store_columns_.size(); ++j) names_.push_back(store_columns.name(j));
-  }
-  for (int j = 0; j < codebook_.dim; ++j) names_.push_back("code centroid " + std::to_string(j));
-  inputs_ = features.of(store);
+    names.push_back("descriptor " + std::to_string(j));
+  if (!options.descriptors)
+    for (size_t j = 0; j < store_columns.columns.size(); ++j)
+      names.push_back(store_columns.name(j));
+  for (int j = 0; j < codebook_dim; ++j) names.push_back("code centroid " + std::to_string(j));
+  return names;
+}
+
+std::vector<std::string> BeatTreeInputs::column_names(const HeadOptions& options,
+                                                      const std::string& codebook,
+                                                      const StoreDescriptorColumns& store_columns) {
+  return names_of(options, codebook.empty() ? 0 : dsp::load_codebook(codebook).dim, store_columns);
 }
 
 TreeRows BeatTreeInputs::rows(const std::vector<uint64_t>& beats) const {

@@ -33,6 +33,11 @@ class BeatTreeInputs {
   // One row per beat of `beats` (store-wide indices), in that order. A beat whose token is no
   // code (UNK) has its centroid missing (NaN), which the trees route on their own.
   TreeRows rows(const std::vector<uint64_t>& beats) const;
+  // The rows' column names, from the options and the codebook alone (no store read): what a key
+  // that names columns is checked against before any row is made.
+  static std::vector<std::string> column_names(const HeadOptions& options,
+                                               const std::string& codebook,
+                                               const StoreDescriptorColumns& store_columns);
 
  private:
   const TokenStore& store_;
@@ -41,6 +46,9 @@ class BeatTreeInputs {
   size_t inputs_width_ = 0;
   std::vector<size_t> store_columns_;  // the store's descriptors read as they are
   dsp::Codebook codebook_;             // empty without a codebook
+
+  static std::vector<std::string> names_of(const HeadOptions& options, int codebook_dim,
+                                           const StoreDescriptorColumns& store_columns);
 };
 
 }  // namespace hlm

@@ -48,8 +48,19 @@ struct BeatInput {
   std::vector<float> values;
   size_t width = 0;
   bool skip_first = false;
-  std::vector<std::string> names;
 };
+
+// The head's descriptors summarised by the nine statistics: all but those of `medians`, which
+// their median stands for.
+std::vector<size_t> summarised_descriptors(const HeadOptions& options,
+                                           const StoreDescriptorColumns& medians) {
+  std::vector<size_t> out;
+  if (!options.descriptors) return out;
+  for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j)
+    if (std::find(medians.columns.begin(), medians.columns.end(), j) == medians.columns.end())
+      out.push_back(j);
+  return out;
+}
 
 // |log(RR / RR before)| of each beat that has two known intervals, the clamp as rr_features'.
 std::vector<float> successive_changes(const float* rr, size_t beats) {
@@ -71,6 +82,38 @@ void append_change_summaries(std::vector<float> changes, std::vector<float>& row
 
 }  // namespace
 
+std::vector<std::string> record_statistics_names(const HeadOptions& options,
+                                                 const StoreDescriptorColumns& medians,
+                                                 const std::string& unit) {
+  // The summarised inputs in the order span_statistics reads them.
+  std::vector<std::string> inputs;
+  if (options.rr_features)
+    inputs.insert(inputs.end(), std::begin(kRrFeatureNames), std::end(kRrFeatureNames));
+  if (options.record_rhythm_features)
+    inputs.insert(inputs.end(), std::begin(kRecordRhythmFeatureNames),
+                  std::end(kRecordRhythmFeatureNames));
+  for (size_t j : summarised_descriptors(options, medians))
+    inputs.push_back("descriptor " + std::to_string(j));
+  std::vector<std::string> out;
+  for (const auto& name : inputs)
+    for (const char* summary : kSummaryNames) out.push_back(name + " " + summary);
+  if (options.rr_features) {
+    for (double q : kChangeQuantiles)
+      out.push_back("|log(RR / RR before)| p" + std::to_string(int(q * 100)));
+    out.push_back("|log(RR / RR before)| mean");
+    out.push_back("log(beats)");
+  }
+  if (options.rr_pattern_features) {
+    const std::string smallest =
+        "smallest |log(RR / RR k before)|, k <= " + std::to_string(kRrPatternLags) + ", ";
+    for (double q : kChangeQuantiles) out.push_back(smallest + "p" + std::to_string(int(q * 100)));
+    out.push_back(smallest + "mean");
+  }
+  for (size_t j = 0; j < medians.columns.size(); ++j)
+    out.push_back(medians.name(j) + " " + unit + " median");
+  return out;
+}
+
 RecordStatistics record_statistics(const TokenStore& store, const std::vector<size_t>& records,
                                    const HeadOptions& options,
                                    const StoreDescriptorColumns& medians) {
@@ -86,15 +129,10 @@ TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& s
   expect_tree_descriptors(store, medians);
   std::vector<BeatInput> inputs;
   if (options.rr_features)
-    inputs.push_back({store_rr_features(store, true),
-                      size_t(kRrFeatureCount),
-                      true,
-                      {std::begin(kRrFeatureNames), std::end(kRrFeatureNames)}});
+    inputs.push_back({store_rr_features(store, true), size_t(kRrFeatureCount), true});
   if (options.record_rhythm_features) {
     BeatInput rhythm{std::vector<float>(store.token_count() * kRecordRhythmFeatureCount),
-                     size_t(kRecordRhythmFeatureCount),
-                     true,
-                     {std::begin(kRecordRhythmFeatureNames), std::end(kRecordRhythmFeatureNames)}};
+                     size_t(kRecordRhythmFeatureCount), true};
     for (size_t r = 0; r < store.record_count(); ++r) {
       const auto rec = store.record(r);
       const auto values = record_rhythm_features(store.rr_seconds() + rec.offset, rec.length);
@@ -103,20 +141,14 @@ TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& s
     }
     inputs.push_back(std::move(rhythm));
   }
-  if (options.descriptors) {
-    // The head's descriptors but those of `medians`, which their median stands for.
+  if (const auto summarised = summarised_descriptors(options, medians); !summarised.empty()) {
     const size_t k = size_t(descriptor_inputs(options));
-    std::vector<size_t> summarised;
-    for (size_t j = 0; j < k; ++j)
-      if (std::find(medians.columns.begin(), medians.columns.end(), j) == medians.columns.end())
-        summarised.push_back(j);
     const std::vector<float> all = store_descriptors(store, options);
-    BeatInput descriptors{{}, summarised.size(), false, {}};
+    BeatInput descriptors{{}, summarised.size(), false};
     descriptors.values.reserve(store.token_count() * summarised.size());
     for (size_t b = 0; b < store.token_count(); ++b)
       for (size_t j : summarised) descriptors.values.push_back(all[b * k + j]);
-    for (size_t j : summarised) descriptors.names.push_back("descriptor " + std::to_string(j));
-    if (!summarised.empty()) inputs.push_back(std::move(descriptors));
+    inputs.push_back(std::move(descriptors));
   }
   if (inputs.empty() && medians.columns.empty())
     throw ConfigError(
@@ -124,24 +156,7 @@ TreeRows span_statistics(const TokenStore& store, const std::vector<BeatSpan>& s
         "record_rhythm_features or descriptors");
 
   TreeRows out;
-  for (const auto& input : inputs)
-    for (const auto& name : input.names)
-      for (const char* summary : kSummaryNames) out.names.push_back(name + " " + summary);
-  if (options.rr_features) {
-    for (double q : kChangeQuantiles)
-      out.names.push_back("|log(RR / RR before)| p" + std::to_string(int(q * 100)));
-    out.names.push_back("|log(RR / RR before)| mean");
-    out.names.push_back("log(beats)");
-  }
-  if (options.rr_pattern_features) {
-    const std::string smallest =
-        "smallest |log(RR / RR k before)|, k <= " + std::to_string(kRrPatternLags) + ", ";
-    for (double q : kChangeQuantiles)
-      out.names.push_back(smallest + "p" + std::to_string(int(q * 100)));
-    out.names.push_back(smallest + "mean");
-  }
-  for (size_t j = 0; j < medians.columns.size(); ++j)
-    out.names.push_back(medians.name(j) + " " + unit + " median");
+  out.names = record_statistics_names(options, medians, unit);
 
   std::vector<float> row;
   for (const BeatSpan& span : spans) {

@@ -38,6 +38,12 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
                                    const HeadOptions& options,
                                    const StoreDescriptorColumns& medians = {});
 
+// The columns' names of record_statistics (or, with another `unit`, span_statistics), from the
+// options alone: what a key that names columns is checked against before any row is made.
+std::vector<std::string> record_statistics_names(const HeadOptions& options,
+                                                 const StoreDescriptorColumns& medians = {},
+                                                 const std::string& unit = "record");
+
 // A stretch of one record's beats: `length` beats from its `first` (0: the record's first).
 struct BeatSpan {
   size_t record = 0;
