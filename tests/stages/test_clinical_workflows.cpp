@@ -67,6 +67,17 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
     for (const char* key : {"se", "ppv", "fpr", "se_ci95", "ppv_ci95"})
       EXPECT_TRUE(d["ec57"][c].contains(key)) << c << " " << key;
   EXPECT_NE(report.find("V and S as AAMI EC57 counts them"), std::string::npos);
+  // The Se the run's own curve reaches at each published method's +P, S and V as EC57 counts
+  // them (vars.published_points: two papers, S and V each).
+  ASSERT_EQ(d["at_published_ppv"].size(), 4u) << d.dump().substr(0, 300);
+  for (const auto& point : d["at_published_ppv"]) {
+    EXPECT_EQ(point["count"], "EC57");
+    if (!point["reached"].get<bool>()) continue;
+    EXPECT_GE(point["ppv"].get<double>(), point["published_ppv"].get<double>());
+    EXPECT_LE(point["se_ci95"][0].get<double>(), point["se"].get<double>());
+    EXPECT_GE(point["se_ci95"][1].get<double>(), point["se"].get<double>());
+  }
+  EXPECT_NE(report.find("| Zhang et al. 2014 | S | 0.791 / 0.360 | "), std::string::npos);
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");
   // Boosted trees beside the beat head, each part scored alone.
@@ -87,6 +98,29 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
       << report;
   EXPECT_NE(report.find("| evaluate_test | | left out: needs stage 'finetune_all'"),
             std::string::npos);
+}
+
+// A published point of a class the model does not have is refused before anything is scored,
+// naming the class, the stage and the workflow file; the fine-tunes stay for the next run.
+TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
+  if (!fs::exists(kData + "/mitdb/230.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  hlm::test::ScratchDir runs("hlm_mitdb_aami_points");
+  const auto r = hlm::test::run_hlm(
+      "run workflows/mitdb-aami.yaml vars.size=ci 'vars.fold=[0]' "
+      "'vars.published_points=[{source: Someone 2020, class: A, se: 0.9, ppv: 0.5}]' "
+      "--runs-dir " +
+      runs.path.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("mitdb-aami.yaml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stage 'evaluate': published_points names class 'A' (Someone 2020)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("finetune"), std::string::npos);
+  bool kept = false;
+  for (const auto& entry : fs::recursive_directory_iterator(runs.path))
+    kept = kept || entry.path().filename() == "classifier.head";
+  EXPECT_TRUE(kept) << "the fine-tuned classifiers were lost";
 }
 
 // The inter-patient step runs when the test records are in the folder: here the paced records

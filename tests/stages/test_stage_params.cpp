@@ -81,6 +81,9 @@ const std::map<std::string, std::string> kOtherKeys = {
      "columns the trees do not read (FinetuneEvaluate.AfTreesBlendWithTheSegmentHead...)"},
     {"evaluate.records", "records evaluated"},
     {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
+    {"evaluate.published_points",
+     "Se at each published +P (ClinicalWorkflows.MitdbAamiCrossValidatesInsideDs1, "
+     "ClinicalWorkflows.MitdbAamiRefusesAPublishedPointOfAnotherClass)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},
     {"evaluate.datasets", "token stores scored (FinetuneEvaluate.ResultsJson...)"},
     {"evaluate.threads", "intra-op threads (set_compute_threads)"},

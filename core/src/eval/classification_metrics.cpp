@@ -190,6 +190,13 @@ Confusion pooled_over(const std::vector<Confusion>& per_record, const std::vecto
 
 }  // namespace
 
+Interval bootstrap_records(size_t records,
+                           const std::function<double(const std::vector<size_t>& drawn)>& sample,
+                           int resamples, double level, uint64_t seed) {
+  if (records == 0) return {kNaN, kNaN};
+  return percentile_interval(resample_records(records, resamples, seed, sample), level);
+}
+
 Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
                              const std::function<double(const Confusion&)>& metric, int resamples,
                              double level, uint64_t seed) {

@@ -86,6 +86,14 @@ Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
                              const std::function<double(const Confusion&)>& metric,
                              int resamples = 1000, double level = 0.95, uint64_t seed = 1);
 
+// Percentile interval (level) of sample(drawn) over `resamples` draws of record indices
+// 0 .. records - 1, with replacement, each as many as there are records: the bootstrap by
+// record for a metric that needs more than each record's confusion matrix. NaN values are left
+// out. Seeded: the same inputs give the same interval.
+Interval bootstrap_records(size_t records,
+                           const std::function<double(const std::vector<size_t>& drawn)>& sample,
+                           int resamples = 1000, double level = 0.95, uint64_t seed = 1);
+
 // Percentile interval of metric(a) - metric(b) for two classifiers scored on the same records
 // (a[k] and b[k] are record k's matrices): each sample draws the same records for both, so
 // what they share, the records' difficulty, cancels (a paired bootstrap). An interval that

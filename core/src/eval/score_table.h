@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "eval/classification_metrics.h"
+#include "eval/sensitivity_at_ppv.h"
 
 namespace hlm::eval {
 
@@ -24,6 +25,29 @@ std::string score_table(const std::vector<Confusion>& per_record,
 // records; returns the markdown. Otherwise adds nothing and returns "".
 std::string ec57_table(const std::vector<Confusion>& per_record,
                        const std::vector<std::string>& class_names, nlohmann::json& results);
+
+// The reference classes EC57 does not count against `ectopic` when they are called it: F and Q
+// for V, Q for S, when class_names hold the AAMI beat classes (N, S, V and F; Q optional); none
+// otherwise.
+std::vector<size_t> ec57_excused(const std::vector<std::string>& class_names,
+                                 const std::string& ectopic);
+
+// A published method's operating point for one class: sensitivity and +P, as fractions.
+struct PublishedPoint {
+  std::string source, class_name;
+  double se = 0, ppv = 0;
+};
+
+// For each published point, the highest Se this run's curve reaches at that point's +P or above
+// (sensitivity_at_ppv; S and V of the AAMI classes counted as EC57 does), with its interval by
+// record, the factor and the accuracy there: results["at_published_ppv"] = [{"source",
+// "class", "published_se", "published_ppv", "reached", "se", "se_ci95", "ppv", "factor",
+// "accuracy", "count"}]. Returns the markdown ("" without points). Throws ConfigError naming
+// the class when class_names lack it.
+std::string published_points_table(const ProbabilityItems& items,
+                                   const std::vector<std::string>& class_names,
+                                   const std::vector<PublishedPoint>& points,
+                                   nlohmann::json& results);
 
 // A confusion matrix as results.json keeps it: one array per reference class, one count per
 // predicted class.

@@ -214,10 +214,26 @@ std::map<std::string, eval::Confusion> record_matrices(
   return by_record;
 }
 
+// The items' probabilities, reference classes and records, for curves over the items.
+eval::ProbabilityItems probability_items(const std::vector<ScoredItem>& items) {
+  eval::ProbabilityItems out;
+  std::map<size_t, size_t> record_index;  // store record -> 0 .. records - 1
+  for (const auto& item : items) {
+    const auto [it, fresh] = record_index.try_emplace(item.record, record_index.size());
+    out.probs.push_back(item.probs);
+    out.truth.push_back(size_t(item.truth));
+    out.record.push_back(it->second);
+  }
+  out.records = record_index.size();
+  return out;
+}
+
 // Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
-// and the Challenge 2017 score when the classes include N, A and O.
+// the Challenge 2017 score when the classes include N, A and O, and the sensitivity at each
+// published point's +P.
 nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
-                         const std::vector<std::string>& classes, std::string& table,
+                         const std::vector<std::string>& classes,
+                         const std::vector<eval::PublishedPoint>& points, std::string& table,
                          std::map<std::string, eval::Confusion>& by_record) {
   by_record = record_matrices(
       items, store, classes.size(),
@@ -244,6 +260,7 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
              ", from its probability): " + std::to_string(r["auroc"].get<double>()).substr(0, 5) +
              "\n";
   }
+  table += eval::published_points_table(probability_items(items), classes, points, r);
   if (const auto headline = headline_metric(classes); headline.first == "cinc2017_score") {
     const auto& metric = headline.second;
     eval::Confusion pooled(classes.size());
@@ -360,6 +377,45 @@ std::string pretraining_comparisons(
          md + "\n";
 }
 
+// The published operating points (evaluate's published_points), checked against every model's
+// classes before anything is scored.
+std::vector<eval::PublishedPoint> published_points_of(
+    const StageContext& ctx,
+    const std::map<std::string, std::vector<const nlohmann::json*>>& models,
+    const std::vector<std::string>& beat_classes) {
+  std::vector<eval::PublishedPoint> points;
+  for (const auto& row : ctx.params().at("published_points")) {
+    for (const auto& [key, value] : row.items())
+      if (key != "source" && key != "class" && key != "se" && key != "ppv")
+        throw ConfigError(
+            "{}:{}: stage '{}': unknown key '{}' in a row of published_points (source, class, "
+            "se, ppv)",
+            ctx.instance.file, ctx.instance.line, ctx.instance.id, key);
+    eval::PublishedPoint point;
+    point.source = row.value("source", std::string());
+    point.class_name = row.value("class", std::string());
+    point.se = row.value("se", -1.0);
+    point.ppv = row.value("ppv", -1.0);
+    if (point.source.empty() || point.class_name.empty() || !(point.se >= 0 && point.se <= 1) ||
+        !(point.ppv > 0 && point.ppv <= 1))
+      throw ConfigError(
+          "{}:{}: stage '{}': published_points row {} needs a source, a class, se in [0, 1] and "
+          "ppv in (0, 1] (fractions: 0.39 for 39 %)",
+          ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump());
+    for (const auto& [label, instances] : models) {
+      const auto classes = instances.front()->at("results").value("classes", beat_classes);
+      if (std::find(classes.begin(), classes.end(), point.class_name) == classes.end())
+        throw ConfigError(
+            "{}:{}: stage '{}': published_points names class '{}' ({}), but the model of '{}' "
+            "has classes {}",
+            ctx.instance.file, ctx.instance.line, ctx.instance.id, point.class_name, point.source,
+            instances.front()->value("id", std::string()), nlohmann::json(classes).dump());
+    }
+    points.push_back(point);
+  }
+  return points;
+}
+
 // The published results a workflow lists beside its own, with how its protocol differs.
 std::string published_table(const StageContext& ctx) {
   const auto& rows = ctx.params().at("published");
@@ -385,6 +441,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   for (int c = 0; c < kBeatClassCount; ++c) beat_classes.push_back(beat_class_name(BeatClass(c)));
   const auto models = models_of(ctx);
   const auto datasets = datasets_of(ctx);
+  const auto points = published_points_of(ctx, models, beat_classes);
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
@@ -445,7 +502,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       nlohmann::json& r = out.results["datasets"][name];
       ScoredModel& model_scores = scored[dataset.name][label];
       model_scores.classes = classes;
-      r = scores_of(items, *store, classes, table, model_scores.by_record);
+      r = scores_of(items, *store, classes, points, table, model_scores.by_record);
       table += part_scores(items, *store, classes, r);
       r["scope"] =
           cross_validated
@@ -507,7 +564,7 @@ StageOutput run_evaluate(StageContext& ctx) {
 
 StageKind evaluate_stage() {
   return {"evaluate",
-          "3",
+          "4",
           {{"records", "list", "[]", "records to evaluate (default: the finetune holdout)", false},
            {"datasets", "list:map", "[]",
             "labelled datasets scored, each {name, stage: a tokenize stage in needs, records: "
@@ -515,6 +572,11 @@ StageKind evaluate_stage() {
             false},
            {"published", "list:map", "[]",
             "published results shown beside this run's, each {source, protocol, result}", false},
+           {"published_points", "list:map", "[]",
+            "published operating points {source, class, se, ppv} (fractions): each dataset "
+            "reports the highest Se this run's curve reaches at that +P (the class's probability "
+            "scaled before the most probable class is taken; S and V as EC57 counts them)",
+            false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},
            {"threads", "int", "1", "intra-op threads", false}},

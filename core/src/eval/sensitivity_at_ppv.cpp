@@ -1,0 +1,114 @@
+// Sensitivity of one class at a given positive predictivity (see sensitivity_at_ppv.h).
+#include "eval/sensitivity_at_ppv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace hlm::eval {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What the sweep needs of one item.
+struct Ranked {
+  double ratio;    // the class's probability over the largest other one
+  size_t truth;    // reference class
+  size_t rest;     // the most probable other class: the call when the item is not `cls`
+  size_t record;
+};
+
+// The items sorted by ratio, highest first: the order in which a growing factor calls them cls.
+std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
+  std::vector<Ranked> out;
+  out.reserve(items.probs.size());
+  for (size_t i = 0; i < items.probs.size(); ++i) {
+    const std::vector<float>& p = items.probs[i];
+    if (cls >= p.size() || items.truth[i] >= p.size() || items.record[i] >= items.records)
+      throw std::invalid_argument("sensitivity_at_ppv: item " + std::to_string(i) +
+                                  " has a class or record out of range");
+    size_t rest = cls == 0 ? 1 : 0;
+    for (size_t c = 0; c < p.size(); ++c)
+      if (c != cls && p[c] > p[rest]) rest = c;
+    // A zero other probability makes the ratio infinite: called cls at any factor.
+    const double ratio = p[rest] > 0.0f ? double(p[cls]) / double(p[rest])
+                         : p[cls] > 0.0f ? std::numeric_limits<double>::infinity()
+                                         : 0.0;
+    out.push_back({ratio, items.truth[i], rest, items.record[i]});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Ranked& a, const Ranked& b) { return a.ratio > b.ratio; });
+  return out;
+}
+
+// One sweep down the ranked items, each weighted by how often its record was drawn: the point
+// with the highest Se whose +P reaches the target. Items of equal ratio join together (one
+// factor calls them all).
+PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
+                 double target, const std::vector<double>& weight) {
+  double positives = 0, total = 0, correct = 0;  // correct: as if no item were called cls
+  for (const Ranked& r : ranked) {
+    const double w = weight[r.record];
+    total += w;
+    if (r.truth == cls) positives += w;
+    if (r.truth == r.rest) correct += w;
+  }
+  PointAtPpv best;
+  best.ppv = best.factor = best.accuracy = kNaN;
+  if (positives <= 0) {
+    best.se = kNaN;
+    return best;
+  }
+  double tp = 0, fp = 0;
+  for (size_t i = 0; i < ranked.size();) {
+    const double ratio = ranked[i].ratio;
+    for (; i < ranked.size() && ranked[i].ratio == ratio; ++i) {
+      const Ranked& r = ranked[i];
+      const double w = weight[r.record];
+      if (r.truth == cls) tp += w;
+      else if (!excused[r.truth]) fp += w;
+      correct += w * (double(r.truth == cls) - double(r.truth == r.rest));
+    }
+    // Se only grows down the list, so the last point that reaches the target is the best.
+    if (tp + fp > 0 && tp / (tp + fp) >= target) {
+      best.reached = true;
+      best.se = tp / positives;
+      best.ppv = tp / (tp + fp);
+      best.factor = ratio > 0 ? 1.0 / ratio : std::numeric_limits<double>::infinity();
+      best.accuracy = correct / total;
+    }
+  }
+  return best;
+}
+}  // namespace
+
+PointAtPpv sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
+                              const std::vector<size_t>& excused, double target_ppv,
+                              int resamples) {
+  if (items.truth.size() != items.probs.size() || items.record.size() != items.probs.size())
+    throw std::invalid_argument("sensitivity_at_ppv: probs, truth and record differ in length");
+  if (!(target_ppv > 0.0 && target_ppv <= 1.0))
+    throw std::invalid_argument("sensitivity_at_ppv: the target +P must be in (0, 1]");
+  const std::vector<Ranked> ranked = rank(items, cls);
+  size_t classes = cls + 1;
+  for (size_t t : items.truth) classes = std::max(classes, t + 1);
+  for (size_t c : excused) classes = std::max(classes, c + 1);
+  std::vector<bool> is_excused(classes, false);
+  for (size_t c : excused)
+    if (c != cls) is_excused[c] = true;
+  PointAtPpv point = sweep(ranked, cls, is_excused, target_ppv, std::vector<double>(items.records, 1.0));
+  std::vector<double> weight(items.records);
+  point.se_ci95 = bootstrap_records(
+      items.records,
+      [&](const std::vector<size_t>& drawn) {
+        std::fill(weight.begin(), weight.end(), 0.0);
+        for (size_t k : drawn) weight[k] += 1.0;
+        return sweep(ranked, cls, is_excused, target_ppv, weight).se;
+      },
+      resamples);
+  return point;
+}
+
+}  // namespace hlm::eval

@@ -1,0 +1,183 @@
+// Sensitivity at a given positive predictivity: hand-computed points of a small curve (ties,
+// EC57's excused classes, a target no factor reaches), the factor reproduced by taking the most
+// probable class of scaled probabilities, and the interval by record around the point.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "eval/score_table.h"
+#include "eval/sensitivity_at_ppv.h"
+#include "hlm/errors.h"
+
+namespace {
+
+using hlm::eval::ProbabilityItems;
+using hlm::eval::sensitivity_at_ppv;
+
+constexpr size_t kN = 0, kS = 1, kV = 2;
+
+// Seven beats of one record, probabilities of N, S, V. Sorted by P(S) / max(other):
+// a 4 (S), b 2 (N), c 0.667 (S), e and g 0.5 (S, V: one factor calls both), d 0.286 (N),
+// f 0.111 (N). Calling the first k groups S gives (TP, FP) = (1, 0), (1, 1), (2, 1), (3, 2),
+// (3, 3), (3, 4) of 3 S beats.
+ProbabilityItems seven_beats() {
+  ProbabilityItems items;
+  items.probs = {{0.2f, 0.8f, 0.0f},  {0.3f, 0.6f, 0.1f}, {0.6f, 0.4f, 0.0f},  {0.7f, 0.2f, 0.1f},
+                 {0.5f, 0.25f, 0.25f}, {0.9f, 0.1f, 0.0f}, {0.1f, 0.3f, 0.6f}};
+  items.truth = {kS, kN, kS, kN, kS, kN, kV};
+  items.record = std::vector<size_t>(7, 0);
+  items.records = 1;
+  return items;
+}
+
+TEST(SensitivityAtPpv, HandComputedPointsOfASmallCurve) {
+  const ProbabilityItems items = seven_beats();
+  // +P 0.6 is reached with every S beat called: a, b, c, e and g called S (b and g wrongly),
+  // d and f N: 5 of 7 right. The last group's ratio is 0.5, so the factor is 2.
+  auto p = sensitivity_at_ppv(items, kS, {}, 0.6, 0);
+  EXPECT_TRUE(p.reached);
+  EXPECT_DOUBLE_EQ(p.se, 1.0);
+  EXPECT_DOUBLE_EQ(p.ppv, 0.6);
+  EXPECT_NEAR(p.factor, 2.0, 1e-6);
+  EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
+  // Above 0.6 the best is the third point: a, b, c called S; e goes to N (its larger other
+  // probability), g stays V: a, c, d, f and g right.
+  p = sensitivity_at_ppv(items, kS, {}, 0.65, 0);
+  EXPECT_DOUBLE_EQ(p.se, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(p.ppv, 2.0 / 3.0);
+  EXPECT_NEAR(p.factor, 1.5, 1e-6);
+  EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
+  // At +P 1 only the first beat.
+  p = sensitivity_at_ppv(items, kS, {}, 1.0, 0);
+  EXPECT_DOUBLE_EQ(p.se, 1.0 / 3.0);
+  EXPECT_NEAR(p.factor, 0.25, 1e-6);
+}
+
+TEST(SensitivityAtPpv, ExcusedClassesCountInNoCell) {
+  const ProbabilityItems items = seven_beats();
+  // Without the excuse +P 0.7 is met only by the first point; with V excused (as EC57 excuses
+  // Q beats called S), g is no false positive and the fourth point has +P 3 / 4.
+  EXPECT_DOUBLE_EQ(sensitivity_at_ppv(items, kS, {}, 0.7, 0).se, 1.0 / 3.0);
+  const auto p = sensitivity_at_ppv(items, kS, {kV}, 0.7, 0);
+  EXPECT_DOUBLE_EQ(p.se, 1.0);
+  EXPECT_DOUBLE_EQ(p.ppv, 0.75);
+  // Accuracy still counts every beat: g called S is wrong.
+  EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
+}
+
+TEST(SensitivityAtPpv, ATargetNoFactorReachesGivesZeroSensitivity) {
+  ProbabilityItems items;
+  items.probs = {{0.1f, 0.9f}, {0.4f, 0.6f}};  // the surest "class 1" is wrong
+  items.truth = {0, 1};
+  items.record = {0, 0};
+  items.records = 1;
+  const auto p = sensitivity_at_ppv(items, 1, {}, 0.6, 0);
+  EXPECT_FALSE(p.reached);
+  EXPECT_EQ(p.se, 0.0);
+  EXPECT_TRUE(std::isnan(p.ppv));
+  EXPECT_TRUE(std::isnan(p.factor));
+  // A class with no reference item has no sensitivity.
+  items.truth = {0, 0};
+  EXPECT_TRUE(std::isnan(sensitivity_at_ppv(items, 1, {}, 0.5, 0).se));
+}
+
+TEST(SensitivityAtPpv, RefusesMismatchedInputs) {
+  ProbabilityItems items = seven_beats();
+  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.0, 0), std::invalid_argument);
+  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 1.5, 0), std::invalid_argument);
+  EXPECT_THROW(sensitivity_at_ppv(items, 3, {}, 0.5, 0), std::invalid_argument);
+  items.record[2] = 1;  // only one record declared
+  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), std::invalid_argument);
+  items = seven_beats();
+  items.truth.pop_back();
+  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), std::invalid_argument);
+}
+
+TEST(SensitivityAtPpv, Ec57ExcusesFusionAndQForVAndQForSOfTheAamiClassesOnly) {
+  const std::vector<std::string> aami = {"N", "S", "V", "F", "Q"};
+  EXPECT_EQ(hlm::eval::ec57_excused(aami, "V"), (std::vector<size_t>{3, 4}));
+  EXPECT_EQ(hlm::eval::ec57_excused(aami, "S"), (std::vector<size_t>{4}));
+  EXPECT_TRUE(hlm::eval::ec57_excused(aami, "N").empty());
+  EXPECT_EQ(hlm::eval::ec57_excused({"N", "S", "V", "F"}, "V"), (std::vector<size_t>{3}));
+  EXPECT_TRUE(hlm::eval::ec57_excused({"N", "A", "O", "~"}, "A").empty());
+}
+
+// The report's rows and results.json: the seven beats with g's class renamed Q, so EC57 does
+// not count g called S against S (the +P 0.7 point of ExcusedClassesCountInNoCell).
+TEST(SensitivityAtPpv, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
+  ProbabilityItems items = seven_beats();
+  for (auto& p : items.probs) p.insert(p.begin() + 2, {0.0f, 0.0f});  // V and F: never
+  items.truth[6] = 4;                                                  // g is a Q beat
+  const std::vector<std::string> aami = {"N", "S", "V", "F", "Q"};
+  nlohmann::json results;
+  const std::string md = hlm::eval::published_points_table(
+      items, aami, {{"Paper A", "S", 0.9, 0.7}, {"Paper B", "S", 0.9, 1.0}}, results);
+  ASSERT_EQ(results["at_published_ppv"].size(), 2u);
+  const auto& a = results["at_published_ppv"][0];
+  EXPECT_EQ(a["count"], "EC57");
+  EXPECT_DOUBLE_EQ(a["se"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(a["ppv"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(results["at_published_ppv"][1]["se"].get<double>(), 1.0 / 3.0);
+  // One record: every resample is that record, so the interval is the point itself.
+  EXPECT_NE(md.find("| Paper A | S | 0.900 / 0.700 | 1.000 (1.000-1.000) | 0.750 | 2.000 | 0.714 |"),
+            std::string::npos)
+      << md;
+  EXPECT_THROW(hlm::eval::published_points_table(items, aami, {{"Paper C", "A", 0.9, 0.5}}, results),
+               hlm::ConfigError);
+  nlohmann::json none;
+  EXPECT_EQ(hlm::eval::published_points_table(items, aami, {}, none), "");
+  EXPECT_FALSE(none.contains("at_published_ppv"));
+}
+
+// Random beats of 12 records: the reported factor, applied to the probabilities before the
+// most probable class is taken, gives the reported point; no factor of a fine grid does
+// better at that +P; the interval by record holds the point.
+TEST(SensitivityAtPpv, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  ProbabilityItems items;
+  items.records = 12;
+  for (size_t i = 0; i < 3000; ++i) {
+    const size_t truth = u(rng) < 0.85f ? kN : (u(rng) < 0.5f ? kS : kV);
+    std::vector<float> p = {u(rng), u(rng), u(rng)};
+    p[truth] += 0.6f * u(rng);  // informative, not perfect
+    const float sum = p[0] + p[1] + p[2];
+    for (float& x : p) x /= sum;
+    items.probs.push_back(p);
+    items.truth.push_back(truth);
+    items.record.push_back(i % items.records);
+  }
+  // Se and +P of class S when its probability is multiplied by m.
+  auto at = [&](double m) {
+    double tp = 0, fp = 0, pos = 0;
+    for (size_t i = 0; i < items.probs.size(); ++i) {
+      const auto& p = items.probs[i];
+      const bool called = m * p[kS] > std::max(p[kN], p[kV]);
+      pos += items.truth[i] == kS;
+      tp += called && items.truth[i] == kS;
+      fp += called && items.truth[i] != kS;
+    }
+    return std::pair{tp / pos, tp + fp > 0 ? tp / (tp + fp) : 0.0};
+  };
+  for (const double target : {0.3, 0.5, 0.7}) {
+    const auto p = sensitivity_at_ppv(items, kS, {}, target, 200);
+    ASSERT_TRUE(p.reached) << target;
+    const auto [se, ppv] = at(p.factor * (1.0 + 1e-9));
+    EXPECT_NEAR(se, p.se, 1e-12) << target;
+    EXPECT_NEAR(ppv, p.ppv, 1e-12) << target;
+    EXPECT_GE(p.ppv, target);
+    for (double m = 0.05; m < 20.0; m *= 1.02) {
+      const auto [grid_se, grid_ppv] = at(m);
+      if (grid_ppv >= target) {
+        EXPECT_LE(grid_se, p.se + 1e-12) << "factor " << m;
+      }
+    }
+    EXPECT_LE(p.se_ci95.low, p.se);
+    EXPECT_GE(p.se_ci95.high, p.se);
+    EXPECT_LT(p.se_ci95.low, p.se_ci95.high);
+  }
+}
+
+}  // namespace
