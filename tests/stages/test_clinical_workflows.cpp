@@ -70,13 +70,17 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   // The Se the run's own curve reaches at each published method's +P, S and V as EC57 counts
   // them (vars.published_points: two papers, S and V each).
   ASSERT_EQ(d["at_published_ppv"].size(), 4u) << d.dump().substr(0, 300);
+  int reached = 0;
   for (const auto& point : d["at_published_ppv"]) {
     EXPECT_EQ(point["count"], "EC57");
     if (!point["reached"].get<bool>()) continue;
+    ++reached;
     EXPECT_GE(point["ppv"].get<double>(), point["published_ppv"].get<double>());
-    EXPECT_LE(point["se_ci95"][0].get<double>(), point["se"].get<double>());
-    EXPECT_GE(point["se_ci95"][1].get<double>(), point["se"].get<double>());
+    EXPECT_GT(point["se"].get<double>(), 0.0);
+    EXPECT_GT(point["factor"].get<double>(), 0.0);
+    EXPECT_GT(point["accuracy"].get<double>(), 0.5);
   }
+  EXPECT_GE(reached, 2) << d["at_published_ppv"].dump();
   EXPECT_NE(report.find("| Zhang et al. 2014 | S | 0.791 / 0.360 | "), std::string::npos);
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");

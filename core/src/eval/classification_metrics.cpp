@@ -200,12 +200,10 @@ Interval bootstrap_records(size_t records,
 Interval bootstrap_by_record(const std::vector<Confusion>& per_record,
                              const std::function<double(const Confusion&)>& metric, int resamples,
                              double level, uint64_t seed) {
-  if (per_record.empty()) return {kNaN, kNaN};
-  return percentile_interval(resample_records(per_record.size(), resamples, seed,
-                                              [&](const std::vector<size_t>& drawn) {
-                                                return metric(pooled_over(per_record, drawn));
-                                              }),
-                             level);
+  return bootstrap_records(
+      per_record.size(),
+      [&](const std::vector<size_t>& drawn) { return metric(pooled_over(per_record, drawn)); },
+      resamples, level, seed);
 }
 
 Interval bootstrap_difference_by_record(const std::vector<Confusion>& a,
@@ -215,13 +213,12 @@ Interval bootstrap_difference_by_record(const std::vector<Confusion>& a,
   if (a.size() != b.size())
     throw std::invalid_argument("bootstrap_difference_by_record: " + std::to_string(a.size()) +
                                 " records against " + std::to_string(b.size()));
-  if (a.empty()) return {kNaN, kNaN};
-  return percentile_interval(resample_records(a.size(), resamples, seed,
-                                              [&](const std::vector<size_t>& drawn) {
-                                                return metric(pooled_over(a, drawn)) -
-                                                       metric(pooled_over(b, drawn));
-                                              }),
-                             level);
+  return bootstrap_records(
+      a.size(),
+      [&](const std::vector<size_t>& drawn) {
+        return metric(pooled_over(a, drawn)) - metric(pooled_over(b, drawn));
+      },
+      resamples, level, seed);
 }
 
 }  // namespace hlm::eval

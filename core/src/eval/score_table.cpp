@@ -112,12 +112,12 @@ std::string score_table(const std::vector<Confusion>& per_record,
   return md;
 }
 
-std::vector<size_t> ec57_excused(const std::vector<std::string>& class_names,
-                                 const std::string& ectopic) {
+std::optional<std::vector<size_t>> ec57_excused(const std::vector<std::string>& class_names,
+                                                const std::string& ectopic) {
   const auto f = index_of(class_names, "F"), q = index_of(class_names, "Q");
   if (!index_of(class_names, "N") || !index_of(class_names, "S") || !index_of(class_names, "V") ||
-      !f)
-    return {};
+      !f || (ectopic != "S" && ectopic != "V"))
+    return std::nullopt;
   std::vector<size_t> excused;
   if (ectopic == "V") excused.push_back(*f);
   if ((ectopic == "V" || ectopic == "S") && q) excused.push_back(*q);
@@ -128,8 +128,8 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
                        const std::vector<std::string>& class_names, nlohmann::json& results) {
   const auto s = index_of(class_names, "S"), v = index_of(class_names, "V");
   if (!index_of(class_names, "N") || !s || !v || !index_of(class_names, "F")) return "";
-  const std::vector<size_t> q_only = ec57_excused(class_names, "S"),
-                            f_and_q = ec57_excused(class_names, "V");
+  const std::vector<size_t> q_only = *ec57_excused(class_names, "S"),
+                            f_and_q = *ec57_excused(class_names, "V");
   Confusion pooled(class_names.size());
   for (const auto& r : per_record) pooled += r;
   std::string md =
@@ -166,7 +166,8 @@ std::string published_points_table(const ProbabilityItems& items,
       "as high, when one class's probability is multiplied by a factor before the most probable "
       "class is taken. The factor is read off these very items, so this is a property of the "
       "curve (as AUROC is), not an operating point fixed in advance; the interval resamples "
-      "records. S and V count as EC57 does.\n\n| source | class | published Se / +P | Se at that "
+      "records. S and V of the AAMI beat classes count as EC57 does.\n\n| source | class | "
+      "published Se / +P | Se at that "
       "+P (95 % CI) | +P | factor | accuracy there |\n|---|---|---|---|---|---|---|\n";
   results["at_published_ppv"] = nlohmann::json::array();
   for (const PublishedPoint& point : points) {
@@ -174,24 +175,26 @@ std::string published_points_table(const ProbabilityItems& items,
     if (!cls)
       throw ConfigError("published point of '{}': class '{}' is not one of the model's classes",
                         point.source, point.class_name);
-    const std::vector<size_t> excused = ec57_excused(class_names, point.class_name);
-    const PointAtPpv p = sensitivity_at_ppv(items, *cls, excused, point.ppv);
-    results["at_published_ppv"].push_back(
-        {{"source", point.source},
-         {"class", point.class_name},
-         {"published_se", point.se},
-         {"published_ppv", point.ppv},
-         {"reached", p.reached},
-         {"se", p.se},
-         {"se_ci95", {p.se_ci95.low, p.se_ci95.high}},
-         {"ppv", p.ppv},
-         {"factor", p.factor},
-         {"accuracy", p.accuracy},
-         {"count", excused.empty() ? "one against the rest" : "EC57"}});
+    const auto ec57 = ec57_excused(class_names, point.class_name);
+    const PointAtPpv p =
+        sensitivity_at_ppv(items, *cls, ec57.value_or(std::vector<size_t>()), point.ppv);
+    results["at_published_ppv"].push_back({{"source", point.source},
+                                           {"class", point.class_name},
+                                           {"published_se", point.se},
+                                           {"published_ppv", point.ppv},
+                                           {"reached", p.reached},
+                                           {"se", p.se},
+                                           {"se_ci95", {p.se_ci95.low, p.se_ci95.high}},
+                                           {"ppv", p.ppv},
+                                           {"factor", p.factor},
+                                           {"accuracy", p.accuracy},
+                                           {"count", ec57 ? "EC57" : "one against the rest"}});
+    const std::string se = std::isnan(p.se) ? "no " + point.class_name + " items"
+                           : p.reached      ? number(p.se) + interval(p.se_ci95)
+                                            : "not reached";
     md += "| " + point.source + " | " + point.class_name + " | " + number(point.se) + " / " +
-          number(point.ppv) + " | " +
-          (p.reached ? number(p.se) + interval(p.se_ci95) : "not reached") + " | " + number(p.ppv) +
-          " | " + number(p.factor) + " | " + number(p.accuracy) + " |\n";
+          number(point.ppv) + " | " + se + " | " + number(p.ppv) + " | " + number(p.factor) +
+          " | " + number(p.accuracy) + " |\n";
   }
   return md;
 }

@@ -4,6 +4,7 @@
 // and F1 (Se and +P with intervals), and the confusion matrix.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,10 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
                        const std::vector<std::string>& class_names, nlohmann::json& results);
 
 // The reference classes EC57 does not count against `ectopic` when they are called it: F and Q
-// for V, Q for S, when class_names hold the AAMI beat classes (N, S, V and F; Q optional); none
-// otherwise.
-std::vector<size_t> ec57_excused(const std::vector<std::string>& class_names,
-                                 const std::string& ectopic);
+// for V, Q for S (Q when there is one), when class_names hold the AAMI beat classes (N, S, V
+// and F; Q optional). nullopt when EC57 does not apply (other classes, or `ectopic` not S or V).
+std::optional<std::vector<size_t>> ec57_excused(const std::vector<std::string>& class_names,
+                                                const std::string& ectopic);
 
 // A published method's operating point for one class: sensitivity and +P, as fractions.
 struct PublishedPoint {
@@ -42,8 +43,9 @@ struct PublishedPoint {
 // (sensitivity_at_ppv; S and V of the AAMI classes counted as EC57 does), with its interval by
 // record, the factor and the accuracy there: results["at_published_ppv"] = [{"source",
 // "class", "published_se", "published_ppv", "reached", "se", "se_ci95", "ppv", "factor",
-// "accuracy", "count"}]. Returns the markdown ("" without points). Throws ConfigError naming
-// the class when class_names lack it.
+// "accuracy", "count": "EC57" or "one against the rest"}]. Returns the markdown ("" without
+// points). Throws ConfigError naming the source and the class when class_names lack it (the
+// evaluate stage checks that before scoring, naming the workflow file).
 std::string published_points_table(const ProbabilityItems& items,
                                    const std::vector<std::string>& class_names,
                                    const std::vector<PublishedPoint>& points,

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <string>
+
+#include "hlm/errors.h"
 
 namespace hlm::eval {
 
@@ -14,9 +15,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // What the sweep needs of one item.
 struct Ranked {
-  double ratio;    // the class's probability over the largest other one
-  size_t truth;    // reference class
-  size_t rest;     // the most probable other class: the call when the item is not `cls`
+  double ratio;  // the class's probability over the largest other one
+  size_t truth;  // reference class
+  size_t rest;   // the most probable other class: the call when the item is not `cls`
   size_t record;
 };
 
@@ -26,14 +27,20 @@ std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
   out.reserve(items.probs.size());
   for (size_t i = 0; i < items.probs.size(); ++i) {
     const std::vector<float>& p = items.probs[i];
-    if (cls >= p.size() || items.truth[i] >= p.size() || items.record[i] >= items.records)
-      throw std::invalid_argument("sensitivity_at_ppv: item " + std::to_string(i) +
-                                  " has a class or record out of range");
+    if (p.size() < 2 || p.size() != items.probs.front().size() || cls >= p.size() ||
+        items.truth[i] >= p.size() || items.record[i] >= items.records)
+      throw InternalError(
+          "sensitivity_at_ppv: item {} has {} class probabilities (class {}, reference {}, "
+          "record {} of {})",
+          i, p.size(), cls, items.truth[i], items.record[i], items.records);
+    for (const float x : p)
+      if (!std::isfinite(x) || x < 0.0f)
+        throw InternalError("sensitivity_at_ppv: item {} has the probability {}", i, x);
     size_t rest = cls == 0 ? 1 : 0;
     for (size_t c = 0; c < p.size(); ++c)
       if (c != cls && p[c] > p[rest]) rest = c;
     // A zero other probability makes the ratio infinite: called cls at any factor.
-    const double ratio = p[rest] > 0.0f ? double(p[cls]) / double(p[rest])
+    const double ratio = p[rest] > 0.0f  ? double(p[cls]) / double(p[rest])
                          : p[cls] > 0.0f ? std::numeric_limits<double>::infinity()
                                          : 0.0;
     out.push_back({ratio, items.truth[i], rest, items.record[i]});
@@ -43,9 +50,20 @@ std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
   return out;
 }
 
+// A factor strictly between the one that calls the items of ratio `ratio` and the one that
+// would also call those of `next` (the next lower ratio; 0 when there is none, or when no
+// finite factor calls them).
+double factor_between(double ratio, double next) {
+  const double lo = 1.0 / ratio;  // 0 for an infinite ratio
+  if (next <= 0.0) return lo > 0.0 ? 2.0 * lo : 1.0;
+  const double hi = 1.0 / next;
+  return lo > 0.0 ? std::sqrt(lo * hi) : 0.5 * hi;
+}
+
 // One sweep down the ranked items, each weighted by how often its record was drawn: the point
-// with the highest Se whose +P reaches the target. Items of equal ratio join together (one
-// factor calls them all).
+// with the highest Se whose +P reaches the target, the first (highest +P) of equal ones. Items
+// of equal ratio join together (one factor calls them all); those of ratio 0 (the class's
+// probability 0) no finite factor calls.
 PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
                  double target, const std::vector<double>& weight) {
   double positives = 0, total = 0, correct = 0;  // correct: as if no item were called cls
@@ -62,21 +80,24 @@ PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vecto
     return best;
   }
   double tp = 0, fp = 0;
-  for (size_t i = 0; i < ranked.size();) {
+  for (size_t i = 0; i < ranked.size() && ranked[i].ratio > 0.0;) {
     const double ratio = ranked[i].ratio;
     for (; i < ranked.size() && ranked[i].ratio == ratio; ++i) {
       const Ranked& r = ranked[i];
       const double w = weight[r.record];
-      if (r.truth == cls) tp += w;
-      else if (!excused[r.truth]) fp += w;
+      if (r.truth == cls)
+        tp += w;
+      else if (!excused[r.truth])
+        fp += w;
       correct += w * (double(r.truth == cls) - double(r.truth == r.rest));
     }
-    // Se only grows down the list, so the last point that reaches the target is the best.
-    if (tp + fp > 0 && tp / (tp + fp) >= target) {
+    // Se only grows down the list: a later point replaces the best only by finding more.
+    const double se = tp / positives;
+    if (tp + fp > 0 && tp / (tp + fp) >= target && (!best.reached || se > best.se)) {
       best.reached = true;
-      best.se = tp / positives;
+      best.se = se;
       best.ppv = tp / (tp + fp);
-      best.factor = ratio > 0 ? 1.0 / ratio : std::numeric_limits<double>::infinity();
+      best.factor = factor_between(ratio, i < ranked.size() ? ranked[i].ratio : 0.0);
       best.accuracy = correct / total;
     }
   }
@@ -88,9 +109,12 @@ PointAtPpv sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
                               const std::vector<size_t>& excused, double target_ppv,
                               int resamples) {
   if (items.truth.size() != items.probs.size() || items.record.size() != items.probs.size())
-    throw std::invalid_argument("sensitivity_at_ppv: probs, truth and record differ in length");
+    throw InternalError(
+        "sensitivity_at_ppv: {} items' probabilities, {} reference classes, {} "
+        "records",
+        items.probs.size(), items.truth.size(), items.record.size());
   if (!(target_ppv > 0.0 && target_ppv <= 1.0))
-    throw std::invalid_argument("sensitivity_at_ppv: the target +P must be in (0, 1]");
+    throw InternalError("sensitivity_at_ppv: the target +P {} is not in (0, 1]", target_ppv);
   const std::vector<Ranked> ranked = rank(items, cls);
   size_t classes = cls + 1;
   for (size_t t : items.truth) classes = std::max(classes, t + 1);
@@ -98,7 +122,8 @@ PointAtPpv sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
   std::vector<bool> is_excused(classes, false);
   for (size_t c : excused)
     if (c != cls) is_excused[c] = true;
-  PointAtPpv point = sweep(ranked, cls, is_excused, target_ppv, std::vector<double>(items.records, 1.0));
+  PointAtPpv point =
+      sweep(ranked, cls, is_excused, target_ppv, std::vector<double>(items.records, 1.0));
   std::vector<double> weight(items.records);
   point.se_ci95 = bootstrap_records(
       items.records,

@@ -391,16 +391,20 @@ std::vector<eval::PublishedPoint> published_points_of(
             "{}:{}: stage '{}': unknown key '{}' in a row of published_points (source, class, "
             "se, ppv)",
             ctx.instance.file, ctx.instance.line, ctx.instance.id, key);
-    eval::PublishedPoint point;
-    point.source = row.value("source", std::string());
-    point.class_name = row.value("class", std::string());
-    point.se = row.value("se", -1.0);
-    point.ppv = row.value("ppv", -1.0);
+    // Wrong types read as missing, so the error below names the row.
+    const auto text = [&row](const char* key) {
+      return row.contains(key) && row.at(key).is_string() ? row.at(key).get<std::string>() : "";
+    };
+    const auto fraction = [&row](const char* key) {
+      return row.contains(key) && row.at(key).is_number() ? row.at(key).get<double>() : -1.0;
+    };
+    const eval::PublishedPoint point{text("source"), text("class"), fraction("se"),
+                                     fraction("ppv")};
     if (point.source.empty() || point.class_name.empty() || !(point.se >= 0 && point.se <= 1) ||
         !(point.ppv > 0 && point.ppv <= 1))
       throw ConfigError(
-          "{}:{}: stage '{}': published_points row {} needs a source, a class, se in [0, 1] and "
-          "ppv in (0, 1] (fractions: 0.39 for 39 %)",
+          "{}:{}: stage '{}': published_points row {} needs a source and a class (text), se in "
+          "[0, 1] and ppv in (0, 1] (numbers, as fractions: 0.39 for 39 %)",
           ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump());
     for (const auto& [label, instances] : models) {
       const auto classes = instances.front()->at("results").value("classes", beat_classes);
