@@ -69,19 +69,20 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   EXPECT_NE(report.find("V and S as AAMI EC57 counts them"), std::string::npos);
   // The Se the run's own curve reaches at each published method's +P, S and V as EC57 counts
   // them (vars.published_points: two papers, S and V each).
-  ASSERT_EQ(d["at_published_ppv"].size(), 4u) << d.dump().substr(0, 300);
+  ASSERT_EQ(d["at_published_points"].size(), 4u) << d.dump().substr(0, 300);
   int reached = 0;
-  for (const auto& point : d["at_published_ppv"]) {
+  for (const auto& point : d["at_published_points"]) {
     EXPECT_EQ(point["count"], "EC57");
+    EXPECT_EQ(point["held"], "ppv");
     if (!point["reached"].get<bool>()) continue;
     ++reached;
-    EXPECT_GE(point["ppv"].get<double>(), point["published_ppv"].get<double>());
+    EXPECT_GE(point["ppv"].get<double>(), point["published_held"].get<double>());
     EXPECT_GT(point["se"].get<double>(), 0.0);
     EXPECT_GT(point["factor"].get<double>(), 0.0);
     EXPECT_GT(point["accuracy"].get<double>(), 0.5);
   }
-  EXPECT_GE(reached, 2) << d["at_published_ppv"].dump();
-  EXPECT_NE(report.find("| Zhang et al. 2014 | S | 0.791 / 0.360 | "), std::string::npos);
+  EXPECT_GE(reached, 2) << d["at_published_points"].dump();
+  EXPECT_NE(report.find("| Zhang et al. 2014 | S | 0.791 | +P 0.360 | "), std::string::npos);
   expect_interval_covers(d, "accuracy");
   EXPECT_EQ(d["majority_class"], "N");
   // Boosted trees beside the beat head, each part scored alone.
@@ -104,27 +105,35 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
             std::string::npos);
 }
 
-// A published point of a class the model does not have is refused before anything is scored,
-// naming the class, the stage and the workflow file; the fine-tunes stay for the next run.
+// A published point of a class the model does not have, or one holding both +P and
+// specificity, is refused before anything is scored, naming the stage and the workflow file;
+// the fine-tunes stay for the next run.
 TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
   if (!fs::exists(kData + "/mitdb/230.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   hlm::test::ScratchDir runs("hlm_mitdb_aami_points");
-  const auto r = hlm::test::run_hlm(
-      "run workflows/mitdb-aami.yaml vars.size=ci 'vars.fold=[0]' "
-      "'vars.published_points=[{source: Someone 2020, class: A, se: 0.9, ppv: 0.5}]' "
-      "--runs-dir " +
-      runs.path.string());
+  // One fold at CI size, with the given published points; later runs reuse its fine-tunes.
+  const auto run_with_points = [&runs](const std::string& points) {
+    return hlm::test::run_hlm(
+        "run workflows/mitdb-aami.yaml vars.size=ci 'vars.fold=[0]' "
+        "'vars.published_points=" +
+        points + "' --runs-dir " + runs.path.string());
+  };
+  const auto r = run_with_points("[{source: Someone 2020, class: A, se: 0.9, ppv: 0.5}]");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("mitdb-aami.yaml"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("stage 'evaluate': published_points names class 'A' (Someone 2020)"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("finetune"), std::string::npos);
   bool kept = false;
   for (const auto& entry : fs::recursive_directory_iterator(runs.path))
     kept = kept || entry.path().filename() == "classifier.head";
   EXPECT_TRUE(kept) << "the fine-tuned classifiers were lost";
+  const auto both =
+      run_with_points("[{source: Someone 2020, class: S, se: 0.9, ppv: 0.5, specificity: 0.9}]");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.output.find("either ppv or specificity in (0, 1]"), std::string::npos)
+      << both.output;
 }
 
 // The inter-patient step runs when the test records are in the folder: here the paced records
@@ -186,6 +195,15 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsAndMitdb) {
     ASSERT_TRUE(d.is_object()) << name << " missing: " << results.dump().substr(0, 400);
     EXPECT_TRUE(d.contains("auroc")) << name;
     EXPECT_GT(d["classes"]["AF"]["items"].get<int64_t>(), 0) << name;
+    // The AF detectors' published points, Se at their specificity, one against the rest.
+    ASSERT_EQ(d["at_published_points"].size(), 3u) << name;
+    for (const auto& point : d["at_published_points"]) {
+      EXPECT_EQ(point["held"], "specificity");
+      EXPECT_EQ(point["count"], "one against the rest");
+      if (point["reached"].get<bool>()) {
+        EXPECT_GE(point["specificity"].get<double>(), point["published_held"].get<double>());
+      }
+    }
   }
   EXPECT_EQ(results["datasets"]["mitdb [segment_beats=41]"]["records"], 2);  // 201 and 203
 }

@@ -82,8 +82,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"evaluate.records", "records evaluated"},
     {"evaluate.published", "the literature table (ClinicalWorkflows.*)"},
     {"evaluate.published_points",
-     "Se at each published +P (ClinicalWorkflows.MitdbAamiCrossValidatesInsideDs1, "
-     "ClinicalWorkflows.MitdbAamiRefusesAPublishedPointOfAnotherClass)"},
+     "Se at each published +P or specificity (ClinicalWorkflows.MitdbAamiCrossValidates..., "
+     "ClinicalWorkflows.AfRhythmScores..., ClinicalWorkflows.MitdbAamiRefusesAPublished...)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},
     {"evaluate.datasets", "token stores scored (FinetuneEvaluate.ResultsJson...)"},
     {"evaluate.threads", "intra-op threads (set_compute_threads)"},

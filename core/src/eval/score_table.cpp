@@ -162,39 +162,43 @@ std::string published_points_table(const ProbabilityItems& items,
                                    nlohmann::json& results) {
   if (points.empty()) return "";
   std::string md =
-      "\nAt each published method's +P: the highest Se this run reaches with its +P at least "
-      "as high, when one class's probability is multiplied by a factor before the most probable "
-      "class is taken. The factor is read off these very items, so this is a property of the "
-      "curve (as AUROC is), not an operating point fixed in advance; the interval resamples "
-      "records. S and V of the AAMI beat classes count as EC57 does.\n\n| source | class | "
-      "published Se / +P | Se at that "
-      "+P (95 % CI) | +P | factor | accuracy there |\n|---|---|---|---|---|---|---|\n";
-  results["at_published_ppv"] = nlohmann::json::array();
+      "\nAt each published method's operating point: the highest Se this run reaches with the "
+      "figure the method reports beside Se (+P or specificity, Sp) held at least as high, when "
+      "one class's probability is multiplied by a factor before the most probable class is "
+      "taken. The factor is read off these very items, so this is a property of the curve (as "
+      "AUROC is), not an operating point fixed in advance; the interval resamples records. S "
+      "and V of the AAMI beat classes count as EC57 does.\n\n| source | class | published Se "
+      "| held at | Se there (95 % CI) | +P | Sp | factor | accuracy there "
+      "|\n|---|---|---|---|---|---|---|---|---|\n";
+  results["at_published_points"] = nlohmann::json::array();
   for (const PublishedPoint& point : points) {
     const auto cls = index_of(class_names, point.class_name.c_str());
     if (!cls)
       throw ConfigError("published point of '{}': class '{}' is not one of the model's classes",
                         point.source, point.class_name);
     const auto ec57 = ec57_excused(class_names, point.class_name);
-    const PointAtPpv p =
-        sensitivity_at_ppv(items, *cls, ec57.value_or(std::vector<size_t>()), point.ppv);
-    results["at_published_ppv"].push_back({{"source", point.source},
-                                           {"class", point.class_name},
-                                           {"published_se", point.se},
-                                           {"published_ppv", point.ppv},
-                                           {"reached", p.reached},
-                                           {"se", p.se},
-                                           {"se_ci95", {p.se_ci95.low, p.se_ci95.high}},
-                                           {"ppv", p.ppv},
-                                           {"factor", p.factor},
-                                           {"accuracy", p.accuracy},
-                                           {"count", ec57 ? "EC57" : "one against the rest"}});
+    const PointOnCurve p = sensitivity_at(items, *cls, ec57.value_or(std::vector<size_t>()),
+                                          point.held, point.held_value);
+    results["at_published_points"].push_back({{"source", point.source},
+                                              {"class", point.class_name},
+                                              {"held", held_name(point.held)},
+                                              {"published_se", point.se},
+                                              {"published_held", point.held_value},
+                                              {"reached", p.reached},
+                                              {"se", p.se},
+                                              {"se_ci95", {p.se_ci95.low, p.se_ci95.high}},
+                                              {"ppv", p.ppv},
+                                              {"specificity", p.specificity},
+                                              {"factor", p.factor},
+                                              {"accuracy", p.accuracy},
+                                              {"count", ec57 ? "EC57" : "one against the rest"}});
     const std::string se = std::isnan(p.se) ? "no " + point.class_name + " items"
                            : p.reached      ? number(p.se) + interval(p.se_ci95)
                                             : "not reached";
-    md += "| " + point.source + " | " + point.class_name + " | " + number(point.se) + " / " +
-          number(point.ppv) + " | " + se + " | " + number(p.ppv) + " | " + number(p.factor) +
-          " | " + number(p.accuracy) + " |\n";
+    md += "| " + point.source + " | " + point.class_name + " | " + number(point.se) + " | " +
+          (point.held == Held::kPpv ? "+P " : "Sp ") + number(point.held_value) + " | " + se +
+          " | " + number(p.ppv) + " | " + number(p.specificity) + " | " + number(p.factor) + " | " +
+          number(p.accuracy) + " |\n";
   }
   return md;
 }

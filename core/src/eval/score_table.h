@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "eval/classification_metrics.h"
-#include "eval/sensitivity_at_ppv.h"
+#include "eval/sensitivity_at.h"
 
 namespace hlm::eval {
 
@@ -33,19 +33,23 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
 std::optional<std::vector<size_t>> ec57_excused(const std::vector<std::string>& class_names,
                                                 const std::string& ectopic);
 
-// A published method's operating point for one class: sensitivity and +P, as fractions.
+// A published method's operating point for one class: its sensitivity and the figure held
+// beside it (+P or specificity), as fractions.
 struct PublishedPoint {
   std::string source, class_name;
-  double se = 0, ppv = 0;
+  double se = 0;
+  Held held = Held::kPpv;
+  double held_value = 0;
 };
 
-// For each published point, the highest Se this run's curve reaches at that point's +P or above
-// (sensitivity_at_ppv; S and V of the AAMI classes counted as EC57 does), with its interval by
-// record, the factor and the accuracy there: results["at_published_ppv"] = [{"source",
-// "class", "published_se", "published_ppv", "reached", "se", "se_ci95", "ppv", "factor",
-// "accuracy", "count": "EC57" or "one against the rest"}]. Returns the markdown ("" without
-// points). Throws ConfigError naming the source and the class when class_names lack it (the
-// evaluate stage checks that before scoring, naming the workflow file).
+// For each published point, the highest Se this run's curve reaches with the point's held
+// figure at or above the published one (sensitivity_at; S and V of the AAMI classes counted as
+// EC57 does), with its interval by record, the +P, specificity, factor and accuracy there:
+// results["at_published_points"] = [{"source", "class", "held": "ppv" or "specificity",
+// "published_se", "published_held", "reached", "se", "se_ci95", "ppv", "specificity",
+// "factor", "accuracy", "count": "EC57" or "one against the rest"}]. Returns the markdown (""
+// without points). Throws ConfigError naming the source and the class when class_names lack it
+// (the evaluate stage checks that before scoring, naming the workflow file).
 std::string published_points_table(const ProbabilityItems& items,
                                    const std::vector<std::string>& class_names,
                                    const std::vector<PublishedPoint>& points,

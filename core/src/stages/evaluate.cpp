@@ -230,7 +230,7 @@ eval::ProbabilityItems probability_items(const std::vector<ScoredItem>& items) {
 
 // Scores of the items: per-record matrices (for intervals by record), AUROC of a binary task,
 // the Challenge 2017 score when the classes include N, A and O, and the sensitivity at each
-// published point's +P.
+// published operating point.
 nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore& store,
                          const std::vector<std::string>& classes,
                          const std::vector<eval::PublishedPoint>& points, std::string& table,
@@ -386,10 +386,10 @@ std::vector<eval::PublishedPoint> published_points_of(
   std::vector<eval::PublishedPoint> points;
   for (const auto& row : ctx.params().at("published_points")) {
     for (const auto& [key, value] : row.items())
-      if (key != "source" && key != "class" && key != "se" && key != "ppv")
+      if (key != "source" && key != "class" && key != "se" && key != "ppv" && key != "specificity")
         throw ConfigError(
             "{}:{}: stage '{}': unknown key '{}' in a row of published_points (source, class, "
-            "se, ppv)",
+            "se, and ppv or specificity)",
             ctx.instance.file, ctx.instance.line, ctx.instance.id, key);
     // Wrong types read as missing, so the error below names the row.
     const auto text = [&row](const char* key) {
@@ -398,13 +398,17 @@ std::vector<eval::PublishedPoint> published_points_of(
     const auto fraction = [&row](const char* key) {
       return row.contains(key) && row.at(key).is_number() ? row.at(key).get<double>() : -1.0;
     };
+    const bool by_ppv = row.contains("ppv");
     const eval::PublishedPoint point{text("source"), text("class"), fraction("se"),
-                                     fraction("ppv")};
+                                     by_ppv ? eval::Held::kPpv : eval::Held::kSpecificity,
+                                     fraction(by_ppv ? "ppv" : "specificity")};
     if (point.source.empty() || point.class_name.empty() || !(point.se >= 0 && point.se <= 1) ||
-        !(point.ppv > 0 && point.ppv <= 1))
+        !(point.held_value > 0 && point.held_value <= 1) ||
+        (row.contains("ppv") && row.contains("specificity")))
       throw ConfigError(
           "{}:{}: stage '{}': published_points row {} needs a source and a class (text), se in "
-          "[0, 1] and ppv in (0, 1] (numbers, as fractions: 0.39 for 39 %)",
+          "[0, 1], and either ppv or specificity in (0, 1] (numbers, as fractions: 0.39 for 39 "
+          "%)",
           ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump());
     for (const auto& [label, instances] : models) {
       const auto classes = instances.front()->at("results").value("classes", beat_classes);
@@ -577,9 +581,10 @@ StageKind evaluate_stage() {
            {"published", "list:map", "[]",
             "published results shown beside this run's, each {source, protocol, result}", false},
            {"published_points", "list:map", "[]",
-            "published operating points {source, class, se, ppv} (fractions): each dataset "
-            "reports the highest Se this run's curve reaches at that +P (the class's probability "
-            "scaled before the most probable class is taken; S and V as EC57 counts them)",
+            "published operating points {source, class, se, and ppv or specificity} "
+            "(fractions): each dataset reports the highest Se this run's curve reaches with that "
+            "+P or specificity held (the class's probability scaled before the most probable "
+            "class is taken; S and V as EC57 counts them)",
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},

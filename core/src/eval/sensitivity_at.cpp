@@ -1,5 +1,6 @@
-// Sensitivity of one class at a given positive predictivity (see sensitivity_at_ppv.h).
-#include "eval/sensitivity_at_ppv.h"
+// Sensitivity of one class at a given positive predictivity or specificity (see
+// sensitivity_at.h).
+#include "eval/sensitivity_at.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,12 +31,12 @@ std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
     if (p.size() < 2 || p.size() != items.probs.front().size() || cls >= p.size() ||
         items.truth[i] >= p.size() || items.record[i] >= items.records)
       throw InternalError(
-          "sensitivity_at_ppv: item {} has {} class probabilities (class {}, reference {}, "
+          "sensitivity_at: item {} has {} class probabilities (class {}, reference {}, "
           "record {} of {})",
           i, p.size(), cls, items.truth[i], items.record[i], items.records);
     for (const float x : p)
       if (!std::isfinite(x) || x < 0.0f)
-        throw InternalError("sensitivity_at_ppv: item {} has the probability {}", i, x);
+        throw InternalError("sensitivity_at: item {} has the probability {}", i, x);
     size_t rest = cls == 0 ? 1 : 0;
     for (size_t c = 0; c < p.size(); ++c)
       if (c != cls && p[c] > p[rest]) rest = c;
@@ -61,25 +62,27 @@ double factor_between(double ratio, double next) {
 }
 
 // One sweep down the ranked items, each weighted by how often its record was drawn: the point
-// with the highest Se whose +P reaches the target, the first (highest +P) of equal ones. Items
-// of equal ratio join together (one factor calls them all); those of ratio 0 (the class's
-// probability 0) no finite factor calls.
-PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
-                 double target, const std::vector<double>& weight) {
-  double positives = 0, total = 0, correct = 0;  // correct: as if no item were called cls
+// with the highest Se whose held figure reaches the target, the first (where that figure is
+// highest) of equal ones. Items of equal ratio join together (one factor calls them all);
+// those of ratio 0 (the class's probability 0) no finite factor calls.
+PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
+                   Held held, double target, const std::vector<double>& weight) {
+  // correct: as if no item were called cls; negatives: the items outside the class.
+  double positives = 0, negatives = 0, total = 0, correct = 0;
   for (const Ranked& r : ranked) {
     const double w = weight[r.record];
     total += w;
-    if (r.truth == cls) positives += w;
+    (r.truth == cls ? positives : negatives) += w;
     if (r.truth == r.rest) correct += w;
   }
-  PointAtPpv best;
-  best.ppv = best.factor = best.accuracy = kNaN;
+  PointOnCurve best;
+  best.ppv = best.specificity = best.factor = best.accuracy = kNaN;
   if (positives <= 0) {
     best.se = kNaN;
     return best;
   }
-  double tp = 0, fp = 0;
+  // Called cls so far: true positives, false ones, and excused ones (in no cell).
+  double tp = 0, fp = 0, excused_called = 0;
   for (size_t i = 0; i < ranked.size() && ranked[i].ratio > 0.0;) {
     const double ratio = ranked[i].ratio;
     for (; i < ranked.size() && ranked[i].ratio == ratio; ++i) {
@@ -87,16 +90,23 @@ PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vecto
       const double w = weight[r.record];
       if (r.truth == cls)
         tp += w;
-      else if (!excused[r.truth])
+      else if (excused[r.truth])
+        excused_called += w;
+      else
         fp += w;
       correct += w * (double(r.truth == cls) - double(r.truth == r.rest));
     }
+    const double ppv = tp + fp > 0 ? tp / (tp + fp) : kNaN;
+    const double true_negatives = negatives - fp - excused_called;
+    const double specificity =
+        true_negatives + fp > 0 ? true_negatives / (true_negatives + fp) : kNaN;
     // Se only grows down the list: a later point replaces the best only by finding more.
     const double se = tp / positives;
-    if (tp + fp > 0 && tp / (tp + fp) >= target && (!best.reached || se > best.se)) {
+    if ((held == Held::kPpv ? ppv : specificity) >= target && (!best.reached || se > best.se)) {
       best.reached = true;
       best.se = se;
-      best.ppv = tp / (tp + fp);
+      best.ppv = ppv;
+      best.specificity = specificity;
       best.factor = factor_between(ratio, i < ranked.size() ? ranked[i].ratio : 0.0);
       best.accuracy = correct / total;
     }
@@ -105,16 +115,17 @@ PointAtPpv sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vecto
 }
 }  // namespace
 
-PointAtPpv sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
-                              const std::vector<size_t>& excused, double target_ppv,
-                              int resamples) {
+const char* held_name(Held held) { return held == Held::kPpv ? "ppv" : "specificity"; }
+
+PointOnCurve sensitivity_at(const ProbabilityItems& items, size_t cls,
+                            const std::vector<size_t>& excused, Held held, double target,
+                            int resamples) {
   if (items.truth.size() != items.probs.size() || items.record.size() != items.probs.size())
-    throw InternalError(
-        "sensitivity_at_ppv: {} items' probabilities, {} reference classes, {} "
-        "records",
-        items.probs.size(), items.truth.size(), items.record.size());
-  if (!(target_ppv > 0.0 && target_ppv <= 1.0))
-    throw InternalError("sensitivity_at_ppv: the target +P {} is not in (0, 1]", target_ppv);
+    throw InternalError("sensitivity_at: {} items' probabilities, {} reference classes, {} records",
+                        items.probs.size(), items.truth.size(), items.record.size());
+  if (!(target > 0.0 && target <= 1.0))
+    throw InternalError("sensitivity_at: the target {} {} is not in (0, 1]", held_name(held),
+                        target);
   const std::vector<Ranked> ranked = rank(items, cls);
   size_t classes = cls + 1;
   for (size_t t : items.truth) classes = std::max(classes, t + 1);
@@ -122,15 +133,15 @@ PointAtPpv sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
   std::vector<bool> is_excused(classes, false);
   for (size_t c : excused)
     if (c != cls) is_excused[c] = true;
-  PointAtPpv point =
-      sweep(ranked, cls, is_excused, target_ppv, std::vector<double>(items.records, 1.0));
+  PointOnCurve point =
+      sweep(ranked, cls, is_excused, held, target, std::vector<double>(items.records, 1.0));
   std::vector<double> weight(items.records);
   point.se_ci95 = bootstrap_records(
       items.records,
       [&](const std::vector<size_t>& drawn) {
         std::fill(weight.begin(), weight.end(), 0.0);
         for (size_t k : drawn) weight[k] += 1.0;
-        return sweep(ranked, cls, is_excused, target_ppv, weight).se;
+        return sweep(ranked, cls, is_excused, held, target, weight).se;
       },
       resamples);
   return point;

@@ -1,6 +1,6 @@
-// Sensitivity at a given positive predictivity: hand-computed points of a small curve (ties,
-// equal sensitivities, EC57's excused classes, a target no factor reaches), and the factor
-// reproduced by taking the most probable class of scaled probabilities.
+// Sensitivity at a given positive predictivity or specificity: hand-computed points of a small
+// curve (ties, equal sensitivities, EC57's excused classes, a target no factor reaches), and the
+// factor reproduced by taking the most probable class of scaled probabilities.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,13 +8,21 @@
 #include <random>
 
 #include "eval/score_table.h"
-#include "eval/sensitivity_at_ppv.h"
+#include "eval/sensitivity_at.h"
 #include "hlm/errors.h"
 
 namespace {
 
+using hlm::eval::Held;
 using hlm::eval::ProbabilityItems;
-using hlm::eval::sensitivity_at_ppv;
+using hlm::eval::PublishedPoint;
+
+// Se of `cls` with +P held at `target` (the form most tests use).
+hlm::eval::PointOnCurve sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
+                                           const std::vector<size_t>& excused, double target,
+                                           int resamples) {
+  return hlm::eval::sensitivity_at(items, cls, excused, Held::kPpv, target, resamples);
+}
 
 constexpr size_t kN = 0, kS = 1, kV = 2;
 
@@ -32,7 +40,7 @@ ProbabilityItems seven_beats() {
   return items;
 }
 
-TEST(SensitivityAtPpv, HandComputedPointsOfASmallCurve) {
+TEST(SensitivityAt, HandComputedPointsOfASmallCurve) {
   const ProbabilityItems items = seven_beats();
   // +P 0.6 is reached with every S beat called: a, b, c, e and g called S (b and g wrongly),
   // d and f N: 5 of 7 right. Factors above 2 (1 / e's ratio) call e and g, those above 3.5 d
@@ -58,7 +66,7 @@ TEST(SensitivityAtPpv, HandComputedPointsOfASmallCurve) {
 
 // Points of equal Se: the first, with the highest +P, is reported. An item whose probability
 // of the class is 0 is called it by no factor.
-TEST(SensitivityAtPpv, OfEqualSensitivitiesTheHighestPpvIsReported) {
+TEST(SensitivityAt, OfEqualSensitivitiesTheHighestPpvIsReported) {
   ProbabilityItems items;
   items.probs = {{0.2f, 0.8f}, {0.6f, 0.4f}, {1.0f, 0.0f}, {0.9f, 0.1f}};
   items.truth = {1, 0, 1, 0};  // ratios 4 (class 1), 0.667 (0), 0 (1), 0.111 (0)
@@ -71,7 +79,27 @@ TEST(SensitivityAtPpv, OfEqualSensitivitiesTheHighestPpvIsReported) {
   EXPECT_DOUBLE_EQ(p.accuracy, 0.75);
 }
 
-TEST(SensitivityAtPpv, ExcusedClassesCountInNoCell) {
+// Specificity held instead of +P. Negatives are b, d, f and g: calling the first k groups S
+// leaves (TN, FP) = (4, 0), (3, 1), (3, 1), (2, 2), (1, 3), (0, 4).
+TEST(SensitivityAt, SpecificityHeldInsteadOfPpv) {
+  const ProbabilityItems items = seven_beats();
+  auto p = hlm::eval::sensitivity_at(items, kS, {}, Held::kSpecificity, 0.75, 0);
+  EXPECT_DOUBLE_EQ(p.se, 2.0 / 3.0);  // the third point: Sp 3 / 4 with two S beats
+  EXPECT_DOUBLE_EQ(p.specificity, 0.75);
+  EXPECT_DOUBLE_EQ(p.ppv, 2.0 / 3.0);
+  EXPECT_NEAR(p.factor, std::sqrt(1.5 * 2.0), 1e-5);
+  // With V excused, g called S counts in no cell: the fourth point has TN 2 (d, f), FP 1 (b).
+  p = hlm::eval::sensitivity_at(items, kS, {kV}, Held::kSpecificity, 0.6, 0);
+  EXPECT_DOUBLE_EQ(p.se, 1.0);
+  EXPECT_DOUBLE_EQ(p.specificity, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(hlm::eval::sensitivity_at(items, kS, {}, Held::kSpecificity, 0.6, 0).se,
+                   2.0 / 3.0);
+  // Specificity 1: only the first point.
+  EXPECT_DOUBLE_EQ(hlm::eval::sensitivity_at(items, kS, {}, Held::kSpecificity, 1.0, 0).se,
+                   1.0 / 3.0);
+}
+
+TEST(SensitivityAt, ExcusedClassesCountInNoCell) {
   const ProbabilityItems items = seven_beats();
   // Without the excuse +P 0.7 is met only by the first point; with V excused (as EC57 excuses
   // Q beats called S), g is no false positive and the fourth point has +P 3 / 4.
@@ -83,7 +111,7 @@ TEST(SensitivityAtPpv, ExcusedClassesCountInNoCell) {
   EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
 }
 
-TEST(SensitivityAtPpv, ATargetNoFactorReachesGivesZeroSensitivity) {
+TEST(SensitivityAt, ATargetNoFactorReachesGivesZeroSensitivity) {
   ProbabilityItems items;
   items.probs = {{0.1f, 0.9f}, {0.4f, 0.6f}};  // the surest "class 1" is wrong
   items.truth = {0, 1};
@@ -99,7 +127,7 @@ TEST(SensitivityAtPpv, ATargetNoFactorReachesGivesZeroSensitivity) {
   EXPECT_TRUE(std::isnan(sensitivity_at_ppv(items, 1, {}, 0.5, 0).se));
 }
 
-TEST(SensitivityAtPpv, RefusesMismatchedInputs) {
+TEST(SensitivityAt, RefusesMismatchedInputs) {
   ProbabilityItems items = seven_beats();
   EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.0, 0), hlm::InternalError);
   EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 1.5, 0), hlm::InternalError);
@@ -117,7 +145,7 @@ TEST(SensitivityAtPpv, RefusesMismatchedInputs) {
   EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
 }
 
-TEST(SensitivityAtPpv, Ec57ExcusesFusionAndQForVAndQForSOfTheAamiClassesOnly) {
+TEST(SensitivityAt, Ec57ExcusesFusionAndQForVAndQForSOfTheAamiClassesOnly) {
   const std::vector<std::string> aami = {"N", "S", "V", "F", "Q"};
   EXPECT_EQ(hlm::eval::ec57_excused(aami, "V"), (std::vector<size_t>{3, 4}));
   EXPECT_EQ(hlm::eval::ec57_excused(aami, "S"), (std::vector<size_t>{4}));
@@ -130,37 +158,38 @@ TEST(SensitivityAtPpv, Ec57ExcusesFusionAndQForVAndQForSOfTheAamiClassesOnly) {
 
 // The report's rows and results.json: the seven beats with g's class renamed Q, so EC57 does
 // not count g called S against S (the +P 0.7 point of ExcusedClassesCountInNoCell).
-TEST(SensitivityAtPpv, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
+TEST(SensitivityAt, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
   ProbabilityItems items = seven_beats();
   for (auto& p : items.probs) p.insert(p.begin() + 2, {0.0f, 0.0f});  // V and F: never
   items.truth[6] = 4;                                                 // g is a Q beat
   const std::vector<std::string> aami = {"N", "S", "V", "F", "Q"};
   nlohmann::json results;
   const std::string md = hlm::eval::published_points_table(
-      items, aami, {{"Paper A", "S", 0.9, 0.7}, {"Paper B", "S", 0.9, 1.0}}, results);
-  ASSERT_EQ(results["at_published_ppv"].size(), 2u);
-  const auto& a = results["at_published_ppv"][0];
+      items, aami, {{"Paper A", "S", 0.9, Held::kPpv, 0.7}, {"Paper B", "S", 0.9, Held::kPpv, 1.0}},
+      results);
+  ASSERT_EQ(results["at_published_points"].size(), 2u);
+  const auto& a = results["at_published_points"][0];
   EXPECT_EQ(a["count"], "EC57");
   EXPECT_DOUBLE_EQ(a["se"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(a["ppv"].get<double>(), 0.75);
-  EXPECT_DOUBLE_EQ(results["at_published_ppv"][1]["se"].get<double>(), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(results["at_published_points"][1]["se"].get<double>(), 1.0 / 3.0);
   // One record: every resample is that record, so the interval is the point itself.
-  EXPECT_NE(
-      md.find("| Paper A | S | 0.900 / 0.700 | 1.000 (1.000-1.000) | 0.750 | 2.646 | 0.714 |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| Paper A | S | 0.900 | +P 0.700 | 1.000 (1.000-1.000) | 0.750 | 0.667 | "
+                    "2.646 | 0.714 |"),
+            std::string::npos)
       << md;
-  EXPECT_THROW(
-      hlm::eval::published_points_table(items, aami, {{"Paper C", "A", 0.9, 0.5}}, results),
-      hlm::ConfigError);
+  EXPECT_THROW(hlm::eval::published_points_table(items, aami,
+                                                 {{"Paper C", "A", 0.9, Held::kPpv, 0.5}}, results),
+               hlm::ConfigError);
   nlohmann::json none;
   EXPECT_EQ(hlm::eval::published_points_table(items, aami, {}, none), "");
-  EXPECT_FALSE(none.contains("at_published_ppv"));
+  EXPECT_FALSE(none.contains("at_published_points"));
 }
 
 // Random beats of 12 records: the reported factor, applied to the probabilities before the
 // most probable class is taken, gives the reported point; no factor of a fine grid does
 // better at that +P; the interval by record is not a single value.
-TEST(SensitivityAtPpv, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
+TEST(SensitivityAt, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   ProbabilityItems items;
