@@ -15,12 +15,10 @@ namespace {
 
 using hlm::eval::Held;
 using hlm::eval::ProbabilityItems;
-using hlm::eval::PublishedPoint;
 
 // Se of `cls` with +P held at `target` (the form most tests use).
-hlm::eval::PointOnCurve sensitivity_at_ppv(const ProbabilityItems& items, size_t cls,
-                                           const std::vector<size_t>& excused, double target,
-                                           int resamples) {
+hlm::eval::PointOnCurve at_ppv(const ProbabilityItems& items, size_t cls,
+                               const std::vector<size_t>& excused, double target, int resamples) {
   return hlm::eval::sensitivity_at(items, cls, excused, Held::kPpv, target, resamples);
 }
 
@@ -45,7 +43,7 @@ TEST(SensitivityAt, HandComputedPointsOfASmallCurve) {
   // +P 0.6 is reached with every S beat called: a, b, c, e and g called S (b and g wrongly),
   // d and f N: 5 of 7 right. Factors above 2 (1 / e's ratio) call e and g, those above 3.5 d
   // too: the factor reported lies between, sqrt(2 x 3.5).
-  auto p = sensitivity_at_ppv(items, kS, {}, 0.6, 0);
+  auto p = at_ppv(items, kS, {}, 0.6, 0);
   EXPECT_TRUE(p.reached);
   EXPECT_DOUBLE_EQ(p.se, 1.0);
   EXPECT_DOUBLE_EQ(p.ppv, 0.6);
@@ -53,13 +51,13 @@ TEST(SensitivityAt, HandComputedPointsOfASmallCurve) {
   EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
   // Above 0.6 the best is the third point: a, b, c called S; e goes to N (its larger other
   // probability), g stays V: a, c, d, f and g right.
-  p = sensitivity_at_ppv(items, kS, {}, 0.65, 0);
+  p = at_ppv(items, kS, {}, 0.65, 0);
   EXPECT_DOUBLE_EQ(p.se, 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(p.ppv, 2.0 / 3.0);
   EXPECT_NEAR(p.factor, std::sqrt(1.5 * 2.0), 1e-5);
   EXPECT_DOUBLE_EQ(p.accuracy, 5.0 / 7.0);
   // At +P 1 only the first beat.
-  p = sensitivity_at_ppv(items, kS, {}, 1.0, 0);
+  p = at_ppv(items, kS, {}, 1.0, 0);
   EXPECT_DOUBLE_EQ(p.se, 1.0 / 3.0);
   EXPECT_NEAR(p.factor, std::sqrt(0.25 * 0.5), 1e-5);
 }
@@ -72,7 +70,7 @@ TEST(SensitivityAt, OfEqualSensitivitiesTheHighestPpvIsReported) {
   items.truth = {1, 0, 1, 0};  // ratios 4 (class 1), 0.667 (0), 0 (1), 0.111 (0)
   items.record = {0, 0, 0, 0};
   items.records = 1;
-  const auto p = sensitivity_at_ppv(items, 1, {}, 0.3, 0);
+  const auto p = at_ppv(items, 1, {}, 0.3, 0);
   EXPECT_DOUBLE_EQ(p.se, 0.5);   // the third item is never called 1
   EXPECT_DOUBLE_EQ(p.ppv, 1.0);  // not 0.5 or 0.333, the later points of equal Se
   EXPECT_NEAR(p.factor, std::sqrt(0.25 * 1.5), 1e-5);
@@ -103,8 +101,8 @@ TEST(SensitivityAt, ExcusedClassesCountInNoCell) {
   const ProbabilityItems items = seven_beats();
   // Without the excuse +P 0.7 is met only by the first point; with V excused (as EC57 excuses
   // Q beats called S), g is no false positive and the fourth point has +P 3 / 4.
-  EXPECT_DOUBLE_EQ(sensitivity_at_ppv(items, kS, {}, 0.7, 0).se, 1.0 / 3.0);
-  const auto p = sensitivity_at_ppv(items, kS, {kV}, 0.7, 0);
+  EXPECT_DOUBLE_EQ(at_ppv(items, kS, {}, 0.7, 0).se, 1.0 / 3.0);
+  const auto p = at_ppv(items, kS, {kV}, 0.7, 0);
   EXPECT_DOUBLE_EQ(p.se, 1.0);
   EXPECT_DOUBLE_EQ(p.ppv, 0.75);
   // Accuracy still counts every beat: g called S is wrong.
@@ -117,32 +115,44 @@ TEST(SensitivityAt, ATargetNoFactorReachesGivesZeroSensitivity) {
   items.truth = {0, 1};
   items.record = {0, 0};
   items.records = 1;
-  const auto p = sensitivity_at_ppv(items, 1, {}, 0.6, 0);
+  const auto p = at_ppv(items, 1, {}, 0.6, 0);
   EXPECT_FALSE(p.reached);
   EXPECT_EQ(p.se, 0.0);
   EXPECT_TRUE(std::isnan(p.ppv));
   EXPECT_TRUE(std::isnan(p.factor));
   // A class with no reference item has no sensitivity.
   items.truth = {0, 0};
-  EXPECT_TRUE(std::isnan(sensitivity_at_ppv(items, 1, {}, 0.5, 0).se));
+  EXPECT_TRUE(std::isnan(at_ppv(items, 1, {}, 0.5, 0).se));
+}
+
+// With specificity held, items all of the class leave nothing to hold: no Se (left out of the
+// interval, as a class without items is). With +P held the same items give +P 1.
+TEST(SensitivityAt, SpecificityWithoutItemsOutsideTheClassGivesNoSensitivity) {
+  ProbabilityItems items;
+  items.probs = {{0.2f, 0.8f}, {0.6f, 0.4f}};
+  items.truth = {1, 1};
+  items.record = {0, 0};
+  items.records = 1;
+  EXPECT_TRUE(std::isnan(hlm::eval::sensitivity_at(items, 1, {}, Held::kSpecificity, 0.9, 0).se));
+  EXPECT_DOUBLE_EQ(at_ppv(items, 1, {}, 0.9, 0).se, 1.0);
 }
 
 TEST(SensitivityAt, RefusesMismatchedInputs) {
   ProbabilityItems items = seven_beats();
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.0, 0), hlm::InternalError);
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 1.5, 0), hlm::InternalError);
-  EXPECT_THROW(sensitivity_at_ppv(items, 3, {}, 0.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 0.0, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 1.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, 3, {}, 0.5, 0), hlm::InternalError);
   items.record[2] = 1;  // only one record declared
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
   items = seven_beats();
   items.truth.pop_back();
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
   items = seven_beats();
   items.probs[3][kS] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
   items = seven_beats();
   items.probs[3].pop_back();  // fewer classes than the other items
-  EXPECT_THROW(sensitivity_at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
+  EXPECT_THROW(at_ppv(items, kS, {}, 0.5, 0), hlm::InternalError);
 }
 
 TEST(SensitivityAt, Ec57ExcusesFusionAndQForVAndQForSOfTheAamiClassesOnly) {
@@ -186,9 +196,10 @@ TEST(SensitivityAt, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
   EXPECT_FALSE(none.contains("at_published_points"));
 }
 
-// Random beats of 12 records: the reported factor, applied to the probabilities before the
-// most probable class is taken, gives the reported point; no factor of a fine grid does
-// better at that +P; the interval by record is not a single value.
+// Random beats of 12 records, +P or specificity held, V excused or not: the reported factor,
+// applied to the probabilities before the most probable class is taken, gives the reported
+// point; no factor of a fine grid does better with that figure held; the interval by record is
+// not a single value.
 TEST(SensitivityAt, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -204,33 +215,46 @@ TEST(SensitivityAt, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
     items.truth.push_back(truth);
     items.record.push_back(i % items.records);
   }
-  // Se and +P of class S when its probability is multiplied by m.
-  auto at = [&](double m) {
-    double tp = 0, fp = 0, pos = 0;
+  // Se, +P and specificity of class S when its probability is multiplied by m, V beats called
+  // S counting in no cell when `excuse_v`.
+  struct Point {
+    double se, ppv, specificity;
+  };
+  auto at = [&](double m, bool excuse_v) {
+    double tp = 0, fp = 0, tn = 0, pos = 0;
     for (size_t i = 0; i < items.probs.size(); ++i) {
       const auto& p = items.probs[i];
       const bool called = m * p[kS] > std::max(p[kN], p[kV]);
-      pos += items.truth[i] == kS;
-      tp += called && items.truth[i] == kS;
-      fp += called && items.truth[i] != kS;
+      const size_t t = items.truth[i];
+      pos += t == kS;
+      tp += called && t == kS;
+      fp += called && t != kS && !(excuse_v && t == kV);
+      tn += !called && t != kS;
     }
-    return std::pair{tp / pos, tp + fp > 0 ? tp / (tp + fp) : 0.0};
+    return Point{tp / pos, tp + fp > 0 ? tp / (tp + fp) : 0.0, tn / (tn + fp)};
   };
-  for (const double target : {0.3, 0.5, 0.7}) {
-    const auto p = sensitivity_at_ppv(items, kS, {}, target, 200);
-    ASSERT_TRUE(p.reached) << target;
-    const auto [se, ppv] = at(p.factor);
-    EXPECT_NEAR(se, p.se, 1e-12) << target;
-    EXPECT_NEAR(ppv, p.ppv, 1e-12) << target;
-    EXPECT_GE(p.ppv, target);
-    for (double m = 0.05; m < 20.0; m *= 1.02) {
-      const auto [grid_se, grid_ppv] = at(m);
-      if (grid_ppv >= target) {
-        EXPECT_LE(grid_se, p.se + 1e-12) << "factor " << m;
+  for (const Held held : {Held::kPpv, Held::kSpecificity})
+    for (const bool excuse_v : {false, true})
+      for (const double target : {0.3, 0.5, 0.7, 0.95}) {
+        const auto p = hlm::eval::sensitivity_at(
+            items, kS, excuse_v ? std::vector<size_t>{kV} : std::vector<size_t>{}, held, target,
+            200);
+        const std::string what = std::string(hlm::eval::held_name(held)) + " " +
+                                 std::to_string(target) + (excuse_v ? " V excused" : "");
+        ASSERT_TRUE(p.reached) << what;
+        const Point there = at(p.factor, excuse_v);
+        EXPECT_NEAR(there.se, p.se, 1e-12) << what;
+        EXPECT_NEAR(there.ppv, p.ppv, 1e-12) << what;
+        EXPECT_NEAR(there.specificity, p.specificity, 1e-12) << what;
+        EXPECT_GE(held == Held::kPpv ? p.ppv : p.specificity, target) << what;
+        for (double m = 0.05; m < 20.0; m *= 1.02) {
+          const Point grid = at(m, excuse_v);
+          if ((held == Held::kPpv ? grid.ppv : grid.specificity) >= target) {
+            EXPECT_LE(grid.se, p.se + 1e-12) << what << ", factor " << m;
+          }
+        }
+        EXPECT_LT(p.se_ci95.low, p.se_ci95.high) << what;
       }
-    }
-    EXPECT_LT(p.se_ci95.low, p.se_ci95.high);
-  }
 }
 
 }  // namespace

@@ -129,11 +129,16 @@ TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
   for (const auto& entry : fs::recursive_directory_iterator(runs.path))
     kept = kept || entry.path().filename() == "classifier.head";
   EXPECT_TRUE(kept) << "the fine-tuned classifiers were lost";
-  const auto both =
-      run_with_points("[{source: Someone 2020, class: S, se: 0.9, ppv: 0.5, specificity: 0.9}]");
-  EXPECT_NE(both.exit_code, 0);
-  EXPECT_NE(both.output.find("either ppv or specificity in (0, 1]"), std::string::npos)
-      << both.output;
+  // Rows with both +P and specificity, or neither, are refused too.
+  for (const std::string row : {"{source: Someone 2020, class: S, se: 0.9, ppv: 0.5, "
+                                "specificity: 0.9}",
+                                "{source: Someone 2020, class: S, se: 0.9}"}) {
+    const auto refused = run_with_points("[" + row + "]");
+    EXPECT_NE(refused.exit_code, 0) << row;
+    EXPECT_NE(refused.output.find("exactly one of ppv and specificity in (0, 1]"),
+              std::string::npos)
+        << refused.output;
+  }
 }
 
 // The inter-patient step runs when the test records are in the folder: here the paced records

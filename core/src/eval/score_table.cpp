@@ -192,9 +192,12 @@ std::string published_points_table(const ProbabilityItems& items,
                                               {"factor", p.factor},
                                               {"accuracy", p.accuracy},
                                               {"count", ec57 ? "EC57" : "one against the rest"}});
-    const std::string se = std::isnan(p.se) ? "no " + point.class_name + " items"
-                           : p.reached      ? number(p.se) + interval(p.se_ci95)
-                                            : "not reached";
+    // Se is NaN without items of the class or, with specificity held, without any outside it.
+    const bool has_class = std::count(items.truth.begin(), items.truth.end(), *cls) > 0;
+    const std::string se = !std::isnan(p.se)
+                               ? (p.reached ? number(p.se) + interval(p.se_ci95) : "not reached")
+                           : has_class ? "no items outside " + point.class_name
+                                       : "no " + point.class_name + " items";
     md += "| " + point.source + " | " + point.class_name + " | " + number(point.se) + " | " +
           (point.held == Held::kPpv ? "+P " : "Sp ") + number(point.held_value) + " | " + se +
           " | " + number(p.ppv) + " | " + number(p.specificity) + " | " + number(p.factor) + " | " +

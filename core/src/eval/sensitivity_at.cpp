@@ -77,7 +77,9 @@ PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vec
   }
   PointOnCurve best;
   best.ppv = best.specificity = best.factor = best.accuracy = kNaN;
-  if (positives <= 0) {
+  // Without items of the class there is no Se; without items outside it, no specificity to
+  // hold (with +P held, such items give +P 1 at every point).
+  if (positives <= 0 || (held == Held::kSpecificity && negatives <= 0)) {
     best.se = kNaN;
     return best;
   }
@@ -100,9 +102,10 @@ PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vec
     const double true_negatives = negatives - fp - excused_called;
     const double specificity =
         true_negatives + fp > 0 ? true_negatives / (true_negatives + fp) : kNaN;
-    // Se only grows down the list: a later point replaces the best only by finding more.
+    // Se only grows down the list: a later point replaces the best only by finding more (and a
+    // point that finds none is no point of the curve).
     const double se = tp / positives;
-    if ((held == Held::kPpv ? ppv : specificity) >= target && (!best.reached || se > best.se)) {
+    if (tp > 0 && (held == Held::kPpv ? ppv : specificity) >= target && se > best.se) {
       best.reached = true;
       best.se = se;
       best.ppv = ppv;

@@ -34,14 +34,15 @@ const char* held_name(Held held);  // "ppv", "specificity"
 struct PointOnCurve {
   bool reached = false;  // some factor holds the figure at or above its target
   // The highest Se over the factors that hold the figure at or above the target, and of the
-  // points with that Se the one where the held figure is highest; 0 when no factor reaches
-  // the target, NaN when the class has no reference item. The +P, specificity, factor and
-  // accuracy (every item, every class) of that point are NaN when it is not reached. The
+  // points with that Se the one where the held figure is highest; 0 when no factor that
+  // finds an item of the class reaches the target; NaN when the class has no reference item
+  // or, with specificity held, when every item is of the class. The +P, specificity, factor
+  // and accuracy (every item, every class) of that point are NaN when it is not reached. The
   // factor lies strictly inside the range of factors that give the point (between the ratios
   // of the last item called and the next).
   double se = 0, ppv = 0, specificity = 0, factor = 0, accuracy = 0;
-  // Resampling records: a resample that cannot reach the target counts Se 0; one without an
-  // item of the class is left out (its Se is NaN).
+  // Resampling records: a resample that cannot reach the target counts Se 0; one where Se is
+  // NaN (above) is left out.
   Interval se_ci95;
 };
 

@@ -407,8 +407,8 @@ std::vector<eval::PublishedPoint> published_points_of(
         (row.contains("ppv") && row.contains("specificity")))
       throw ConfigError(
           "{}:{}: stage '{}': published_points row {} needs a source and a class (text), se in "
-          "[0, 1], and either ppv or specificity in (0, 1] (numbers, as fractions: 0.39 for 39 "
-          "%)",
+          "[0, 1], and exactly one of ppv and specificity in (0, 1] (numbers, as fractions: "
+          "0.39 for 39 %)",
           ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump());
     for (const auto& [label, instances] : models) {
       const auto classes = instances.front()->at("results").value("classes", beat_classes);
