@@ -175,7 +175,8 @@ TEST(SensitivityAt, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
   const std::vector<std::string> aami = {"N", "S", "V", "F", "Q"};
   nlohmann::json results;
   const std::string md = hlm::eval::published_points_table(
-      items, aami, {{"Paper A", "S", 0.9, Held::kPpv, 0.7}, {"Paper B", "S", 0.9, Held::kPpv, 1.0}},
+      items, aami,
+      {{"Paper A", "S", 0.9, Held::kPpv, 0.7, ""}, {"Paper B", "S", 0.9, Held::kPpv, 1.0, ""}},
       results);
   ASSERT_EQ(results["at_published_points"].size(), 2u);
   const auto& a = results["at_published_points"][0];
@@ -188,8 +189,8 @@ TEST(SensitivityAt, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
                     "2.646 | 0.714 |"),
             std::string::npos)
       << md;
-  EXPECT_THROW(hlm::eval::published_points_table(items, aami,
-                                                 {{"Paper C", "A", 0.9, Held::kPpv, 0.5}}, results),
+  EXPECT_THROW(hlm::eval::published_points_table(
+                   items, aami, {{"Paper C", "A", 0.9, Held::kPpv, 0.5, ""}}, results),
                hlm::ConfigError);
   nlohmann::json none;
   EXPECT_EQ(hlm::eval::published_points_table(items, aami, {}, none), "");

@@ -34,12 +34,14 @@ std::optional<std::vector<size_t>> ec57_excused(const std::vector<std::string>& 
                                                 const std::string& ectopic);
 
 // A published method's operating point for one class: its sensitivity and the figure held
-// beside it (+P or specificity), as fractions.
+// beside it (+P or specificity), as fractions; `dataset` names the one dataset it stands
+// beside (empty: every dataset scored).
 struct PublishedPoint {
   std::string source, class_name;
   double se = 0;
   Held held = Held::kPpv;
   double held_value = 0;
+  std::string dataset;
 };
 
 // For each published point, the highest Se this run's curve reaches with the point's held

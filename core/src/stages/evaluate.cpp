@@ -382,14 +382,15 @@ std::string pretraining_comparisons(
 std::vector<eval::PublishedPoint> published_points_of(
     const StageContext& ctx,
     const std::map<std::string, std::vector<const nlohmann::json*>>& models,
-    const std::vector<std::string>& beat_classes) {
+    const std::vector<DatasetSpec>& datasets, const std::vector<std::string>& beat_classes) {
   std::vector<eval::PublishedPoint> points;
   for (const auto& row : ctx.params().at("published_points")) {
     for (const auto& [key, value] : row.items())
-      if (key != "source" && key != "class" && key != "se" && key != "ppv" && key != "specificity")
+      if (key != "source" && key != "class" && key != "se" && key != "ppv" &&
+          key != "specificity" && key != "dataset")
         throw ConfigError(
             "{}:{}: stage '{}': unknown key '{}' in a row of published_points (source, class, "
-            "se, and ppv or specificity)",
+            "se, ppv or specificity, and optionally dataset)",
             ctx.instance.file, ctx.instance.line, ctx.instance.id, key);
     // Wrong types read as missing, so the error below names the row.
     const auto text = [&row](const char* key) {
@@ -399,9 +400,21 @@ std::vector<eval::PublishedPoint> published_points_of(
       return row.contains(key) && row.at(key).is_number() ? row.at(key).get<double>() : -1.0;
     };
     const bool by_ppv = row.contains("ppv");
-    const eval::PublishedPoint point{text("source"), text("class"), fraction("se"),
+    const eval::PublishedPoint point{text("source"),
+                                     text("class"),
+                                     fraction("se"),
                                      by_ppv ? eval::Held::kPpv : eval::Held::kSpecificity,
-                                     fraction(by_ppv ? "ppv" : "specificity")};
+                                     fraction(by_ppv ? "ppv" : "specificity"),
+                                     text("dataset")};
+    std::vector<std::string> names;
+    for (const DatasetSpec& d : datasets) names.push_back(d.name);
+    if (row.contains("dataset") &&
+        std::find(names.begin(), names.end(), point.dataset) == names.end())
+      throw ConfigError(
+          "{}:{}: stage '{}': published_points row {} names dataset {}, but the stage scores "
+          "{}; name one of them, or leave dataset out to score the point on every dataset",
+          ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump(),
+          row.at("dataset").dump(), nlohmann::json(names).dump());
     if (point.source.empty() || point.class_name.empty() || !(point.se >= 0 && point.se <= 1) ||
         !(point.held_value > 0 && point.held_value <= 1) ||
         (row.contains("ppv") && row.contains("specificity")))
@@ -449,7 +462,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   for (int c = 0; c < kBeatClassCount; ++c) beat_classes.push_back(beat_class_name(BeatClass(c)));
   const auto models = models_of(ctx);
   const auto datasets = datasets_of(ctx);
-  const auto points = published_points_of(ctx, models, beat_classes);
+  const auto points = published_points_of(ctx, models, datasets, beat_classes);
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
@@ -510,7 +523,10 @@ StageOutput run_evaluate(StageContext& ctx) {
       nlohmann::json& r = out.results["datasets"][name];
       ScoredModel& model_scores = scored[dataset.name][label];
       model_scores.classes = classes;
-      r = scores_of(items, *store, classes, points, table, model_scores.by_record);
+      std::vector<eval::PublishedPoint> points_here;
+      for (const auto& point : points)
+        if (point.dataset.empty() || point.dataset == dataset.name) points_here.push_back(point);
+      r = scores_of(items, *store, classes, points_here, table, model_scores.by_record);
       table += part_scores(items, *store, classes, r);
       r["scope"] =
           cross_validated
@@ -581,10 +597,11 @@ StageKind evaluate_stage() {
            {"published", "list:map", "[]",
             "published results shown beside this run's, each {source, protocol, result}", false},
            {"published_points", "list:map", "[]",
-            "published operating points {source, class, se, and ppv or specificity} "
-            "(fractions): each dataset reports the highest Se this run's curve reaches with that "
-            "+P or specificity held (the class's probability scaled before the most probable "
-            "class is taken; S and V as EC57 counts them)",
+            "published operating points {source, class, se, ppv or specificity, and optionally "
+            "dataset: the one it stands beside} (fractions): each dataset reports the highest "
+            "Se this run's curve reaches with that +P or specificity held (the class's "
+            "probability scaled before the most probable class is taken; S and V as EC57 counts "
+            "them)",
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},
