@@ -71,6 +71,10 @@ TEST(MetricsHttp, RootLinksMetricsOtherPathsAre404AndPostIs405) {
   EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "");
 }
 
+// Shutdown does not wait on a silent client. It may wait for the worker holding it to reach
+// its idle limit (MetricsHttpServer::kIdleSeconds, 1 s): on a loaded machine it once took
+// 1.008 s, over this test's earlier 0.5 s bound. The bound sits below the 2 s read timeout, so
+// a shutdown that waited for the client or a read still fails.
 TEST(MetricsHttp, ShutdownIsImmediateEvenWithASilentClientConnected) {
   auto m = std::make_unique<hlm::Metrics>();
   const int port = m->start_exposer(0);
@@ -78,7 +82,7 @@ TEST(MetricsHttp, ShutdownIsImmediateEvenWithASilentClientConnected) {
   ASSERT_TRUE(silent.connected);
   const auto start = std::chrono::steady_clock::now();
   m.reset();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1800));
 }
 
 // A scrape is answered at once beside clients that hold connections without finishing a
