@@ -212,3 +212,15 @@ TEST(WfdbReader, RefusesHeadersWithTooFewFieldsOrImpossibleRatesAndGains) {
 }
 
 }  // namespace
+
+TEST(WfdbReader, RefusesARecordWithoutItsRhythmAnnotatorsFile) {
+  TempDir dir;
+  write_file(dir.file("r1.hea"), "r1 0 250\n");
+  hlm::wfdb::ReadOptions options;
+  options.annotator = "qrs";
+  options.rhythm_annotator = "atr";
+  const std::string message =
+      data_error([&] { hlm::wfdb::read_record(dir.path(), "r1", options); });
+  EXPECT_NE(message.find(dir.file("r1.atr") + ": missing"), std::string::npos) << message;
+  EXPECT_NE(message.find("rhythm_annotator"), std::string::npos) << message;
+}

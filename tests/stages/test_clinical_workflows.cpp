@@ -193,9 +193,21 @@ TEST(ClinicalWorkflows, MitdbAamiStopsBeforeAnyWorkWhenOnlySomeTestRecordsArePre
       << r.output;
 }
 
-TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsAndMitdb) {
+// Two ltafdb records outside the CI ones stand in for afdb (vars.afdb_dir): beats from their
+// .qrs files, rhythm from their .atr files, as afdb keeps them.
+TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
   if (!fs::exists(kData + "/ltafdb/00.atr")) GTEST_SKIP() << kData << "/ltafdb is absent";
-  const auto results = run_ci("workflows/af-rhythm.yaml", "hlm_af_rhythm");
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  hlm::test::ScratchDir runs("hlm_af_rhythm");
+  const auto r = hlm::test::run_hlm(
+      "run workflows/af-rhythm.yaml vars.size=ci vars.afdb_dir=" + kData +
+      "/ltafdb 'vars.afdb_records=[\"100\",\"101\"]' --runs-dir " + runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto results_of = [&](const std::string& stage) {
+    std::ifstream in(hlm::test::run_dir_of(r.output) / stage / "results.json");
+    return in ? nlohmann::json::parse(in) : nlohmann::json::object();
+  };
+  const auto results = results_of("evaluate");
   for (const std::string name :
        {"ltafdb test records [segment_beats=41]", "ltafdb test records [segment_beats=128]",
         "mitdb [segment_beats=41]", "mitdb [segment_beats=128]"}) {
@@ -215,6 +227,39 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsAndMitdb) {
     }
   }
   EXPECT_EQ(results["datasets"]["mitdb [segment_beats=41]"]["records"], 2);  // 201 and 203
+
+  // The second model, RR intervals alone, scores all three; afdb beside Zhou and Petrenas.
+  const auto rr = results_of("evaluate_rr");
+  for (const std::string beats : {"41", "128"}) {
+    const auto& afdb = rr["datasets"]["afdb [segment_beats=" + beats + "]"];
+    ASSERT_TRUE(afdb.is_object()) << beats << " missing: " << rr.dump().substr(0, 400);
+    EXPECT_EQ(afdb["records"], 2) << beats;
+    // Labelled from the .atr rhythm: both records hold AF and non-AF stretches.
+    EXPECT_GT(afdb["classes"]["AF"]["items"].get<int64_t>(), 0) << beats;
+    EXPECT_GT(afdb["classes"]["non-AF"]["items"].get<int64_t>(), 0) << beats;
+    EXPECT_EQ(afdb["at_published_points"].size(), 2u) << beats;
+    EXPECT_EQ(
+        rr["datasets"]["ltafdb test records [segment_beats=" + beats + "]"]["at_published_points"]
+            .size(),
+        2u);
+    EXPECT_EQ(rr["datasets"]["mitdb [segment_beats=" + beats + "]"]["at_published_points"].size(),
+              1u);
+  }
+}
+
+TEST(ClinicalWorkflows, AfRhythmLeavesAfdbOutWithoutItsFolderAndRefusesHalfOfIt) {
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  auto r = hlm::test::run_hlm("run workflows/af-rhythm.yaml vars.size=ci --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* stage : {"tokenize_rr", "tokenize_afdb", "pretrain_rr", "evaluate_rr"})
+    EXPECT_NE(r.output.find(std::string("left out: ") + stage), std::string::npos) << r.output;
+  // A folder holding only some of the records listed: refused before any work, naming them.
+  r = hlm::test::run_hlm("run workflows/af-rhythm.yaml vars.size=ci vars.afdb_dir=" + kData +
+                         "/ltafdb 'vars.afdb_records=[\"100\",\"no-such-record\"]' --dry-run");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("1 missing from " + kData + "/ltafdb: no-such-record.qrs"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {

@@ -108,6 +108,9 @@ inline const char* beat_class_name(BeatClass c) {
   }
 }
 
+// The MIT code of a rhythm change (RHYTHM, "+"): its aux names the new rhythm, e.g. "(AFIB".
+constexpr uint8_t kRhythmChangeCode = 28;
+
 // True for the MIT codes WFDB's isqrs() counts as beats (N L R a V F J A S E j / Q B ? ! e n f r).
 inline bool is_beat_code(uint8_t code) {
   switch (code) {

@@ -55,7 +55,7 @@ void add_gaussian(std::vector<double>& x, double fs, double centre_s, double wid
 Annotation rhythm_annotation(int64_t sample, bool af) {
   Annotation a;
   a.sample = sample;
-  a.code = 28;
+  a.code = kRhythmChangeCode;
   a.aux = af ? "(AFIB" : "(N";
   return a;
 }

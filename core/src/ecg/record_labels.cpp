@@ -6,11 +6,6 @@
 #include "hlm/errors.h"
 
 namespace hlm {
-namespace {
-
-constexpr uint8_t kRhythmChange = 28;
-
-}  // namespace
 
 RecordLabels labels_of(const Record& record, const std::vector<int64_t>& beat_positions) {
   RecordLabels out;
@@ -21,7 +16,7 @@ RecordLabels labels_of(const Record& record, const std::vector<int64_t>& beat_po
   };
   int64_t af_start = -1;
   for (const Annotation& a : record.annotations) {
-    if (a.code != kRhythmChange || a.aux.empty() || a.aux[0] != '(') continue;
+    if (a.code != kRhythmChangeCode || a.aux.empty() || a.aux[0] != '(') continue;
     out.rhythm_annotated = true;
     const bool af = a.aux.rfind("(AFIB", 0) == 0;
     if (af && af_start < 0) af_start = a.sample;

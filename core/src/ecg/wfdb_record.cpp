@@ -188,6 +188,26 @@ void read_signals(const std::string& dir, const Header& h, bool verify, Record& 
   for (const Group& g : groups) read_group(h, g, frames, verify, r);
 }
 
+// `annotations` without their rhythm changes, and the rhythm changes of base.<annotator> in
+// their place, in sample order (a rhythm change before a beat at the same sample).
+std::vector<Annotation> with_rhythm_of(std::vector<Annotation> annotations, const std::string& base,
+                                       const std::string& annotator) {
+  const std::string path = base + "." + annotator;
+  if (!file_exists(path))
+    throw DataError(
+        "{}: missing; the dataset reads each record's rhythm changes from name.{} "
+        "(rhythm_annotator): add the file, or leave the record out of the dataset's records",
+        path, annotator);
+  std::vector<Annotation> merged;
+  for (Annotation& a : read_annotations(path))
+    if (a.code == kRhythmChangeCode) merged.push_back(std::move(a));
+  for (Annotation& a : annotations)
+    if (a.code != kRhythmChangeCode) merged.push_back(std::move(a));
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const Annotation& x, const Annotation& y) { return x.sample < y.sample; });
+  return merged;
+}
+
 }  // namespace
 
 Record read_record(const std::string& dir, const std::string& name, const ReadOptions& options) {
@@ -211,6 +231,8 @@ Record read_record(const std::string& dir, const std::string& name, const ReadOp
     const std::string path = base + "." + options.annotator;
     if (file_exists(path)) r.annotations = read_annotations(path);
   }
+  if (!options.rhythm_annotator.empty())
+    r.annotations = with_rhythm_of(std::move(r.annotations), base, options.rhythm_annotator);
   return r;
 }
 

@@ -19,7 +19,8 @@ class WfdbDataset final : public hlm::Dataset {
  public:
   explicit WfdbDataset(const nlohmann::json& params)
       : dir_(params.at("dir").get<std::string>()),
-        annotator_(params.value("annotator", std::string("atr"))) {
+        annotator_(params.value("annotator", std::string("atr"))),
+        rhythm_annotator_(params.value("rhythm_annotator", std::string())) {
     const std::vector<std::string> available = hlm::wfdb::list_records(dir_);
     const nlohmann::json wanted =
         params.contains("records") ? params.at("records") : nlohmann::json::array();
@@ -41,6 +42,7 @@ class WfdbDataset final : public hlm::Dataset {
     if (records_.empty())
       throw hlm::DataError("{}: no WFDB records (no RECORDS file entries and no .hea files)", dir_);
     known_.insert(records_.begin(), records_.end());
+    if (!rhythm_annotator_.empty()) require_rhythm_files();
     if (const std::string csv = params.value("record_labels", std::string()); !csv.empty())
       read_labels((fs::path(dir_) / csv).string());
   }
@@ -53,6 +55,7 @@ class WfdbDataset final : public hlm::Dataset {
                            hlm::did_you_mean(record, records_));
     hlm::wfdb::ReadOptions options;
     options.annotator = annotator_;
+    options.rhythm_annotator = rhythm_annotator_;
     hlm::Record r = hlm::wfdb::read_record(dir_, record, options);
     if (auto it = labels_.find(record); it != labels_.end()) r.label = it->second;
     return r;
@@ -62,6 +65,7 @@ class WfdbDataset final : public hlm::Dataset {
   std::string fingerprint() const override {
     std::map<std::string, std::map<std::string, std::string>> by_folder;  // folder -> file -> stat
     std::string text = "annotator=" + annotator_ + "\n" + labels_text_;
+    if (!rhythm_annotator_.empty()) text += "rhythm_annotator=" + rhythm_annotator_ + "\n";
     for (const std::string& record : records_) {
       const fs::path base = fs::path(dir_) / record;
       const std::string folder = base.parent_path().string();
@@ -103,6 +107,20 @@ class WfdbDataset final : public hlm::Dataset {
     labels_text_ = "labels=" + hlm::hex64(hlm::fnv1a64(nlohmann::json(labels_).dump())) + "\n";
   }
 
+  // Before anything is read: a record without its rhythm file would have no AF labels.
+  void require_rhythm_files() const {
+    std::vector<std::string> missing;
+    for (const std::string& record : records_)
+      if (!fs::is_regular_file(fs::path(dir_) / (record + "." + rhythm_annotator_)))
+        missing.push_back(record);
+    if (missing.empty()) return;
+    throw hlm::ConfigError(
+        "wfdb: rhythm_annotator '{}': {} of {} records in {} have no {} file (first: {}.{}); add "
+        "the files, or name only the records that have them in 'records'",
+        rhythm_annotator_, missing.size(), records_.size(), dir_, rhythm_annotator_,
+        missing.front(), rhythm_annotator_);
+  }
+
   static std::string record_name(const nlohmann::json& entry) {
     if (entry.is_string()) return entry.get<std::string>();
     if (entry.is_number_integer()) return std::to_string(entry.get<long long>());  // records: [208]
@@ -124,6 +142,7 @@ class WfdbDataset final : public hlm::Dataset {
 
   std::string dir_;
   std::string annotator_;
+  std::string rhythm_annotator_;
   std::vector<std::string> records_;
   std::set<std::string> known_;
   std::map<std::string, std::string> labels_;  // record -> class, from record_labels
@@ -137,6 +156,9 @@ const hlm_param_decl kWfdbParams[] = {
     {"records", "list", "[]", "record names to use; [] means every record in dir"},
     {"annotator", "string", "\"atr\"",
      "annotation file read with each record (name.<annotator>); \"\" reads none"},
+    {"rhythm_annotator", "string", "\"\"",
+     "file of each record's rhythm changes when not the annotator's (afdb: beats in qrs, rhythm "
+     "in atr); every record must have it"},
     {"record_labels", "string", "\"\"",
      "csv of record,label lines in dir (e.g. REFERENCE-v3.csv): each record's class"},
 };

@@ -42,6 +42,7 @@ class Rhythm final : public hlm::Tokenizer {
         lead_(p.value("lead", 0)),
         detect_all_leads_(p.value("detect_all_leads", true)),
         median_window_(p.value("median_window", 8)),
+        beat_classes_(p.value("beat_classes", true)),
         bins_(make_bins(p)) {
     const int bins = bins_.bins();
     const double lo = bins_.edges().front(), hi = bins_.edges().back();
@@ -49,14 +50,16 @@ class Rhythm final : public hlm::Tokenizer {
       throw hlm::ConfigError("rhythm: median_window={} must be >= 1", median_window_);
     if (lead_ < 0) throw hlm::ConfigError("rhythm: lead={} must be >= 0", lead_);
     // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
-    const nlohmann::json id = {{"method", kMethodVersion},
-                               {"source", source_name_},
-                               {"lead", lead_},
-                               {"detect_all_leads", detect_all_leads_},
-                               {"bins", bins},
-                               {"rr_min_ratio", lo},
-                               {"rr_max_ratio", hi},
-                               {"median_window", median_window_}};
+    nlohmann::json id = {{"method", kMethodVersion},
+                         {"source", source_name_},
+                         {"lead", lead_},
+                         {"detect_all_leads", detect_all_leads_},
+                         {"bins", bins},
+                         {"rr_min_ratio", lo},
+                         {"rr_max_ratio", hi},
+                         {"median_window", median_window_}};
+    // Only when off, so the tokens of every earlier configuration keep their identity.
+    if (!beat_classes_) id["beat_classes"] = false;
     identity_ = "rhythm:" + hlm::hex64(hlm::fnv1a64(id.dump()));
   }
 
@@ -96,6 +99,10 @@ class Rhythm final : public hlm::Tokenizer {
       // the same in every mode and the RR bin carries the rhythm.
       classes.assign(b.positions.size(), hlm::BeatClass::kN);
     }
+    // Without beat classes annotated beats read as detected ones do: the RR bin alone, as an
+    // RR-interval detector sees a database whose beats carry no class (afdb's .qrs). Their
+    // labels stay for the tasks that score beat classes.
+    if (!beat_classes_) classes.assign(b.positions.size(), hlm::BeatClass::kN);
     b.rr_seconds.resize(b.size(), 0.0f);
     for (size_t i = 1; i < b.size(); ++i)
       b.rr_seconds[i] = float(double(b.positions[i] - b.positions[i - 1]) / record.sampling_hz);
@@ -163,6 +170,7 @@ class Rhythm final : public hlm::Tokenizer {
   int lead_ = 0;
   bool detect_all_leads_ = true;
   int median_window_ = 8;
+  bool beat_classes_ = true;
   RrBins bins_;
   std::string identity_;
 };
@@ -181,6 +189,9 @@ const hlm_param_decl kRhythmParams[] = {
      "lower end of the log-spaced bins; smaller ratios go to bin 0"},
     {"rr_max_ratio", "float", "2.0", "upper end of the bins; larger ratios go to the last bin"},
     {"median_window", "int", "8", "RR intervals in the running median the ratio is taken to"},
+    {"beat_classes", "bool", "true",
+     "false: every token in class N's row, the RR bin alone (annotated beats read as detected "
+     "ones); the beats' labels are kept"},
 };
 
 }  // namespace

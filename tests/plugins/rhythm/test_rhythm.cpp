@@ -88,8 +88,27 @@ TEST_F(Rhythm, AFlutterWaveTakesQsTokenRowAndNoLabel) {
   EXPECT_LT(b.tokens[12], t->vocab_size());
 }
 
+// Without beat classes the V and the flutter wave read as the N beats do, by their RR bin
+// alone; their labels stay.
+TEST_F(Rhythm, WithoutBeatClassesEveryTokenIsInNsRowAndTheLabelsStay) {
+  hlm::Record r = annotated_record();
+  r.annotations.push_back(annotation(4420, 31));
+  auto t = tokenizer({{"beat_classes", false}});
+  hlm::Beats b = t->extract(r);
+  t->assign(b);
+  ASSERT_EQ(b.size(), 13u);
+  EXPECT_EQ(b.tokens[10], 4u + 0 * 16 + 4);   // the V at 0.75 of the median
+  EXPECT_EQ(b.tokens[11], 4u + 0 * 16 + 10);  // the N after the pause
+  EXPECT_EQ(b.tokens[12], 4u + 0 * 16 + 8);   // the flutter wave
+  EXPECT_EQ(b.labels[10], uint8_t(hlm::BeatClass::kV));
+  EXPECT_EQ(b.labels[12], uint8_t(hlm::BeatClass::kNone));
+  EXPECT_EQ(t->vocab_size(), tokenizer()->vocab_size());
+}
+
 TEST_F(Rhythm, IdentityChangesWithTheParametersThatChangeTokens) {
   EXPECT_EQ(tokenizer()->identity(), tokenizer({{"bins", 16}})->identity());
+  EXPECT_EQ(tokenizer()->identity(), tokenizer({{"beat_classes", true}})->identity());
+  EXPECT_NE(tokenizer()->identity(), tokenizer({{"beat_classes", false}})->identity());
   EXPECT_NE(tokenizer()->identity(), tokenizer({{"median_window", 4}})->identity());
   EXPECT_NE(tokenizer()->identity(), tokenizer({{"source", "detected"}})->identity());
   EXPECT_EQ(tokenizer()->identity().rfind("rhythm:", 0), 0u);

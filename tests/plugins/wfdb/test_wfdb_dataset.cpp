@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
+#include "ecg/record_labels.h"
 #include "hlm/dataset.h"
 #include "hlm/errors.h"
 #include "hlm/plugin.h"
@@ -15,6 +17,20 @@ namespace {
 using hlm::test::data_path;
 using hlm::test::TempDir;
 using hlm::test::write_file;
+
+std::vector<int64_t> beat_positions(const hlm::Record& r) {
+  std::vector<int64_t> out;
+  for (const hlm::Annotation& a : r.annotations)
+    if (hlm::is_beat_code(a.code)) out.push_back(a.sample);
+  return out;
+}
+
+// The share of a record's beats inside its AF episodes.
+double af_share(const hlm::Record& r) {
+  const std::vector<int64_t> beats = beat_positions(r);
+  const std::vector<uint8_t> flags = hlm::af_flags(hlm::labels_of(r, beats), beats.size());
+  return double(std::count(flags.begin(), flags.end(), uint8_t(1))) / double(beats.size());
+}
 
 const hlm_plugin_descriptor* load_wfdb_plugin() {
   const std::string path = std::string(HLM_BINARY_DIR) + "/plugins/libhlm_plugin_wfdb.so";
@@ -46,14 +62,16 @@ TEST(WfdbDatasetPlugin, DeclaresItsKindNameAndParameters) {
   EXPECT_STREQ(d->kind, "dataset");
   EXPECT_STREQ(d->name, "wfdb");
   EXPECT_STREQ(d->fingerprint, HLM_BUILD_FINGERPRINT);
-  ASSERT_EQ(d->param_count, 4u);
+  ASSERT_EQ(d->param_count, 5u);
   EXPECT_STREQ(d->params[0].name, "dir");
   EXPECT_EQ(d->params[0].default_json, nullptr);
   EXPECT_STREQ(d->params[1].name, "records");
   EXPECT_STREQ(d->params[1].default_json, "[]");
   EXPECT_STREQ(d->params[2].name, "annotator");
   EXPECT_STREQ(d->params[2].default_json, "\"atr\"");
-  EXPECT_STREQ(d->params[3].name, "record_labels");
+  EXPECT_STREQ(d->params[3].name, "rhythm_annotator");
+  EXPECT_STREQ(d->params[3].default_json, "\"\"");
+  EXPECT_STREQ(d->params[4].name, "record_labels");
 }
 
 TEST(WfdbDatasetPlugin, ReadsTheChosenMitdbRecordsConcurrently) {
@@ -136,6 +154,72 @@ TEST(WfdbDatasetPlugin, GivesEachRecordItsClassFromARecordLabelsCsv) {
   params["record_labels"] = "absent.csv";
   EXPECT_FALSE(create(d, params, &error));
   EXPECT_NE(error.find("absent.csv cannot be read"), std::string::npos) << error;
+}
+
+// afdb keeps its beats in .qrs and its rhythm in .atr; ltafdb has both files, so its .qrs
+// beats with its .atr rhythm stand in for that layout.
+TEST(WfdbDatasetPlugin, TakesTheRhythmChangesFromTheRhythmAnnotatorsFile) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  HLM_REQUIRE_DATA("ltafdb");
+  const std::string dir = data_path("ltafdb");
+  std::string error;
+  const nlohmann::json records = {"00", "01", "03"};
+  auto beats_only = create(d, {{"dir", dir}, {"records", records}, {"annotator", "qrs"}}, &error);
+  ASSERT_TRUE(beats_only) << error;
+  auto merged = create(
+      d, {{"dir", dir}, {"records", records}, {"annotator", "qrs"}, {"rhythm_annotator", "atr"}},
+      &error);
+  ASSERT_TRUE(merged) << error;
+  auto reference = create(d, {{"dir", dir}, {"records", records}}, &error);
+  ASSERT_TRUE(reference) << error;
+  EXPECT_NE(merged->fingerprint(), beats_only->fingerprint());
+  for (const std::string name : {"00", "01", "03"}) {
+    SCOPED_TRACE("record " + name);
+    const hlm::Record qrs = beats_only->read(name);
+    const hlm::Record r = merged->read(name);
+    const hlm::Record atr = reference->read(name);
+    // Without it the .qrs file has no rhythm, so no AF is known.
+    EXPECT_FALSE(hlm::labels_of(qrs, beat_positions(qrs)).rhythm_annotated);
+    // The beats are the .qrs file's, the rhythm changes the .atr file's, in sample order.
+    EXPECT_EQ(beat_positions(r), beat_positions(qrs));
+    std::vector<std::pair<int64_t, std::string>> rhythm, atr_rhythm;
+    for (const hlm::Annotation& a : r.annotations)
+      if (a.code == hlm::kRhythmChangeCode) rhythm.emplace_back(a.sample, a.aux);
+    for (const hlm::Annotation& a : atr.annotations)
+      if (a.code == hlm::kRhythmChangeCode) atr_rhythm.emplace_back(a.sample, a.aux);
+    ASSERT_FALSE(atr_rhythm.empty());
+    EXPECT_EQ(rhythm, atr_rhythm);
+    EXPECT_TRUE(std::is_sorted(
+        r.annotations.begin(), r.annotations.end(),
+        [](const hlm::Annotation& x, const hlm::Annotation& y) { return x.sample < y.sample; }));
+    // The unaudited beats fall in AF as often as the reference beats do.
+    const hlm::RecordLabels labels = hlm::labels_of(r, beat_positions(r));
+    EXPECT_TRUE(labels.rhythm_annotated);
+    EXPECT_NEAR(af_share(r), af_share(atr), 0.01);
+  }
+}
+
+TEST(WfdbDatasetPlugin, RefusesARhythmAnnotatorSomeRecordLacks) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  TempDir dir;
+  for (const char* name : {"r1", "r2"})
+    write_file(dir.file(std::string(name) + ".hea"), std::string(name) + " 0 250\n");
+  write_file(dir.file("r1.atr"), std::string(2, '\0'));
+  std::string error;
+  const nlohmann::json params = {{"dir", dir.path()},
+                                 {"records", nlohmann::json::array()},
+                                 {"annotator", "qrs"},
+                                 {"rhythm_annotator", "atr"}};
+  EXPECT_FALSE(create(d, params, &error));
+  EXPECT_NE(error.find("rhythm_annotator 'atr': 1 of 2 records"), std::string::npos) << error;
+  EXPECT_NE(error.find("r2.atr"), std::string::npos) << error;
+  // Named without the record that lacks it, the dataset reads.
+  auto one = create(
+      d,
+      {{"dir", dir.path()}, {"records", {"r1"}}, {"annotator", "qrs"}, {"rhythm_annotator", "atr"}},
+      &error);
+  ASSERT_TRUE(one) << error;
+  EXPECT_TRUE(one->read("r1").annotations.empty());
 }
 
 }  // namespace
