@@ -211,8 +211,6 @@ TEST(WfdbReader, RefusesHeadersWithTooFewFieldsOrImpossibleRatesAndGains) {
   EXPECT_EQ(h.signals.at(0).gain, -200.0);
 }
 
-}  // namespace
-
 TEST(WfdbReader, RefusesARecordWithoutItsRhythmAnnotatorsFile) {
   TempDir dir;
   write_file(dir.file("r1.hea"), "r1 0 250\n");
@@ -224,3 +222,5 @@ TEST(WfdbReader, RefusesARecordWithoutItsRhythmAnnotatorsFile) {
   EXPECT_NE(message.find(dir.file("r1.atr") + ": missing"), std::string::npos) << message;
   EXPECT_NE(message.find("rhythm_annotator"), std::string::npos) << message;
 }
+
+}  // namespace

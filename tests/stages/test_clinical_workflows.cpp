@@ -257,8 +257,9 @@ TEST(ClinicalWorkflows, AfRhythmLeavesAfdbOutWithoutItsFolderAndRefusesHalfOfIt)
   r = hlm::test::run_hlm("run workflows/af-rhythm.yaml vars.size=ci vars.afdb_dir=" + kData +
                          "/ltafdb 'vars.afdb_records=[\"100\",\"no-such-record\"]' --dry-run");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("1 missing from " + kData + "/ltafdb: no-such-record.qrs"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("2 missing from " + kData + "/ltafdb: no-such-record.qrs, no-such-record.atr"),
+      std::string::npos)
       << r.output;
 }
 

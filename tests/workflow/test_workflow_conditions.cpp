@@ -92,6 +92,21 @@ TEST(WorkflowConditions, SomeOfTheFilesButNotAllIsAnErrorNamingTheMissingOnes) {
   EXPECT_CONTAINS(error, "; 2 missing from " + folder.path.string() + ": b.hea, c.hea");
 }
 
+// A list of suffixes: each record needs every one of its files (afdb: beats in .qrs, rhythm in
+// .atr).
+TEST(WorkflowConditions, EveryNameNeedsEachSuffixOfAList) {
+  const Folder folder({"a.qrs", "a.atr", "b.qrs", "b.atr"});
+  std::string text = guarded(folder.path.string());
+  text.replace(text.find("suffix: .hea}"), 13, "suffix: [.qrs, .atr]}");
+  EXPECT_TRUE(load(text).left_out.empty());
+  fs::remove(folder.path / "b.atr");
+  const std::string error = error_of(text);
+  EXPECT_CONTAINS(error, "stage 'test_set' needs all of its 4 files or none");
+  EXPECT_CONTAINS(error, "; 1 missing from " + folder.path.string() + ": b.atr");
+  text.replace(text.find("suffix: [.qrs, .atr]}"), 21, "suffix: [.qrs, {a: b}]}");
+  EXPECT_CONTAINS(error_of(text), "when.files_exist.suffix of stage 'test_set' must list texts");
+}
+
 TEST(WorkflowConditions, AMalformedConditionIsAnErrorAtItsLine) {
   const std::string base = "name: w\nstages:\n  - id: a\n    kind: pretrain\n    when:\n";
   EXPECT_EQ(error_of(base + "      file_exists: {dir: x, names: [y]}\n"),

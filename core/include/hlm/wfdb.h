@@ -47,8 +47,9 @@ struct ReadOptions {
   // Where the rhythm changes come from, when not from `annotator`'s file: some databases keep
   // beats and rhythm apart (afdb: beats in .qrs, rhythm in .atr). Non-empty: the rhythm changes
   // (code 28) of name.<rhythm_annotator> replace any in the beats' file, merged by sample; its
-  // other annotations are not read. A record without that file is a DataError.
-  std::string rhythm_annotator;
+  // other annotations are not read. A record without that file, or whose file holds no rhythm
+  // change, is a DataError.
+  std::string rhythm_annotator{};
 };
 
 // Reads record `name` from `dir`. Record::digital[s] holds frames * samples_per_frame values

@@ -188,19 +188,26 @@ void read_signals(const std::string& dir, const Header& h, bool verify, Record& 
   for (const Group& g : groups) read_group(h, g, frames, verify, r);
 }
 
-// `annotations` without their rhythm changes, and the rhythm changes of base.<annotator> in
-// their place, in sample order (a rhythm change before a beat at the same sample).
+// `annotations` without their rhythm changes, and the rhythm changes of
+// base.<rhythm_annotator> in their place, in sample order.
 std::vector<Annotation> with_rhythm_of(std::vector<Annotation> annotations, const std::string& base,
-                                       const std::string& annotator) {
-  const std::string path = base + "." + annotator;
+                                       const std::string& rhythm_annotator) {
+  const std::string path = base + "." + rhythm_annotator;
   if (!file_exists(path))
     throw DataError(
         "{}: missing; the dataset reads each record's rhythm changes from name.{} "
         "(rhythm_annotator): add the file, or leave the record out of the dataset's records",
-        path, annotator);
+        path, rhythm_annotator);
   std::vector<Annotation> merged;
   for (Annotation& a : read_annotations(path))
     if (a.code == kRhythmChangeCode) merged.push_back(std::move(a));
+  // Without one the record's rhythm is unknown, and every segment of it would be left out of
+  // training and scoring without a word.
+  if (merged.empty())
+    throw DataError(
+        "{}: no rhythm change (code 28, '+'); rhythm_annotator '{}' names a file without the "
+        "record's rhythm: name the file that has it, or leave the record out",
+        path, rhythm_annotator);
   for (Annotation& a : annotations)
     if (a.code != kRhythmChangeCode) merged.push_back(std::move(a));
   std::stable_sort(merged.begin(), merged.end(),

@@ -12,20 +12,32 @@ namespace {
 const std::vector<std::string> kConditions = {"files_exist"};
 const std::vector<std::string> kFilesExistKeys = {"dir", "names", "suffix"};
 
-// The names of files_exist: one name or a list of names.
-std::vector<std::string> names_of(const Node& names, const std::string& owner) {
-  if (names.is_scalar()) return {names.text};
-  if (!names.is_seq())
-    fail(names.loc, "when.files_exist.names of " + owner +
-                        " must be a name or a list of names, not " + names.describe());
+// The names or suffixes of files_exist (`key`): one text or a list of texts.
+std::vector<std::string> texts_of(const Node& node, const std::string& key,
+                                  const std::string& owner) {
+  if (node.is_scalar()) return {node.text};
+  if (!node.is_seq())
+    fail(node.loc, "when.files_exist." + key + " of " + owner + " must be a text or a list of " +
+                       key + ", not " + node.describe());
   std::vector<std::string> out;
-  for (const Node& item : names.items) {
+  for (const Node& item : node.items) {
     if (!item.is_scalar())
       fail(item.loc,
-           "when.files_exist.names of " + owner + " must list names, not " + item.describe());
+           "when.files_exist." + key + " of " + owner + " must list texts, not " + item.describe());
     out.push_back(item.text);
   }
   return out;
+}
+
+std::vector<std::string> names_of(const Node& names, const std::string& owner) {
+  return texts_of(names, "names", owner);
+}
+
+// Every name takes each suffix; none given is the name alone. A list says that each record
+// needs several files (beats and rhythm in two annotation files).
+std::vector<std::string> suffixes_of(const Node* suffix, const std::string& owner) {
+  if (!suffix || suffix->is_null()) return {""};
+  return texts_of(*suffix, "suffix", owner);
 }
 
 const Node& files_exist_of(const Node& when) { return *when.find("files_exist"); }
@@ -55,28 +67,25 @@ void check_condition(const Node& when, const std::string& owner) {
   for (const char* key : {"dir", "names"})
     if (!files.find(key))
       fail(files.loc, std::string("when.files_exist of ") + owner + " needs '" + key + "'");
-  for (const char* key : {"dir", "suffix"}) {
-    const Node* value = files.find(key);
-    if (value && !value->is_scalar() && !value->is_null())
-      fail(value->loc, std::string("when.files_exist.") + key + " of " + owner +
-                           " must be text, not " + value->describe());
-  }
+  if (const Node* dir = files.find("dir"); dir && !dir->is_scalar() && !dir->is_null())
+    fail(dir->loc, "when.files_exist.dir of " + owner + " must be text, not " + dir->describe());
   names_of(*files.find("names"), owner);
+  suffixes_of(files.find("suffix"), owner);
 }
 
 std::string unmet_condition(const Node& when, const std::string& owner) {
   const Node& files = files_exist_of(when);
   const Node& dir_node = *files.find("dir");
   const std::string dir = dir_node.is_null() ? "" : dir_node.text;
-  const Node* suffix_node = files.find("suffix");
-  const std::string suffix = suffix_node && suffix_node->is_scalar() ? suffix_node->text : "";
-  const std::vector<std::string> names = names_of(*files.find("names"), owner);
+  const std::vector<std::string> suffixes = suffixes_of(files.find("suffix"), owner);
+  std::vector<std::string> names;
+  for (const std::string& name : names_of(*files.find("names"), owner))
+    for (const std::string& suffix : suffixes) names.push_back(name + suffix);
   if (dir.empty()) return "when.files_exist: no folder given (dir is empty)";
   if (names.empty()) return "when.files_exist: no file names given";
   std::vector<std::string> missing;
   for (const std::string& name : names)
-    if (!std::filesystem::exists(std::filesystem::path(dir) / (name + suffix)))
-      missing.push_back(name + suffix);
+    if (!std::filesystem::exists(std::filesystem::path(dir) / name)) missing.push_back(name);
   if (missing.empty()) return "";
   if (missing.size() == names.size())
     return "when.files_exist: none of its " + std::to_string(names.size()) + " file(s) is in " +

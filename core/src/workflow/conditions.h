@@ -6,7 +6,8 @@
 //   when:
 //     files_exist: {dir: "${vars.mitdb_dir}", names: "${vars.test_records}", suffix: .hea}
 //
-// files_exist holds when every dir/<name><suffix> exists; an empty dir, or none of the files,
+// files_exist holds when every dir/<name><suffix> exists (suffix may be a list: every name with
+// each of them, for records of several files); an empty dir, or none of the files,
 // means the stage is left out. Some of the files but not all is an error naming the missing
 // ones: a test set with records missing would run quietly as another protocol.
 #pragma once

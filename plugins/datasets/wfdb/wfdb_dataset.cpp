@@ -20,7 +20,8 @@ class WfdbDataset final : public hlm::Dataset {
   explicit WfdbDataset(const nlohmann::json& params)
       : dir_(params.at("dir").get<std::string>()),
         annotator_(params.value("annotator", std::string("atr"))),
-        rhythm_annotator_(params.value("rhythm_annotator", std::string())) {
+        rhythm_annotator_(params.value("rhythm_annotator", std::string())),
+        read_signals_(params.value("read_signals", true)) {
     const std::vector<std::string> available = hlm::wfdb::list_records(dir_);
     const nlohmann::json wanted =
         params.contains("records") ? params.at("records") : nlohmann::json::array();
@@ -42,7 +43,10 @@ class WfdbDataset final : public hlm::Dataset {
     if (records_.empty())
       throw hlm::DataError("{}: no WFDB records (no RECORDS file entries and no .hea files)", dir_);
     known_.insert(records_.begin(), records_.end());
-    if (!rhythm_annotator_.empty()) require_rhythm_files();
+    if (!rhythm_annotator_.empty()) {
+      require_files(rhythm_annotator_, "rhythm_annotator");
+      if (!annotator_.empty()) require_files(annotator_, "annotator");
+    }
     if (const std::string csv = params.value("record_labels", std::string()); !csv.empty())
       read_labels((fs::path(dir_) / csv).string());
   }
@@ -56,6 +60,7 @@ class WfdbDataset final : public hlm::Dataset {
     hlm::wfdb::ReadOptions options;
     options.annotator = annotator_;
     options.rhythm_annotator = rhythm_annotator_;
+    options.read_signals = read_signals_;
     hlm::Record r = hlm::wfdb::read_record(dir_, record, options);
     if (auto it = labels_.find(record); it != labels_.end()) r.label = it->second;
     return r;
@@ -107,18 +112,17 @@ class WfdbDataset final : public hlm::Dataset {
     labels_text_ = "labels=" + hlm::hex64(hlm::fnv1a64(nlohmann::json(labels_).dump())) + "\n";
   }
 
-  // Before anything is read: a record without its rhythm file would have no AF labels.
-  void require_rhythm_files() const {
+  // With beats and rhythm in two files, a record lacking either would have no AF labels or no
+  // beats: refused before anything is read.
+  void require_files(const std::string& suffix, const char* key) const {
     std::vector<std::string> missing;
     for (const std::string& record : records_)
-      if (!fs::is_regular_file(fs::path(dir_) / (record + "." + rhythm_annotator_)))
-        missing.push_back(record);
+      if (!fs::is_regular_file(fs::path(dir_) / (record + "." + suffix))) missing.push_back(record);
     if (missing.empty()) return;
     throw hlm::ConfigError(
-        "wfdb: rhythm_annotator '{}': {} of {} records in {} have no {} file (first: {}.{}); add "
-        "the files, or name only the records that have them in 'records'",
-        rhythm_annotator_, missing.size(), records_.size(), dir_, rhythm_annotator_,
-        missing.front(), rhythm_annotator_);
+        "wfdb: {} '{}': {} of {} records in {} have no {} file (first: {}.{}); add the files, "
+        "or name only the records that have them in 'records'",
+        key, suffix, missing.size(), records_.size(), dir_, suffix, missing.front(), suffix);
   }
 
   static std::string record_name(const nlohmann::json& entry) {
@@ -143,6 +147,7 @@ class WfdbDataset final : public hlm::Dataset {
   std::string dir_;
   std::string annotator_;
   std::string rhythm_annotator_;
+  bool read_signals_ = true;
   std::vector<std::string> records_;
   std::set<std::string> known_;
   std::map<std::string, std::string> labels_;  // record -> class, from record_labels
@@ -158,7 +163,10 @@ const hlm_param_decl kWfdbParams[] = {
      "annotation file read with each record (name.<annotator>); \"\" reads none"},
     {"rhythm_annotator", "string", "\"\"",
      "file of each record's rhythm changes when not the annotator's (afdb: beats in qrs, rhythm "
-     "in atr); every record must have it"},
+     "in atr); every record must have it, and its annotator file"},
+    {"read_signals", "bool", "true",
+     "false: headers and annotations only, the signal files are not decoded (for tokenizers "
+     "that read annotations alone)"},
     {"record_labels", "string", "\"\"",
      "csv of record,label lines in dir (e.g. REFERENCE-v3.csv): each record's class"},
 };

@@ -99,9 +99,9 @@ class Rhythm final : public hlm::Tokenizer {
       // the same in every mode and the RR bin carries the rhythm.
       classes.assign(b.positions.size(), hlm::BeatClass::kN);
     }
-    // Without beat classes annotated beats read as detected ones do: the RR bin alone, as an
-    // RR-interval detector sees a database whose beats carry no class (afdb's .qrs). Their
-    // labels stay for the tasks that score beat classes.
+    // Without beat classes every beat is read by its RR bin alone, as an RR-interval detector
+    // reads a database whose beats carry no class (afdb's .qrs). Their labels stay for the
+    // tasks that score beat classes.
     if (!beat_classes_) classes.assign(b.positions.size(), hlm::BeatClass::kN);
     b.rr_seconds.resize(b.size(), 0.0f);
     for (size_t i = 1; i < b.size(); ++i)
@@ -190,8 +190,8 @@ const hlm_param_decl kRhythmParams[] = {
     {"rr_max_ratio", "float", "2.0", "upper end of the bins; larger ratios go to the last bin"},
     {"median_window", "int", "8", "RR intervals in the running median the ratio is taken to"},
     {"beat_classes", "bool", "true",
-     "false: every token in class N's row, the RR bin alone (annotated beats read as detected "
-     "ones); the beats' labels are kept"},
+     "false: every token in class N's row, the RR bin alone, whatever the source; the beats' "
+     "labels are kept"},
 };
 
 }  // namespace

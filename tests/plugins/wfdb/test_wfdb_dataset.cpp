@@ -62,7 +62,7 @@ TEST(WfdbDatasetPlugin, DeclaresItsKindNameAndParameters) {
   EXPECT_STREQ(d->kind, "dataset");
   EXPECT_STREQ(d->name, "wfdb");
   EXPECT_STREQ(d->fingerprint, HLM_BUILD_FINGERPRINT);
-  ASSERT_EQ(d->param_count, 5u);
+  ASSERT_EQ(d->param_count, 6u);
   EXPECT_STREQ(d->params[0].name, "dir");
   EXPECT_EQ(d->params[0].default_json, nullptr);
   EXPECT_STREQ(d->params[1].name, "records");
@@ -71,7 +71,9 @@ TEST(WfdbDatasetPlugin, DeclaresItsKindNameAndParameters) {
   EXPECT_STREQ(d->params[2].default_json, "\"atr\"");
   EXPECT_STREQ(d->params[3].name, "rhythm_annotator");
   EXPECT_STREQ(d->params[3].default_json, "\"\"");
-  EXPECT_STREQ(d->params[4].name, "record_labels");
+  EXPECT_STREQ(d->params[4].name, "read_signals");
+  EXPECT_STREQ(d->params[4].default_json, "true");
+  EXPECT_STREQ(d->params[5].name, "record_labels");
 }
 
 TEST(WfdbDatasetPlugin, ReadsTheChosenMitdbRecordsConcurrently) {
@@ -199,27 +201,57 @@ TEST(WfdbDatasetPlugin, TakesTheRhythmChangesFromTheRhythmAnnotatorsFile) {
   }
 }
 
-TEST(WfdbDatasetPlugin, RefusesARhythmAnnotatorSomeRecordLacks) {
+TEST(WfdbDatasetPlugin, RefusesARhythmAnnotatorSomeRecordLacksOrThatHoldsNoRhythm) {
   HLM_REQUIRE_WFDB_PLUGIN(d);
   TempDir dir;
-  for (const char* name : {"r1", "r2"})
+  const std::string no_annotations(2, '\0');  // an MIT annotation file's end mark alone
+  for (const char* name : {"r1", "r2", "r3"})
     write_file(dir.file(std::string(name) + ".hea"), std::string(name) + " 0 250\n");
-  write_file(dir.file("r1.atr"), std::string(2, '\0'));
+  write_file(dir.file("r1.qrs"), no_annotations);
+  write_file(dir.file("r1.atr"), no_annotations);
+  write_file(dir.file("r2.qrs"), no_annotations);
+  write_file(dir.file("r3.atr"), no_annotations);
+  const auto params = [&](const nlohmann::json& records) {
+    return nlohmann::json{{"dir", dir.path()},
+                          {"records", records},
+                          {"annotator", "qrs"},
+                          {"rhythm_annotator", "atr"}};
+  };
   std::string error;
-  const nlohmann::json params = {{"dir", dir.path()},
-                                 {"records", nlohmann::json::array()},
-                                 {"annotator", "qrs"},
-                                 {"rhythm_annotator", "atr"}};
-  EXPECT_FALSE(create(d, params, &error));
+  EXPECT_FALSE(create(d, params({"r1", "r2"}), &error));
   EXPECT_NE(error.find("rhythm_annotator 'atr': 1 of 2 records"), std::string::npos) << error;
   EXPECT_NE(error.find("r2.atr"), std::string::npos) << error;
-  // Named without the record that lacks it, the dataset reads.
-  auto one = create(
-      d,
-      {{"dir", dir.path()}, {"records", {"r1"}}, {"annotator", "qrs"}, {"rhythm_annotator", "atr"}},
-      &error);
+  // The beats' file is needed as much.
+  EXPECT_FALSE(create(d, params({"r3"}), &error));
+  EXPECT_NE(error.find("annotator 'qrs': 1 of 1 records"), std::string::npos) << error;
+  // A rhythm file without a rhythm change names itself when the record is read.
+  auto one = create(d, params({"r1"}), &error);
   ASSERT_TRUE(one) << error;
-  EXPECT_TRUE(one->read("r1").annotations.empty());
+  try {
+    one->read("r1");
+    ADD_FAILURE() << "r1 read without a rhythm change";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("r1.atr") + ": no rhythm change"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Annotation-only tokenizers need no samples: the signal files are left undecoded.
+TEST(WfdbDatasetPlugin, ReadsHeadersAndAnnotationsAloneWhenAsked) {
+  HLM_REQUIRE_WFDB_PLUGIN(d);
+  HLM_REQUIRE_DATA("mitdb");
+  std::string error;
+  const nlohmann::json records = {"208"};
+  auto full = create(d, {{"dir", data_path("mitdb")}, {"records", records}}, &error);
+  auto light = create(
+      d, {{"dir", data_path("mitdb")}, {"records", records}, {"read_signals", false}}, &error);
+  ASSERT_TRUE(full && light) << error;
+  const hlm::Record with = full->read("208"), without = light->read("208");
+  EXPECT_EQ(with.digital.size(), 2u);
+  EXPECT_TRUE(without.digital.empty());
+  EXPECT_EQ(without.signals.size(), 2u);
+  EXPECT_EQ(without.annotations.size(), with.annotations.size());
 }
 
 }  // namespace
