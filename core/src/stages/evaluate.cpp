@@ -383,6 +383,8 @@ std::vector<eval::PublishedPoint> published_points_of(
     const StageContext& ctx,
     const std::map<std::string, std::vector<const nlohmann::json*>>& models,
     const std::vector<DatasetSpec>& datasets, const std::vector<std::string>& beat_classes) {
+  std::vector<std::string> dataset_names;
+  for (const DatasetSpec& d : datasets) dataset_names.push_back(d.name);
   std::vector<eval::PublishedPoint> points;
   for (const auto& row : ctx.params().at("published_points")) {
     for (const auto& [key, value] : row.items())
@@ -406,18 +408,15 @@ std::vector<eval::PublishedPoint> published_points_of(
                                      by_ppv ? eval::Held::kPpv : eval::Held::kSpecificity,
                                      fraction(by_ppv ? "ppv" : "specificity"),
                                      text("dataset")};
-    std::vector<std::string> names;
-    for (const DatasetSpec& d : datasets) names.push_back(d.name);
     if (row.contains("dataset") &&
-        std::find(names.begin(), names.end(), point.dataset) == names.end())
+        std::find(dataset_names.begin(), dataset_names.end(), point.dataset) == dataset_names.end())
       throw ConfigError(
           "{}:{}: stage '{}': published_points row {} names dataset {}, but the stage scores "
           "{}; name one of them, or leave dataset out to score the point on every dataset",
           ctx.instance.file, ctx.instance.line, ctx.instance.id, row.dump(),
-          row.at("dataset").dump(), nlohmann::json(names).dump());
+          row.at("dataset").dump(), nlohmann::json(dataset_names).dump());
     if (point.source.empty() || point.class_name.empty() || !(point.se >= 0 && point.se <= 1) ||
-        !(point.held_value > 0 && point.held_value <= 1) ||
-        (row.contains("ppv") && row.contains("specificity")))
+        !(point.held_value > 0 && point.held_value <= 1) || (by_ppv && row.contains("specificity")))
       throw ConfigError(
           "{}:{}: stage '{}': published_points row {} needs a source and a class (text), se in "
           "[0, 1], and exactly one of ppv and specificity in (0, 1] (numbers, as fractions: "

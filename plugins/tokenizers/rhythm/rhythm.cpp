@@ -88,21 +88,20 @@ class Rhythm final : public hlm::Tokenizer {
       if (!std::is_sorted(b.positions.begin(), b.positions.end())) sort_by_position(b);
       // A beat code of no AAMI class (a flutter wave '!', B, n, r, ?) keeps no label, and its
       // token takes Q's row, as before those codes left the Q class: the vocabulary is unchanged.
-      for (uint8_t label : b.labels)
-        classes.push_back(label < hlm::kBeatClassCount ? hlm::BeatClass(label)
-                                                       : hlm::BeatClass::kQ);
+      if (beat_classes_)
+        for (uint8_t label : b.labels)
+          classes.push_back(label < hlm::kBeatClassCount ? hlm::BeatClass(label)
+                                                         : hlm::BeatClass::kQ);
     } else {
       b.positions = detect(record);
       b.labels = hlm::dsp::label_beats(b.positions, record.annotations,
                                        hlm::dsp::match_window_samples(record.sampling_hz));
-      // The detector gives no beat class; detected beats share N's row, so the vocabulary is
-      // the same in every mode and the RR bin carries the rhythm.
-      classes.assign(b.positions.size(), hlm::BeatClass::kN);
     }
-    // Without beat classes every beat is read by its RR bin alone, as an RR-interval detector
-    // reads a database whose beats carry no class (afdb's .qrs). Their labels stay for the
-    // tasks that score beat classes.
-    if (!beat_classes_) classes.assign(b.positions.size(), hlm::BeatClass::kN);
+    // The detector gives no beat class, and without beat_classes none is read: those beats share
+    // N's row, so the vocabulary is the same in every mode and the RR bin carries the rhythm (as
+    // an RR-interval detector reads a database whose beats carry no class, afdb's .qrs). Their
+    // labels stay for the tasks that score beat classes.
+    if (classes.empty()) classes.assign(b.positions.size(), hlm::BeatClass::kN);
     b.rr_seconds.resize(b.size(), 0.0f);
     for (size_t i = 1; i < b.size(); ++i)
       b.rr_seconds[i] = float(double(b.positions[i] - b.positions[i - 1]) / record.sampling_hz);
