@@ -335,7 +335,8 @@ stages:
 
 TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) {
   hlm::test::ScratchDir runs("hlm_af_segments");
-  const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string());
+  const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+                         " evaluate.by_beat=true");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   // The tokenize stage wrote each record's AF episodes.
@@ -369,11 +370,33 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
           << line;
     }
     EXPECT_EQ(rows, d["items"].get<int64_t>());
+    // by_beat: every beat of those segments, each with its own rhythm. The 600 s records are
+    // longer than a segment, so every segment is whole. A segment's class is its majority's, so
+    // AF's share moves a little from segments to beats, but only a little.
+    const auto b = d["by_beat"];
+    EXPECT_EQ(b["items"].get<int64_t>(), d["items"].get<int64_t>() * std::stoi(length));
+    EXPECT_EQ(b["records"], 2);
+    const double af_segments = d["classes"]["AF"]["items"].get<double>() / d["items"].get<double>();
+    const double af_beats = b["classes"]["AF"]["items"].get<double>() / b["items"].get<double>();
+    EXPECT_NEAR(af_beats, af_segments, 0.1);
+    EXPECT_NE(af_beats * b["items"].get<double>(),
+              af_segments * d["items"].get<double>() * std::stoi(length))
+        << "the beats' own rhythm, not their segment's class";
+    EXPECT_GE(b["auroc"].get<double>(), 0.0);
   }
+  EXPECT_NE(hlm::test::read_text(run_dir / "report.md").find("#### By beat"), std::string::npos);
   // Longer segments: fewer items over the same records.
   const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];
   EXPECT_GT(datasets["holdout [segment_beats=16]"]["items"].get<int64_t>(),
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
+}
+
+// by_beat acts on task af alone: a beat classifier's items are beats already.
+TEST(FinetuneEvaluate, ByBeatIsRefusedForABeatClassifier) {
+  hlm::test::ScratchDir runs("hlm_by_beat_beats");
+  expect_refused(run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                         " evaluate.by_beat=true"),
+                 "by_beat scores the segments of task af beat by beat");
 }
 
 // rr_pattern_features: the segment head reads three more statistics (whether the rhythm

@@ -9,6 +9,8 @@
 // moves with the seed; the mean of a few seeds moves less). Datasets: by default each model's
 // held-out records ("holdout"); `datasets` adds token stores of other tokenize stages (which
 // must use the pretraining codebook: a store of another tokenizer or codebook is refused).
+// With `by_beat`, task af's segments are scored once more beat by beat (see
+// tasks/beats_of_segments.h).
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -26,6 +28,7 @@
 #include "ops/compute.h"
 #include "plots/confusion_plot.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/beats_of_segments.h"
 #include "tasks/predictions_csv.h"
 #include "tasks/score_items.h"
 #include "util/atomic_file.h"
@@ -124,6 +127,14 @@ void expect_same_descriptor_columns(const StageContext& ctx, const DatasetSpec& 
   }
 }
 
+// The record_labels.json of a dataset's token store (segment tasks; empty for task beats).
+std::string record_labels_of(const StageContext& ctx, const nlohmann::json& tuned,
+                             const DatasetSpec& dataset) {
+  const nlohmann::json& artifacts =
+      dataset.stage.empty() ? tuned.at("artifacts") : ctx.inputs.at(dataset.stage).at("artifacts");
+  return artifacts.value("record_labels", std::string());
+}
+
 // One model's scored items on one dataset; `scope` says what was scored.
 std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
                                         const DatasetSpec& dataset, const TokenStore& store,
@@ -162,13 +173,11 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
   }
   const nlohmann::json& model_block = results.at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
-  const nlohmann::json& labelled_by =
-      own ? tuned.at("artifacts") : ctx.inputs.at(dataset.stage).at("artifacts");
   if (!own)
     expect_same_descriptor_columns(ctx, dataset, store, results,
                                    ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
   auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
-                           labelled_by.value("record_labels", std::string()),
+                           record_labels_of(ctx, tuned, dataset),
                            tuned.at("artifacts").value("trees", std::string()));
   if (scope.empty()) {
     if (all) scope = "every record of " + store.path();
@@ -319,6 +328,28 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
   return md + "\n";
 }
 
+// Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
+// (AFIB episode of record_labels.json or not): the unit of the AF detectors that classify each
+// beat. Adds results["by_beat"] (the same scores as the segments'); returns the markdown.
+std::string beat_scores(const std::vector<ScoredItem>& segments, const TokenStore& store,
+                        const std::vector<std::string>& classes,
+                        const std::vector<eval::PublishedPoint>& points,
+                        const std::string& record_labels, nlohmann::json& results) {
+  const auto labels = read_record_labels(record_labels);
+  const auto label_of = segment_labeler("af", classes, store, labels);
+  const auto beats = beats_of_segments(segments, [&](size_t record, uint64_t beat) {
+    return label_of(record, beat - store.record(record).offset, 1);
+  });
+  std::string table;
+  std::map<std::string, eval::Confusion> by_record;
+  results["by_beat"] = scores_of(beats, store, classes, points, table, by_record);
+  results["by_beat"].erase("by_record");  // the segments' per-record matrices say it already
+  return "\n#### By beat\n\nEach beat of the segments above, with its segment's prediction and "
+         "its own rhythm as reference (" +
+         std::to_string(beats.size()) +
+         " beats; a record's last beats that make no whole segment are not scored):\n\n" + table;
+}
+
 // What each model scored on one dataset, record by record.
 struct ScoredModel {
   std::vector<std::string> classes;
@@ -462,6 +493,16 @@ StageOutput run_evaluate(StageContext& ctx) {
   const auto models = models_of(ctx);
   const auto datasets = datasets_of(ctx);
   const auto points = published_points_of(ctx, models, datasets, beat_classes);
+  const bool by_beat = ctx.params().at("by_beat").get<bool>();
+  if (by_beat)
+    for (const auto& [label, instances] : models)
+      if (const std::string task = instances.front()->at("results").value("task", "beats");
+          task != "af")
+        throw ConfigError(
+            "{}:{}: stage '{}': by_beat scores the segments of task af beat by beat, but the "
+            "model of '{}' is of task {}; remove by_beat or evaluate an af model",
+            ctx.instance.file, ctx.instance.line, ctx.instance.id,
+            instances.front()->value("id", std::string()), task);
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
@@ -527,6 +568,9 @@ StageOutput run_evaluate(StageContext& ctx) {
         if (point.dataset.empty() || point.dataset == dataset.name) points_here.push_back(point);
       r = scores_of(items, *store, classes, points_here, table, model_scores.by_record);
       table += part_scores(items, *store, classes, r);
+      if (by_beat)
+        table += beat_scores(items, *store, classes, points_here,
+                             record_labels_of(ctx, *instances.front(), dataset), r);
       r["scope"] =
           cross_validated
               ? "cross-validation over " + std::to_string(folds.size()) +
@@ -601,6 +645,11 @@ StageKind evaluate_stage() {
             "Se this run's curve reaches with that +P or specificity held (the class's "
             "probability scaled before the most probable class is taken; S and V as EC57 counts "
             "them)",
+            false},
+           {"by_beat", "bool", "false",
+            "task af: also score every beat of the segments, with its segment's probabilities "
+            "and its own rhythm as reference (the unit of AF detectors that classify each beat); "
+            "results under datasets.NAME.by_beat",
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},

@@ -124,7 +124,8 @@ std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std:
                      segments[i].record,
                      segments[i].label,
                      {probs.begin() + ptrdiff_t(i * k), probs.begin() + ptrdiff_t((i + 1) * k)},
-                     {}});
+                     {},
+                     segments[i].length});
     if (!trees.empty())
       blend_trees(results, trees,
                   segment_statistics(store, segments, HeadOptions::from_json(results.at("head")),

@@ -3,7 +3,6 @@
 // the mean of its segments' probabilities (task record), with the reference class and the
 // predicted class probabilities.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,27 +13,12 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "tasks/boosted_trees.h"
+#include "tasks/scored_item.h"
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 #include "tasks/tree_descriptor_columns.h"
 
 namespace hlm {
-
-struct ScoredItem {
-  uint64_t key = 0;  // beat or segment start (store-wide), or record index: same across models
-  size_t record = 0;
-  int truth = 0;
-  std::vector<float> probs;
-  // A blended model's parts (with boosted trees: "head" and "trees"), each its own
-  // probabilities, so evaluate can show what each part scores alone; empty otherwise.
-  std::map<std::string, std::vector<float>> parts;
-};
-
-// The class an item's probabilities predict: the most probable, the first of equals. The
-// confusion matrices and the predictions CSV both count it so, and so agree.
-inline size_t most_probable(const std::vector<float>& probs) {
-  return size_t(std::max_element(probs.begin(), probs.end()) - probs.begin());
-}
 
 // Records scored whole, and records of which only the last `tail` fraction is scored.
 struct RecordSelection {
