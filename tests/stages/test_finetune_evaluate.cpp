@@ -5,6 +5,7 @@
 // store of another tokenizer or codebook is refused with an error naming both.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -391,12 +392,43 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
             2 * datasets["holdout [segment_beats=41]"]["items"].get<int64_t>());
 }
 
-// by_beat acts on task af alone: a beat classifier's items are beats already.
-TEST(FinetuneEvaluate, ByBeatIsRefusedForABeatClassifier) {
+// by_beat acts on task af alone: a beat classifier's items are beats already; by_beat_overlap
+// acts only with by_beat.
+TEST(FinetuneEvaluate, ByBeatKeysAreRefusedWhereTheyCannotAct) {
   hlm::test::ScratchDir runs("hlm_by_beat_beats");
   expect_refused(run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
                          " evaluate.by_beat=true"),
                  "by_beat scores the segments of task af beat by beat");
+  hlm::test::ScratchDir af("hlm_by_beat_overlap_alone");
+  expect_refused(run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + af.path.string() +
+                         " evaluate.by_beat_overlap=4"),
+                 "by_beat_overlap=4 must be at least 1, and above 1 only with by_beat: true");
+  expect_refused(run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + af.path.string() +
+                         " evaluate.by_beat=true evaluate.by_beat_overlap=0"),
+                 "by_beat_overlap=0 must be at least 1");
+}
+
+// by_beat_overlap: each beat scored from the mean of the overlapping segments that hold it.
+// The segments' own scores stay those of segments that do not overlap.
+TEST(FinetuneEvaluate, ByBeatOverlapScoresEachBeatFromTheSegmentsThatHoldIt) {
+  const auto evaluate_with = [](const std::string& overrides) {
+    hlm::test::ScratchDir runs("hlm_by_beat_overlap");
+    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " +
+                           runs.path.string() + " evaluate.by_beat=true " + overrides);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return stage_manifest(hlm::test::run_dir_of(r.output),
+                          "evaluate")["results"]["datasets"]["holdout [segment_beats=41]"];
+  };
+  const auto apart = evaluate_with(""), overlapping = evaluate_with("evaluate.by_beat_overlap=4");
+  EXPECT_EQ(apart["by_beat"]["overlap"], 1);
+  EXPECT_EQ(overlapping["by_beat"]["overlap"], 4);
+  EXPECT_EQ(overlapping["items"], apart["items"]);
+  EXPECT_EQ(overlapping["confusion"], apart["confusion"]);
+  // Only the records' tails differ: a record's last segment ends within 9 beats of its end when
+  // segments start every 10 beats, within 40 when every 41.
+  const int64_t beats = overlapping["by_beat"]["items"], beats_apart = apart["by_beat"]["items"];
+  EXPECT_LE(std::abs(beats - beats_apart), 2 * 40);  // two records
+  EXPECT_NE(overlapping["by_beat"]["auroc"], apart["by_beat"]["auroc"]);
 }
 
 // rr_pattern_features: the segment head reads three more statistics (whether the rhythm

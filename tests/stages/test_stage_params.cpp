@@ -85,6 +85,11 @@ const std::map<std::string, std::string> kOtherKeys = {
      "Se at each published +P or specificity (ClinicalWorkflows.MitdbAamiCrossValidates..., "
      "ClinicalWorkflows.AfRhythmScores..., ClinicalWorkflows.MitdbAamiRefusesAPublished...)"},
     {"evaluate.protocol_note", "under the literature table (ClinicalWorkflows.*)"},
+    {"evaluate.by_beat",
+     "task af scored beat by beat (FinetuneEvaluate.SegmentTaskLabelsAf..., "
+     "FinetuneEvaluate.ByBeatKeysAreRefused..., ClinicalWorkflows.AfRhythmScores...)"},
+    {"evaluate.by_beat_overlap",
+     "beats from overlapping segments (FinetuneEvaluate.ByBeatOverlapScoresEachBeat...)"},
     {"evaluate.datasets", "token stores scored (FinetuneEvaluate.ResultsJson...)"},
     {"evaluate.threads", "intra-op threads (set_compute_threads)"},
     {"scale-analysis.model", "the model plugin"},

@@ -1,5 +1,6 @@
-// Task af scored by beat: each beat of a segment gets its segment's probabilities and its own
-// reference class; unknown beats are left out, and a beat in two segments is refused.
+// Task af scored by beat: each beat of a segment gets its segment's probabilities (the mean of
+// the segments that hold it, where they overlap) and its own reference class; unknown beats are
+// left out.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -45,10 +46,23 @@ TEST(BeatsOfSegments, EachBeatTakesItsSegmentsPredictionAndItsOwnRhythm) {
   }
 }
 
-TEST(BeatsOfSegments, LeavesOutUnknownBeatsAndRefusesABeatInTwoSegments) {
+TEST(BeatsOfSegments, LeavesOutUnknownBeats) {
   const auto unknown_after_2 = [](size_t, uint64_t beat) { return beat >= 2 ? -1 : 0; };
   EXPECT_EQ(hlm::beats_of_segments({segment(0, 5, 0, 0, 0.1f)}, unknown_after_2).size(), 2u);
+}
+
+// Overlapping segments (by_beat_overlap): a beat takes the mean of those that hold it.
+TEST(BeatsOfSegments, ABeatInOverlappingSegmentsTakesTheirMean) {
   const auto none = [](size_t, uint64_t) { return 0; };
-  EXPECT_THROW(hlm::beats_of_segments({segment(0, 5, 0, 0, 0.1f), segment(4, 5, 0, 0, 0.1f)}, none),
-               hlm::InternalError);
+  // Beats 0-1 in the first segment alone, 2-3 in two, 4-5 in all three, 6-7 in the last two.
+  const auto beats = hlm::beats_of_segments(
+      {segment(0, 6, 0, 0, 0.1f), segment(2, 6, 0, 0, 0.4f), segment(4, 6, 0, 1, 0.7f)}, none);
+  ASSERT_EQ(beats.size(), 10u);
+  const std::vector<float> p_af = {0.1f, 0.1f, 0.25f, 0.25f, 0.4f,
+                                   0.4f, 0.55f, 0.55f, 0.7f, 0.7f};
+  for (size_t i = 0; i < beats.size(); ++i) {
+    EXPECT_EQ(beats[i].key, i);
+    EXPECT_NEAR(beats[i].probs[1], p_af[i], 1e-6) << "beat " << i;
+    EXPECT_NEAR(beats[i].probs[0] + beats[i].probs[1], 1.0, 1e-6);
+  }
 }

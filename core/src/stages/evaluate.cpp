@@ -29,6 +29,7 @@
 #include "plots/confusion_plot.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beats_of_segments.h"
+#include "tasks/item_mean.h"
 #include "tasks/predictions_csv.h"
 #include "tasks/score_items.h"
 #include "util/atomic_file.h"
@@ -135,10 +136,11 @@ std::string record_labels_of(const StageContext& ctx, const nlohmann::json& tune
   return artifacts.value("record_labels", std::string());
 }
 
-// One model's scored items on one dataset; `scope` says what was scored.
+// One model's scored items on one dataset; `scope` says what was scored. Segment tasks: a
+// segment starts every segment_stride beats (0: every segment length, so none overlap).
 std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json& tuned,
                                         const DatasetSpec& dataset, const TokenStore& store,
-                                        std::string& scope) {
+                                        std::string& scope, int64_t segment_stride = 0) {
   const auto& results = tuned.at("results");
   if (store.tokenizer_identity() != results.at("tokenizer").get<std::string>())
     throw ConfigError(
@@ -178,7 +180,8 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
                                    ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
   auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
                            record_labels_of(ctx, tuned, dataset),
-                           tuned.at("artifacts").value("trees", std::string()));
+                           tuned.at("artifacts").value("trees", std::string()),
+                           segment_stride);
   if (scope.empty()) {
     if (all) scope = "every record of " + store.path();
     if (!records.empty()) scope = "records " + nlohmann::json(records).dump();
@@ -330,11 +333,14 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
 
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
 // (AFIB episode of record_labels.json or not): the unit of the AF detectors that classify each
-// beat. Adds results["by_beat"] (the same scores as the segments'); returns the markdown.
+// beat. `segments` overlap when `overlap` > 1 (each beat then takes the mean of the segments
+// that hold it). Adds results["by_beat"] (the same scores as the segments'); returns the
+// markdown.
 std::string beat_scores(const std::vector<ScoredItem>& segments, const TokenStore& store,
                         const std::vector<std::string>& classes,
                         const std::vector<eval::PublishedPoint>& points,
-                        const std::string& record_labels, nlohmann::json& results) {
+                        const std::string& record_labels, int64_t overlap,
+                        nlohmann::json& results) {
   const auto labels = read_record_labels(record_labels);
   const auto label_of = segment_labeler("af", classes, store, labels);
   const auto beats = beats_of_segments(segments, [&](size_t record, uint64_t beat) {
@@ -344,9 +350,15 @@ std::string beat_scores(const std::vector<ScoredItem>& segments, const TokenStor
   std::map<std::string, eval::Confusion> by_record;
   results["by_beat"] = scores_of(beats, store, classes, points, table, by_record);
   results["by_beat"].erase("by_record");  // the segments' per-record matrices say it already
-  return "\n#### By beat\n\nEach beat of the segments above, with its segment's prediction and "
-         "its own rhythm as reference (" +
-         std::to_string(beats.size()) +
+  results["by_beat"]["overlap"] = overlap;
+  const std::string from =
+      overlap > 1 ? "the mean prediction of the segments that hold it (segments starting every "
+                    "1/" + std::to_string(overlap) +
+                        " of a segment, so up to " + std::to_string(overlap) +
+                        " of them; a model run apart from the segments above)"
+                  : "its segment's prediction";
+  return "\n#### By beat\n\nEach beat of the segments, with " + from +
+         " and its own rhythm as reference (" + std::to_string(beats.size()) +
          " beats; a record's last beats that make no whole segment are not scored):\n\n" + table;
 }
 
@@ -494,6 +506,12 @@ StageOutput run_evaluate(StageContext& ctx) {
   const auto datasets = datasets_of(ctx);
   const auto points = published_points_of(ctx, models, datasets, beat_classes);
   const bool by_beat = ctx.params().at("by_beat").get<bool>();
+  const int64_t by_beat_overlap = ctx.params().at("by_beat_overlap").get<int64_t>();
+  if (by_beat_overlap < 1 || (by_beat_overlap > 1 && !by_beat))
+    throw ConfigError(
+        "{}:{}: stage '{}': by_beat_overlap={} must be at least 1, and above 1 only with "
+        "by_beat: true (it sets how many segments each beat is scored from)",
+        ctx.instance.file, ctx.instance.line, ctx.instance.id, by_beat_overlap);
   if (by_beat)
     for (const auto& [label, instances] : models)
       if (const std::string task = instances.front()->at("results").value("task", "beats");
@@ -514,9 +532,7 @@ StageOutput run_evaluate(StageContext& ctx) {
       // that scored it, so each item is counted once.
       const std::vector<std::string> classes =
           instances.front()->at("results").value("classes", beat_classes);
-      std::vector<ScoredItem> items;
-      std::vector<int> votes;              // models that scored each item
-      std::map<uint64_t, size_t> item_at;  // key -> index in items
+      ItemMean mean, beat_mean;  // beat_mean: the overlapping segments of by_beat_overlap
       std::set<std::string> folds, seeds, scopes;
       std::string scope;
       std::optional<TokenStore> store;
@@ -528,31 +544,18 @@ StageOutput run_evaluate(StageContext& ctx) {
             !store || store->path() != path)
           store = TokenStore::open(path);
         std::string model_scope;
-        auto scored = predict_dataset(ctx, *tuned, dataset, *store, model_scope);
+        mean.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope));
+        if (by_beat_overlap > 1) {
+          const int64_t length = tuned->at("results").at("segment_beats");
+          beat_mean.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope,
+                                        std::max<int64_t>(1, length / by_beat_overlap)));
+        }
         if (!dataset.stage.empty())
           scope = model_scope;
         else if (scopes.insert(model_scope).second)  // a fold's seeds share one
           scope += (scope.empty() ? "" : "; ") + model_scope;
-        for (auto& item : scored) {
-          const auto [it, fresh] = item_at.try_emplace(item.key, items.size());
-          if (fresh) {
-            items.push_back(std::move(item));
-            votes.push_back(1);
-          } else {
-            ScoredItem& sum = items[it->second];
-            for (size_t c = 0; c < item.probs.size(); ++c) sum.probs[c] += item.probs[c];
-            // Every model of one label blends alike, so an item's parts match across them.
-            for (const auto& [part, probs] : item.parts)
-              for (size_t c = 0; c < probs.size(); ++c) sum.parts.at(part)[c] += probs[c];
-            ++votes[it->second];
-          }
-        }
       }
-      for (size_t i = 0; i < items.size(); ++i) {
-        for (float& p : items[i].probs) p /= float(votes[i]);
-        for (auto& [part, probs] : items[i].parts)
-          for (float& p : probs) p /= float(votes[i]);
-      }
+      const std::vector<ScoredItem> items = mean.take();
       const std::string ensemble = seeds.size() > 1
                                        ? ", the mean of " + std::to_string(seeds.size()) +
                                              " seeds' probabilities (an ensemble)"
@@ -569,8 +572,9 @@ StageOutput run_evaluate(StageContext& ctx) {
       r = scores_of(items, *store, classes, points_here, table, model_scores.by_record);
       table += part_scores(items, *store, classes, r);
       if (by_beat)
-        table += beat_scores(items, *store, classes, points_here,
-                             record_labels_of(ctx, *instances.front(), dataset), r);
+        table += beat_scores(by_beat_overlap > 1 ? beat_mean.take() : items, *store, classes,
+                             points_here, record_labels_of(ctx, *instances.front(), dataset),
+                             by_beat_overlap, r);
       r["scope"] =
           cross_validated
               ? "cross-validation over " + std::to_string(folds.size()) +
@@ -650,6 +654,11 @@ StageKind evaluate_stage() {
             "task af: also score every beat of the segments, with its segment's probabilities "
             "and its own rhythm as reference (the unit of AF detectors that classify each beat); "
             "results under datasets.NAME.by_beat",
+            false},
+           {"by_beat_overlap", "int", "1",
+            "with by_beat: segments start every segment_beats / by_beat_overlap beats and each "
+            "beat takes the mean of the segments that hold it (a window nearer to one centred "
+            "on the beat); the model scores that many times as many segments",
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},

@@ -102,15 +102,20 @@ std::vector<ScoredItem> score_beats(const nlohmann::json& results, const std::st
 std::vector<ScoredItem> score_segments(const nlohmann::json& results, const std::string& classifier,
                                        std::shared_ptr<Model> model, const TokenStore& store,
                                        const RecordSelection& selection,
-                                       const std::string& record_labels, const std::string& trees) {
+                                       const std::string& record_labels, const std::string& trees,
+                                       int64_t segment_stride) {
   const std::string task = results.at("task");
   const std::vector<std::string> classes = results.at("classes");
   const int64_t length = results.at("segment_beats");
   const auto labels = read_record_labels(record_labels);
-  // AF: segments that do not overlap, so each beat is scored once. A record's class: its
-  // segments cover every beat, the last one ending at the record's end.
+  // AF: segments that do not overlap, so each beat is scored once, unless segment_stride asks
+  // for more. A record's class: its segments cover every beat, the last one ending at the
+  // record's end.
+  if (segment_stride != 0 && task != "af")
+    throw InternalError("score_items: segment_stride {} for task {}", segment_stride, task);
   const auto label_of = segment_labeler(task, classes, store, labels);
-  const auto segments = make_segments(store, selection.whole, length, length,
+  const int64_t stride = segment_stride > 0 ? segment_stride : length;
+  const auto segments = make_segments(store, selection.whole, length, stride,
                                       results.value("min_segment_beats", int64_t(8)), label_of,
                                       /*cover_tail=*/task == "record");
   SegmentClassifier c(model, 0, HeadOptions::from_json(results.at("head")), int(classes.size()));
@@ -208,10 +213,12 @@ std::vector<ScoredItem> pool_by_record(const std::vector<Segment>& segments,
 std::vector<ScoredItem> score_items(const nlohmann::json& results, const std::string& classifier,
                                     std::shared_ptr<Model> model, const TokenStore& store,
                                     const RecordSelection& selection,
-                                    const std::string& record_labels, const std::string& trees) {
+                                    const std::string& record_labels, const std::string& trees,
+                                    int64_t segment_stride) {
   if (results.value("task", std::string("beats")) == "beats")
     return score_beats(results, classifier, model, store, selection, trees);
-  return score_segments(results, classifier, model, store, selection, record_labels, trees);
+  return score_segments(results, classifier, model, store, selection, record_labels, trees,
+                        segment_stride);
 }
 
 }  // namespace hlm

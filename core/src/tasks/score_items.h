@@ -50,10 +50,12 @@ void add_records_too_short(const TokenStore& store, const std::vector<size_t>& r
 // classifier: its classifier artifact; record_labels: the store's record_labels.json (segment
 // tasks); trees: the boosted trees artifact of task beats, af or record (empty: none; see
 // tasks/boosted_trees.h), blended with the head as finetune_results' "trees" says.
+// segment_stride (task af): a segment starts every that many beats; 0, every segment length,
+// so that none overlap (each beat in one segment).
 std::vector<ScoredItem> score_items(const nlohmann::json& finetune_results,
                                     const std::string& classifier, std::shared_ptr<Model> model,
                                     const TokenStore& store, const RecordSelection& selection,
                                     const std::string& record_labels,
-                                    const std::string& trees = "");
+                                    const std::string& trees = "", int64_t segment_stride = 0);
 
 }  // namespace hlm
