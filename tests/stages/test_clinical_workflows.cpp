@@ -241,6 +241,9 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
     EXPECT_GT(afdb["classes"]["AF"]["items"].get<int64_t>(), 0) << beats;
     EXPECT_GT(afdb["classes"]["non-AF"]["items"].get<int64_t>(), 0) << beats;
     EXPECT_EQ(afdb["at_published_points"].size(), 2u) << beats;
+    // By beat too, where the trees blend with the head.
+    EXPECT_GT(afdb["by_beat"]["items"].get<int64_t>(), afdb["items"].get<int64_t>()) << beats;
+    EXPECT_EQ(afdb["by_beat"]["at_published_points"].size(), 2u) << beats;
     EXPECT_EQ(
         rr["datasets"]["ltafdb test records [segment_beats=" + beats + "]"]["at_published_points"]
             .size(),

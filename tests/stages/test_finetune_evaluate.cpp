@@ -364,8 +364,10 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
     std::getline(csv, line);
     EXPECT_EQ(line, "record,sample,reference,predicted,p_non-AF,p_AF");
     int64_t rows = 0;
+    std::map<std::string, int64_t> rows_by_record;
     while (std::getline(csv, line)) {
       ++rows;
+      ++rows_by_record[line.substr(0, line.find(','))];
       EXPECT_TRUE(std::regex_match(
           line, std::regex(R"(syn\d+,\d+,(non-AF|AF),(non-AF|AF),[01]\.\d{4},[01]\.\d{4})")))
           << line;
@@ -375,8 +377,21 @@ TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) 
     // longer than a segment, so every segment is whole. A segment's class is its majority's, so
     // AF's share moves a little from segments to beats, but only a little.
     const auto b = d["by_beat"];
-    EXPECT_EQ(b["items"].get<int64_t>(), d["items"].get<int64_t>() * std::stoi(length));
+    const int64_t segment_beats = std::stoi(length);
+    EXPECT_EQ(b["items"].get<int64_t>(), d["items"].get<int64_t>() * segment_beats);
     EXPECT_EQ(b["records"], 2);
+    EXPECT_EQ(b["segment_stride"], segment_beats);
+    // Exactly the beats of record_labels.json's AF episodes (record-relative beat indices) that
+    // the segments cover: each record's segments run from its first beat, one after another.
+    int64_t af_beats_covered = 0;
+    for (const auto& [record, segments] : rows_by_record) {
+      const int64_t covered = segments * segment_beats;
+      for (const auto& episode : labels["records"][record]["af"])
+        af_beats_covered +=
+            std::max<int64_t>(0, std::min<int64_t>(episode[1].get<int64_t>(), covered) -
+                                     std::min<int64_t>(episode[0].get<int64_t>(), covered));
+    }
+    EXPECT_EQ(b["classes"]["AF"]["items"].get<int64_t>(), af_beats_covered);
     const double af_segments = d["classes"]["AF"]["items"].get<double>() / d["items"].get<double>();
     const double af_beats = b["classes"]["AF"]["items"].get<double>() / b["items"].get<double>();
     EXPECT_NEAR(af_beats, af_segments, 0.1);
@@ -413,21 +428,24 @@ TEST(FinetuneEvaluate, ByBeatKeysAreRefusedWhereTheyCannotAct) {
 TEST(FinetuneEvaluate, ByBeatOverlapScoresEachBeatFromTheSegmentsThatHoldIt) {
   const auto evaluate_with = [](const std::string& overrides) {
     hlm::test::ScratchDir runs("hlm_by_beat_overlap");
-    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " +
-                           runs.path.string() + " evaluate.by_beat=true " + overrides);
+    const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
+                           " evaluate.by_beat=true " + overrides);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return stage_manifest(hlm::test::run_dir_of(r.output),
                           "evaluate")["results"]["datasets"]["holdout [segment_beats=41]"];
   };
   const auto apart = evaluate_with(""), overlapping = evaluate_with("evaluate.by_beat_overlap=4");
-  EXPECT_EQ(apart["by_beat"]["overlap"], 1);
-  EXPECT_EQ(overlapping["by_beat"]["overlap"], 4);
   EXPECT_EQ(overlapping["items"], apart["items"]);
   EXPECT_EQ(overlapping["confusion"], apart["confusion"]);
-  // Only the records' tails differ: a record's last segment ends within 9 beats of its end when
-  // segments start every 10 beats, within 40 when every 41.
+  // 41 beats in 4 overlapping segments: one every 11 beats (rounded up, so at most 4 hold a
+  // beat); apart, one every 41.
+  EXPECT_EQ(apart["by_beat"]["segment_stride"], 41);
+  EXPECT_EQ(overlapping["by_beat"]["segment_stride"], 11);
+  // Only the records' tails differ: a record's last segment ends within 10 beats of its end when
+  // segments start every 11 beats, within 40 when every 41.
   const int64_t beats = overlapping["by_beat"]["items"], beats_apart = apart["by_beat"]["items"];
-  EXPECT_LE(std::abs(beats - beats_apart), 2 * 40);  // two records
+  EXPECT_GE(beats - beats_apart, -2 * 10);  // two records
+  EXPECT_LE(beats - beats_apart, 2 * 40);
   EXPECT_NE(overlapping["by_beat"]["auroc"], apart["by_beat"]["auroc"]);
 }
 

@@ -46,9 +46,19 @@ TEST(BeatsOfSegments, EachBeatTakesItsSegmentsPredictionAndItsOwnRhythm) {
   }
 }
 
-TEST(BeatsOfSegments, LeavesOutUnknownBeats) {
+TEST(BeatsOfSegments, LeavesOutUnknownBeatsAndTheGapsBetweenSegments) {
   const auto unknown_after_2 = [](size_t, uint64_t beat) { return beat >= 2 ? -1 : 0; };
   EXPECT_EQ(hlm::beats_of_segments({segment(0, 5, 0, 0, 0.1f)}, unknown_after_2).size(), 2u);
+  // A segment left out (its class unknown) leaves a gap in its record: no beat there.
+  const auto none = [](size_t, uint64_t) { return 0; };
+  const auto beats =
+      hlm::beats_of_segments({segment(0, 3, 0, 0, 0.1f), segment(6, 3, 0, 0, 0.3f)}, none);
+  ASSERT_EQ(beats.size(), 6u);
+  const std::vector<uint64_t> keys = {0, 1, 2, 6, 7, 8};
+  for (size_t i = 0; i < beats.size(); ++i) {
+    EXPECT_EQ(beats[i].key, keys[i]);
+    EXPECT_FLOAT_EQ(beats[i].probs[1], i < 3 ? 0.1f : 0.3f);
+  }
 }
 
 // Overlapping segments (by_beat_overlap): a beat takes the mean of those that hold it.
@@ -58,8 +68,7 @@ TEST(BeatsOfSegments, ABeatInOverlappingSegmentsTakesTheirMean) {
   const auto beats = hlm::beats_of_segments(
       {segment(0, 6, 0, 0, 0.1f), segment(2, 6, 0, 0, 0.4f), segment(4, 6, 0, 1, 0.7f)}, none);
   ASSERT_EQ(beats.size(), 10u);
-  const std::vector<float> p_af = {0.1f, 0.1f, 0.25f, 0.25f, 0.4f,
-                                   0.4f, 0.55f, 0.55f, 0.7f, 0.7f};
+  const std::vector<float> p_af = {0.1f, 0.1f, 0.25f, 0.25f, 0.4f, 0.4f, 0.55f, 0.55f, 0.7f, 0.7f};
   for (size_t i = 0; i < beats.size(); ++i) {
     EXPECT_EQ(beats[i].key, i);
     EXPECT_NEAR(beats[i].probs[1], p_af[i], 1e-6) << "beat " << i;

@@ -180,8 +180,7 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
                                    ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
   auto items = score_items(results, tuned.at("artifacts").at("classifier"), model, store, selection,
                            record_labels_of(ctx, tuned, dataset),
-                           tuned.at("artifacts").value("trees", std::string()),
-                           segment_stride);
+                           tuned.at("artifacts").value("trees", std::string()), segment_stride);
   if (scope.empty()) {
     if (all) scope = "every record of " + store.path();
     if (!records.empty()) scope = "records " + nlohmann::json(records).dump();
@@ -332,31 +331,47 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
 }
 
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
-// (AFIB episode of record_labels.json or not): the unit of the AF detectors that classify each
-// beat. `segments` overlap when `overlap` > 1 (each beat then takes the mean of the segments
-// that hold it). Adds results["by_beat"] (the same scores as the segments'); returns the
-// markdown.
+// "(AFIB" episode of record_labels.json or not): the unit of the AF detectors that classify
+// each beat. `segments` start every `stride` beats; they overlap when that is shorter than
+// `length`, and each beat then takes the mean of those that hold it. Adds results["by_beat"]
+// (the scores the segments have, less the per-record matrices, to keep results.json small);
+// returns the markdown.
 std::string beat_scores(const std::vector<ScoredItem>& segments, const TokenStore& store,
                         const std::vector<std::string>& classes,
                         const std::vector<eval::PublishedPoint>& points,
-                        const std::string& record_labels, int64_t overlap,
+                        const std::string& record_labels, int64_t length, int64_t stride,
                         nlohmann::json& results) {
   const auto labels = read_record_labels(record_labels);
-  const auto label_of = segment_labeler("af", classes, store, labels);
+  // Each record's AF flags, made once: a beat's class is then one lookup.
+  struct RecordFlags {
+    uint64_t offset = 0;
+    std::vector<uint8_t> in_af;  // empty: no rhythm annotations, so the class is unknown
+  };
+  std::map<size_t, RecordFlags> flags;
   const auto beats = beats_of_segments(segments, [&](size_t record, uint64_t beat) {
-    return label_of(record, beat - store.record(record).offset, 1);
+    auto it = flags.find(record);
+    if (it == flags.end()) {
+      const auto view = store.record(record);
+      RecordFlags f{view.offset, {}};
+      if (const auto l = labels.find(view.name); l != labels.end() && l->second.rhythm_annotated)
+        f.in_af = af_flags(l->second, view.length);
+      it = flags.emplace(record, std::move(f)).first;
+    }
+    const uint64_t at = beat - it->second.offset;
+    return at < it->second.in_af.size() ? int(it->second.in_af[at]) : -1;
   });
   std::string table;
   std::map<std::string, eval::Confusion> by_record;
   results["by_beat"] = scores_of(beats, store, classes, points, table, by_record);
-  results["by_beat"].erase("by_record");  // the segments' per-record matrices say it already
-  results["by_beat"]["overlap"] = overlap;
+  results["by_beat"].erase("by_record");
+  results["by_beat"]["segment_stride"] = stride;
+  const int64_t most = (length + stride - 1) / stride;  // segments that can hold one beat
   const std::string from =
-      overlap > 1 ? "the mean prediction of the segments that hold it (segments starting every "
-                    "1/" + std::to_string(overlap) +
-                        " of a segment, so up to " + std::to_string(overlap) +
-                        " of them; a model run apart from the segments above)"
-                  : "its segment's prediction";
+      stride < length ? "the mean prediction of the segments that hold it (a segment starting "
+                        "every " +
+                            std::to_string(stride) + " beats, so up to " + std::to_string(most) +
+                            " of them; scored apart from the segments above)"
+                      : "its segment's prediction";
   return "\n#### By beat\n\nEach beat of the segments, with " + from +
          " and its own rhythm as reference (" + std::to_string(beats.size()) +
          " beats; a record's last beats that make no whole segment are not scored):\n\n" + table;
@@ -532,7 +547,9 @@ StageOutput run_evaluate(StageContext& ctx) {
       // that scored it, so each item is counted once.
       const std::vector<std::string> classes =
           instances.front()->at("results").value("classes", beat_classes);
-      ItemMean mean, beat_mean;  // beat_mean: the overlapping segments of by_beat_overlap
+      // The segments scored, and with by_beat_overlap the overlapping ones scored beat by beat.
+      ItemMean mean, overlapping;
+      int64_t length = 0, stride = 0;  // task af: segment_beats, and the overlapping ones' stride
       std::set<std::string> folds, seeds, scopes;
       std::string scope;
       std::optional<TokenStore> store;
@@ -545,11 +562,13 @@ StageOutput run_evaluate(StageContext& ctx) {
           store = TokenStore::open(path);
         std::string model_scope;
         mean.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope));
-        if (by_beat_overlap > 1) {
-          const int64_t length = tuned->at("results").at("segment_beats");
-          beat_mean.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope,
-                                        std::max<int64_t>(1, length / by_beat_overlap)));
+        if (by_beat) {
+          length = tuned->at("results").at("segment_beats");
+          // Rounded up, so no beat lies in more than by_beat_overlap segments.
+          stride = (length + by_beat_overlap - 1) / by_beat_overlap;
         }
+        if (by_beat_overlap > 1)
+          overlapping.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope, stride));
         if (!dataset.stage.empty())
           scope = model_scope;
         else if (scopes.insert(model_scope).second)  // a fold's seeds share one
@@ -571,10 +590,12 @@ StageOutput run_evaluate(StageContext& ctx) {
         if (point.dataset.empty() || point.dataset == dataset.name) points_here.push_back(point);
       r = scores_of(items, *store, classes, points_here, table, model_scores.by_record);
       table += part_scores(items, *store, classes, r);
-      if (by_beat)
-        table += beat_scores(by_beat_overlap > 1 ? beat_mean.take() : items, *store, classes,
-                             points_here, record_labels_of(ctx, *instances.front(), dataset),
-                             by_beat_overlap, r);
+      if (by_beat) {
+        const std::vector<ScoredItem> overlapped =
+            by_beat_overlap > 1 ? overlapping.take() : std::vector<ScoredItem>();
+        table += beat_scores(by_beat_overlap > 1 ? overlapped : items, *store, classes, points_here,
+                             record_labels_of(ctx, *instances.front(), dataset), length, stride, r);
+      }
       r["scope"] =
           cross_validated
               ? "cross-validation over " + std::to_string(folds.size()) +
@@ -656,9 +677,10 @@ StageKind evaluate_stage() {
             "results under datasets.NAME.by_beat",
             false},
            {"by_beat_overlap", "int", "1",
-            "with by_beat: segments start every segment_beats / by_beat_overlap beats and each "
-            "beat takes the mean of the segments that hold it (a window nearer to one centred "
-            "on the beat); the model scores that many times as many segments",
+            "with by_beat: segments start every segment_beats / by_beat_overlap beats (rounded "
+            "up) and each beat takes the mean of the up to by_beat_overlap segments that hold "
+            "it (a window nearer to one centred on the beat); the model scores about that many "
+            "times as many segments",
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},

@@ -30,7 +30,7 @@ std::vector<ScoredItem> ItemMean::take() {
   }
   votes_.clear();
   index_of_.clear();
-  return std::move(items_);
+  return std::exchange(items_, {});
 }
 
 }  // namespace hlm

@@ -55,7 +55,7 @@ void add_records_too_short(const TokenStore& store, const std::vector<size_t>& r
 std::vector<ScoredItem> score_items(const nlohmann::json& finetune_results,
                                     const std::string& classifier, std::shared_ptr<Model> model,
                                     const TokenStore& store, const RecordSelection& selection,
-                                    const std::string& record_labels,
-                                    const std::string& trees = "", int64_t segment_stride = 0);
+                                    const std::string& record_labels, const std::string& trees = "",
+                                    int64_t segment_stride = 0);
 
 }  // namespace hlm
