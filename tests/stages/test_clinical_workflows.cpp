@@ -218,8 +218,11 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
     // The AF detectors' published points, Se at their specificity, one against the rest: the
     // two afdb ones beside the ltafdb records, Zhou's mitdb one beside MIT-BIH.
     ASSERT_EQ(d["at_published_points"].size(), name.rfind("ltafdb", 0) == 0 ? 2u : 1u) << name;
-    // And by beat, the unit those detectors count: more items, the same points.
+    // And by beat, the unit those detectors count: more items, the same points, each beat from
+    // the segments every quarter segment (41 beats: every 11; 128: every 32) that hold it.
     EXPECT_GT(d["by_beat"]["items"].get<int64_t>(), d["items"].get<int64_t>()) << name;
+    EXPECT_EQ(d["by_beat"]["segment_stride"], name.find("=41]") != std::string::npos ? 11 : 32)
+        << name;
     EXPECT_EQ(d["by_beat"]["at_published_points"].size(), d["at_published_points"].size()) << name;
     for (const auto& point : d["at_published_points"]) {
       EXPECT_EQ(point["held"], "specificity");
