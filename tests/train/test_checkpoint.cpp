@@ -167,6 +167,21 @@ TEST(Checkpoint, ATruncatedFileFailsItsChecksumAndIsNamed) {
   EXPECT_NE(what.find(file + ": checksum mismatch"), std::string::npos) << what;
 }
 
+// A DONE marker whose checksums are not text (edited by hand, or damaged) is a CheckpointError
+// naming DONE, not a JSON type error escaping to the runner.
+TEST(Checkpoint, ADoneMarkerWithAChecksumThatIsNotTextIsACheckpointErrorNamingIt) {
+  const TempDir dir("done_not_text");
+  Training t;
+  const std::string path = save(dir.path, t, 3);
+  for (const std::string marker : {R"({"fnv1a64": {"meta.json": 1}})", R"({"fnv1a64": [1]})"}) {
+    SCOPED_TRACE(marker);
+    overwrite(path + "/DONE", marker);
+    const std::string what = load_error(path, t);
+    EXPECT_NE(what.find(path + "/DONE"), std::string::npos) << what;
+    EXPECT_NE(what.find("delete " + path), std::string::npos) << what;
+  }
+}
+
 // What a process killed between writing a file's temp copy and renaming it leaves: a step
 // folder with a .tmp and no DONE. The newest complete checkpoint is the one before.
 TEST(Checkpoint, AStepFolderLeftByACrashMidWriteIsNeverTheOneResumedFrom) {

@@ -64,8 +64,13 @@ nlohmann::json checkpoint_checksums(const std::string& step_folder) {
 void verify_checkpoint_checksums(const std::string& path, const std::vector<std::string>& files) {
   std::ifstream done(path + "/DONE");
   const auto marker = nlohmann::json::parse(done, nullptr, /*allow_exceptions=*/false);
-  if (!marker.is_object() || !marker.contains("fnv1a64")) return;
+  if (!marker.is_object() || !marker.contains("fnv1a64")) return;  // saved before checksums
   const auto& sums = marker.at("fnv1a64");
+  if (!sums.is_object())
+    throw CheckpointError(
+        "{}/DONE: \"fnv1a64\" is not an object of file names to checksums; the checkpoint is "
+        "damaged: delete {} to resume from the one before",
+        path, path);
   for (const auto& name : files) {
     const std::string file = path + "/" + name;
     if (!sums.contains(name))
@@ -77,11 +82,17 @@ void verify_checkpoint_checksums(const std::string& path, const std::vector<std:
       throw CheckpointError(
           "{}: missing; the checkpoint is damaged: delete {} to resume from the one before", file,
           path);
-    if (const std::string found = file_checksum(file); found != sums.at(name).get<std::string>())
+    const auto& saved = sums.at(name);
+    if (!saved.is_string())
+      throw CheckpointError(
+          "{}/DONE: the checksum saved for {} is not a string; the checkpoint is damaged: "
+          "delete {} to resume from the one before",
+          path, name, path);
+    if (const std::string found = file_checksum(file); found != saved.get<std::string>())
       throw CheckpointError(
           "{}: checksum mismatch (saved {}, found {}): the file changed after it was written; "
           "the checkpoint is damaged: delete {} to resume from the one before",
-          file, sums.at(name).get<std::string>(), found, path);
+          file, saved.get<std::string>(), found, path);
   }
 }
 
