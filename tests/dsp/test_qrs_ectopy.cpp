@@ -48,38 +48,45 @@ struct Grid {
   double worst_se = 2.0;
 };
 
-Grid run_grid(const std::vector<double>& amplitudes, const std::vector<double>& widths,
-              const std::vector<double>& sinus_bpm = {60.0, 110.0}) {
+// A PVC's shape: its amplitude and width as multiples of the generator's own.
+struct PvcShape {
+  double amplitude, width;
+};
+
+// Bigeminy and trigeminy at every sampling rate, one and two leads; from `onset_seconds` on,
+// sinus rhythm alone before it.
+Grid run_grid(const std::vector<PvcShape>& shapes, const std::vector<double>& sinus_bpm,
+              double onset_seconds = 0.0) {
   Grid g;
   for (const double fs : {128.0, 250.0, 360.0, 500.0, 1000.0})
     for (const int every : {2, 3})
       for (const double bpm : sinus_bpm)
-        for (const double amplitude : amplitudes)
-          for (const double width : widths)
-            for (const bool both : {false, true}) {
-              hlm::dsp::SyntheticEcgOptions o;
-              o.seconds = 120;
-              o.sampling_hz = fs;
-              o.seed = uint64_t(fs) * 7 + uint64_t(every * 100 + bpm);
-              o.heart_rate_bpm = bpm;
-              o.pvc_every = every;
-              o.pvc_amplitude = amplitude;
-              o.pvc_width = width;
-              const Scores s = detect(o, both);
-              g.all += s.all;
-              g.ventricular += s.ventricular;
-              char line[200];
-              std::snprintf(line, sizeof(line),
-                            "%4.0f Hz every %d %3.0f bpm amp %.1f width %.1f %s: V Se %.4f "
-                            "(%lld of %lld), all Se %.4f +P %.4f",
-                            fs, every, bpm, amplitude, width, both ? "2 leads" : "1 lead",
-                            s.ventricular.sensitivity(), (long long)s.ventricular.tp,
-                            (long long)(s.ventricular.tp + s.ventricular.fn), s.all.sensitivity(),
-                            s.all.positive_predictivity());
-              std::printf("%s\n", line);
-              if (s.ventricular.sensitivity() < g.worst_se)
-                g.worst_se = s.ventricular.sensitivity(), g.worst = line;
-            }
+        for (const auto [amplitude, width] : shapes)
+          for (const bool both : {false, true}) {
+            hlm::dsp::SyntheticEcgOptions o;
+            o.seconds = 120;
+            o.sampling_hz = fs;
+            o.seed = uint64_t(fs) * 7 + uint64_t(every * 100 + bpm);
+            o.heart_rate_bpm = bpm;
+            o.pvc_every = every;
+            o.pvc_amplitude = amplitude;
+            o.pvc_width = width;
+            o.pvc_onset_seconds = onset_seconds;
+            const Scores s = detect(o, both);
+            g.all += s.all;
+            g.ventricular += s.ventricular;
+            char line[200];
+            std::snprintf(line, sizeof(line),
+                          "%4.0f Hz every %d %3.0f bpm amp %.1f width %.1f %s: V Se %.4f "
+                          "(%lld of %lld), all Se %.4f +P %.4f",
+                          fs, every, bpm, amplitude, width, both ? "2 leads" : "1 lead",
+                          s.ventricular.sensitivity(), (long long)s.ventricular.tp,
+                          (long long)(s.ventricular.tp + s.ventricular.fn), s.all.sensitivity(),
+                          s.all.positive_predictivity());
+            std::printf("%s\n", line);
+            if (s.ventricular.sensitivity() < g.worst_se)
+              g.worst_se = s.ventricular.sensitivity(), g.worst = line;
+          }
   std::printf("worst: %s\n", g.worst.c_str());
   return g;
 }
@@ -87,7 +94,7 @@ Grid run_grid(const std::vector<double>& amplitudes, const std::vector<double>& 
 // PVCs of the generator's own shape (taller than the sinus beats, about as narrow): found at
 // every sampling rate, pattern and sinus rate.
 TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
-  const Grid g = run_grid({1.0}, {1.0});
+  const Grid g = run_grid({{1.0, 1.0}}, {60.0, 110.0});
   EXPECT_GE(g.worst_se, 0.99) << g.worst;
   EXPECT_GE(g.all.sensitivity(), 0.995);
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
@@ -101,7 +108,7 @@ TEST(QrsEctopy, FindsTheTypicalPvcsOfBigeminyAndTrigeminyAtAnyRate) {
 // Before it, the small and wide ones were missed wholesale; with its floor at a tenth of the way
 // from the noise to the beats, 85 bpm found 87 % of its PVCs (99.3 % now).
 TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
-  const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8}, {60.0, 85.0});
+  const Grid g = run_grid({{1.0, 1.0}, {1.0, 1.8}, {0.4, 1.0}, {0.4, 1.8}}, {60.0, 85.0});
   EXPECT_GE(g.worst_se, 0.9) << g.worst;
   EXPECT_GE(g.ventricular.sensitivity(), 0.99);
   EXPECT_GE(g.all.sensitivity(), 0.995);
@@ -110,24 +117,65 @@ TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
               g.all.positive_predictivity());
 }
 
-// Not met yet (issue 14, item 0): PVCs smaller (0.4), wider (1.8) or both, coupled within the
-// T wave's reach (110 bpm: 0.30-0.35 s after the sinus beat). The T-wave rule takes them for
-// the sinus beat's T wave: in the main band they are barely taller than one (0.13-0.35
-// against 0.1), and the ectopic path waits until the T wave's reach has passed. Reading the
-// slow band there too (a peak 25 % taller than the beat before it is not its T wave) found the
-// wide ones, but took broad T waves that stand taller than a narrow QRS for beats: Challenge
-// 2017 record A04608, 168 beats for 91; 1388 more beats in the Challenge's normal-rhythm
-// records. Once a few are turned away as T waves, their heights fill the noise estimate (from
-// 0.02 to 0.33 of the beat level in one such record) and lock out the PVCs coupled past the
-// reach as well. Keeping candidates that are tall in the slow band and followed by a pause out
-// of the noise estimate found a fifth of the missed PVCs at 110 bpm, but added 820 beats to 330
-// Challenge 2017 records, making the RR of most of them less regular (T waves), and 242 false
-// beats to nstdb. Run it with --gtest_also_run_disabled_tests.
-TEST(QrsEctopy, DISABLED_FindsSmallOrWidePvcsOfBigeminyAndTrigeminy) {
-  const Grid g = run_grid({1.0, 0.4}, {1.0, 1.8});
+// PVCs wider (1.8) or smaller (0.4) coupled within the T wave's reach (110 bpm: 0.30-0.35 s
+// after the sinus beat), after 20 s of sinus rhythm, as bigeminy and trigeminy set in. The
+// T-wave rule takes each for the sinus beat's T wave (in the main band they stand 0.13-0.35
+// of the beats, against 0.1), so they are found on search-back: the compensatory pause makes
+// the gap about two sinus intervals, measured on the sinus beats before the run began. Before
+// that search (2026-11-29) 2.0 % of them were found.
+TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledWithinTheTWaveOnceSinusBeatsCameFirst) {
+  const Grid g = run_grid({{1.0, 1.8}, {0.4, 1.0}}, {110.0}, /*onset_seconds=*/20.0);
+  EXPECT_GE(g.worst_se, 0.95) << g.worst;
+  EXPECT_GE(g.ventricular.sensitivity(), 0.98);
+  EXPECT_GE(g.all.sensitivity(), 0.99);
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
+  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
+              g.all.positive_predictivity());
+}
+
+// The risk of that search: in 2:1 AV block the ventricular interval doubles at once, so every
+// sinus T wave stands alone in a gap of two sinus intervals, as a missed PVC would. No T wave
+// may be taken for a beat (the synthetic T wave is 0.3 of the R wave; taller real ones are
+// left to the MIT-BIH and Challenge figures of docs/benchmarks.md).
+TEST(QrsEctopy, TakesNoTWaveForABeatIn2To1AvBlock) {
+  hlm::dsp::MatchCounts all;
+  for (const double fs : {128.0, 250.0, 360.0, 500.0, 1000.0})
+    for (const double bpm : {60.0, 80.0, 100.0, 120.0, 150.0})
+      for (const bool both : {false, true}) {
+        hlm::dsp::SyntheticEcgOptions o;
+        o.seconds = 120;
+        o.sampling_hz = fs;
+        o.seed = uint64_t(fs) * 11 + uint64_t(bpm);
+        o.heart_rate_bpm = bpm;
+        o.av_block_onset_seconds = 30.0;
+        const Scores s = detect(o, both);
+        EXPECT_EQ(s.all.fp, 0) << fs << " Hz, atrial " << bpm << " bpm, " << (both ? 2 : 1)
+                               << " lead(s)";
+        all += s.all;
+      }
+  EXPECT_GE(all.sensitivity(), 0.999);
+}
+
+// Not met yet (issue 14, item 0): the same PVCs from the record's first beat on. With no sinus
+// interval measured before the run, the doubled interval of the missed PVCs is taken for the
+// rhythm, and no gap looks like a pause: 3.1 % found (1.9 % before the search in a pause).
+// Real bigeminy mostly sets in after sinus beats. Run it with --gtest_also_run_disabled_tests.
+TEST(QrsEctopy, DISABLED_FindsPvcsCoupledWithinTheTWaveFromTheFirstBeat) {
+  const Grid g = run_grid({{1.0, 1.8}, {0.4, 1.0}}, {110.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
   EXPECT_GE(g.all.sensitivity(), 0.998) << g.worst;
-  EXPECT_GE(g.all.positive_predictivity(), 0.998) << g.worst;
+}
+
+// Not met yet (issue 14, item 0): PVCs both small and wide (0.4 and 1.8) within the T wave's
+// reach, even after sinus beats. In the main band they stand no taller than the T waves the
+// noise level is made of (0.10-0.14 of the beats against 0.11), and in the slow band at
+// 0.48-0.68 of the beats, where broad T waves reach too. Lowering the ectopic floor to 1.2
+// times the noise level inside a pause found 16 % of them, for 7 more false beats in DS1 (both
+// leads), 27 in nstdb and 177 more beats in the Challenge records (2026-11-29). Reading the
+// waveform itself does not separate them either (docs/clinical.md).
+TEST(QrsEctopy, DISABLED_FindsSmallAndWidePvcsCoupledWithinTheTWave) {
+  const Grid g = run_grid({{0.4, 1.8}}, {110.0}, /*onset_seconds=*/20.0);
+  EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
 }
 
 }  // namespace

@@ -165,3 +165,46 @@ TEST(SyntheticEcg, ScalesThePvcsAmplitudeAndWidth) {
   o.pvc_every = 1;
   EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
 }
+
+// pvc_onset_seconds: sinus rhythm alone before it, the pattern from it on.
+TEST(SyntheticEcg, StartsThePvcPatternAtItsOnset) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 60;
+  o.pvc_every = 2;
+  o.pvc_onset_seconds = 20;
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  int before = 0, after = 0;
+  for (const auto& b : rhythm.beats)
+    if (b.kind == hlm::dsp::SyntheticBeat::kPvc) ++(b.seconds < 20 ? before : after);
+  EXPECT_EQ(before, 0);
+  EXPECT_GT(after, 20);
+  o.pvc_onset_seconds = -1;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
+// av_block_onset_seconds: from it on every other sinus impulse is blocked. The ventricular
+// interval doubles, no beat is annotated at a blocked impulse, and its P wave is drawn alone.
+TEST(SyntheticEcg, Makes2To1AvBlockFromItsOnset) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 60;
+  o.heart_rate_bpm = 100;
+  o.rr_std_seconds = 0;
+  o.noise_mv = 0;
+  o.baseline_mv = 0;
+  o.leads = 1;
+  o.av_block_onset_seconds = 30;
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  ASSERT_GT(rhythm.blocked_p_waves.size(), 20u);
+  for (size_t k = 1; k < rhythm.beats.size(); ++k) {
+    const double rr = rhythm.beats[k].seconds - rhythm.beats[k - 1].seconds;
+    EXPECT_NEAR(rr, rhythm.beats[k - 1].seconds < 30 ? 0.6 : 1.2, 1e-9) << "beat " << k;
+  }
+  for (const double t : rhythm.blocked_p_waves) EXPECT_GE(t, 30.0);
+  // A blocked impulse's P wave (0.20 s before where its R wave would be) is there.
+  const auto rec = hlm::dsp::synthesize_ecg("x", o);
+  const auto x = rec.physical(0);
+  const double t = rhythm.blocked_p_waves[5] - 0.20;
+  EXPECT_GT(x[size_t(std::llround(t * o.sampling_hz))], 0.1f);
+  for (const auto& a : rec.annotations)
+    EXPECT_GT(std::fabs(double(a.sample) / o.sampling_hz - rhythm.blocked_p_waves[5]), 0.3);
+}

@@ -18,10 +18,19 @@ constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat leve
 // level; at a tenth of the way, bigeminy at 85 bpm lost 13 % of its PVCs, every one in some
 // records. Sinus T waves measured 0.13-0.45 of the beats
 // there (MIT-BIH 108 and 201, the synthetic ECG), but broad ones can stand taller than a narrow
-// QRS, so the path opens only beyond the T wave's reach.
+// QRS, so the path opens only beyond the T wave's reach, except in a pause (below).
 constexpr float kEctopicSlow = 0.5f;
 constexpr float kEctopicThreshold = 0.05f;
 constexpr float kEctopicOverNoise = 2.0f;
+// Inside the T wave's reach the ectopic path opens on search-back, in a gap longer than 1.5
+// sinus intervals (halfway between one interval and the two a PVC and its compensatory pause
+// span) that does not follow a premature beat (shorter than 0.8 of the mean interval: its own
+// pause is long and its broad T wave tall). The sinus interval is the median of the last 8
+// intervals between beats neither of which was premature or found by the ectopic path, once
+// 8 are known.
+constexpr float kEctopicPause = 1.5f;
+constexpr float kPremature = 0.8f;
+constexpr size_t kSinusSettled = 8;
 constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
 // A weak peak this close before a strong beat, after a gap more than twice as long, is the
 // beat's P wave or onset (prune_split_intervals): PR intervals reach 0.20 s, and up to 0.25 s
@@ -37,8 +46,21 @@ struct Recent {
   size_t next = 0;
   T med;
   explicit Recent(T init) : med(init) { std::fill(v, v + 8, init); }
-  void push(T x) {
+  // Puts x in place of the oldest value; returns what undo() needs to take it back.
+  struct Pushed {
+    size_t at;
+    T old;
+  };
+  Pushed push(T x) {
+    const Pushed p{next, v[next % 8]};
     v[next++ % 8] = x;
+    update();
+    return p;
+  }
+  // Puts back the value a push overwrote, unless 8 later pushes have already pushed it out.
+  void undo(const Pushed& p) {
+    if (next - p.at > 8) return;
+    v[p.at % 8] = p.old;
     update();
   }
   void replace_last(T x) {
@@ -69,6 +91,19 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   Recent<float> beat_h(0.6f), noise_h(0.02f), beat_slow(0.6f);
   Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
   std::vector<Candidate> beats;
+  // Which beats look ectopic (premature, or found by the ectopic path), and the intervals
+  // between beats that do not: the sinus rhythm the pause after a missed PVC is measured
+  // against. Kept apart from `rr` so that T waves, once taken, cannot make the next sinus
+  // interval look like a pause (a T wave and the beat after it span one interval; a PVC and
+  // its compensatory pause, two).
+  std::vector<char> ectopic_beat;
+  Recent<int64_t> sinus_rr(static_cast<int64_t>(0.8 * kRateHz));
+  size_t sinus_seen = 0;
+  bool sinus_pushed_last = false;
+  // The candidates last taken for noise, so one found again by search-back leaves the noise
+  // level: else, in bigeminy, the PVCs turned away as T waves and then found fill the noise
+  // estimate until its floor locks them out.
+  std::vector<std::pair<size_t, Recent<float>::Pushed>> noise_pushes;
   size_t since = 0;       // first candidate after the last beat
   size_t noise_seen = 0;  // noise heights pushed so far
   auto threshold = [&] {
@@ -88,30 +123,44 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       if (cand[k].height > th) return false;
     return k < cand.size();  // at the record's end the pause cannot be seen
   };
-  // Whether candidate ci is tall enough for a beat, with the thresholds scaled by `factor`.
-  // Besides the main threshold, the ectopic path: wide or small ventricular beats, which the
-  // main band shrinks to the height of T waves, keep their height in the slow band. Without it
-  // the PVCs of a bigeminy below the threshold are missed wholesale: the median of the last 8
-  // beat heights stays with the sinus beats, and the detected RR, doubled, is regular.
-  auto clears = [&](size_t ci, float factor) {
+  // The ectopic path: wide or small ventricular beats, which the main band shrinks to the
+  // height of T waves, keep their height in the slow band. Without it the PVCs of a bigeminy
+  // below the threshold are missed wholesale: the median of the last 8 beat heights stays with
+  // the sinus beats, and the detected RR, doubled, is regular. Only once the noise level is
+  // measured (at first it is a guess, and the T waves of the first beats would clear twice
+  // that), and, unless `in_t_reach`, beyond the T wave's reach of the last beat.
+  auto ectopic = [&](size_t ci, float factor, bool in_t_reach) {
     const Candidate& c = cand[ci];
-    if (c.height > factor * threshold()) return true;
     const float q = beat_h.median(), z = noise_h.median();
     // Search-back lowers the share of the way from the noise, never the margin over it.
     const float floor = std::max(factor * (z + kEctopicThreshold * (q - z)), kEctopicOverNoise * z);
-    // Only once the noise level is measured (at first it is a guess, and the T waves of the
-    // first beats would clear twice that), and beyond the T wave's reach of the last beat.
-    const bool settled =
-        noise_seen >= kNoiseSettled && !beats.empty() && c.i - beats.back().i >= t_wave;
+    const bool settled = noise_seen >= kNoiseSettled && !beats.empty() &&
+                         (in_t_reach || c.i - beats.back().i >= t_wave);
     return settled && c.slow >= kEctopicSlow * beat_slow.median() && c.height > floor &&
            pause_follows(ci);
+  };
+  // Whether candidate ci is tall enough for a beat, with the thresholds scaled by `factor`.
+  auto clears = [&](size_t ci, float factor) {
+    return cand[ci].height > factor * threshold() || ectopic(ci, factor, false);
   };
   auto t_like = [&](const Candidate& c) {
     return !beats.empty() && c.i - beats.back().i < t_wave &&
            c.slope < kTWaveSlope * beats.back().slope && c.height < kTWaveHeight * beat_h.median();
   };
-  auto accept = [&](size_t ci) {
-    if (!beats.empty()) rr.push(cand[ci].i - beats.back().i);
+  auto accept = [&](size_t ci, bool by_ectopic_path) {
+    sinus_pushed_last = false;
+    bool ectopic_here = by_ectopic_path;
+    if (!beats.empty()) {
+      const int64_t interval = cand[ci].i - beats.back().i;
+      ectopic_here = ectopic_here || double(interval) < kPremature * rr.mean();
+      rr.push(interval);
+      if (!ectopic_here && !ectopic_beat.back()) {
+        sinus_rr.push(interval);
+        ++sinus_seen;
+        sinus_pushed_last = true;
+      }
+    }
+    ectopic_beat.push_back(ectopic_here);
     beat_h.push(cand[ci].height);
     beat_slow.push(cand[ci].slow);
     beats.push_back(cand[ci]);
@@ -119,27 +168,49 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   };
   for (size_t ci = 0; ci < cand.size(); ++ci) {
     const Candidate& c = cand[ci];
-    if (!beats.empty() && c.i - beats.back().i > options.search_back_rr * rr.mean()) {
+    // Search-back: a gap long against the mean interval is searched again at half the
+    // threshold; a pause against the sinus interval (see kEctopicPause), inside the T wave's
+    // reach too, by the ectopic path.
+    const double gap = beats.empty() ? 0.0 : double(c.i - beats.back().i);
+    const bool long_gap = gap > options.search_back_rr * rr.mean();
+    const bool after_premature =
+        beats.size() >= 2 &&
+        double(beats.back().i - beats[beats.size() - 2].i) < kPremature * rr.mean();
+    const bool pause_gap = sinus_seen >= kSinusSettled && !after_premature &&
+                           gap > kEctopicPause * double(sinus_rr.median());
+    if (long_gap || pause_gap) {
+      auto by_threshold = [&](size_t j) {
+        return long_gap && !t_like(cand[j]) && cand[j].height > kSearchBack * threshold();
+      };
       size_t best = cand.size();
       for (size_t j = since; j < ci; ++j)
         if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
-            !t_like(cand[j]) && clears(j, kSearchBack) &&
+            ((long_gap && !t_like(cand[j]) && clears(j, kSearchBack)) ||
+             (pause_gap && ectopic(j, kSearchBack, true))) &&
             (best == cand.size() || cand[j].height > cand[best].height))
           best = j;
-      if (best != cand.size()) accept(best);
+      if (best != cand.size()) {
+        const bool ectopic_path = !by_threshold(best);
+        for (const auto& [j, pushed] : noise_pushes)
+          if (j == best) noise_h.undo(pushed);
+        accept(best, ectopic_path);
+      }
     }
     const bool near = !beats.empty() && c.i - beats.back().i < refractory;
     if (!near && !t_like(c) && clears(ci, 1.0f)) {
-      accept(ci);
+      accept(ci, c.height <= threshold());
     } else if (near && c.height > beats.back().height && c.height > threshold()) {
       // The beat just taken was the onset (or P wave) of this bigger complex.
       beats.back() = c;
       beat_h.replace_last(c.height);
       beat_slow.replace_last(c.slow);
       if (beats.size() > 1) rr.replace_last(c.i - beats[beats.size() - 2].i);
+      if (sinus_pushed_last) sinus_rr.replace_last(c.i - beats[beats.size() - 2].i);
+      ectopic_beat.back() = 0;
       since = ci + 1;
     } else if (!near) {
-      noise_h.push(c.height);
+      if (noise_pushes.size() == 8) noise_pushes.erase(noise_pushes.begin());
+      noise_pushes.emplace_back(ci, noise_h.push(c.height));
       ++noise_seen;
     }
   }

@@ -14,8 +14,12 @@ namespace hlm::dsp::qrs {
 // through a candidate below the threshold, beyond the T wave's reach of the last beat, that is
 // at least half as tall as the beats in the slow band, clears a lower threshold (a twentieth
 // of the way from the noise, and twice the noise, once the noise level is measured) and is
-// followed by a pause: wide or small ventricular beats. Finally, weak beats that split one
-// normal interval in two are dropped (see prune_split_intervals).
+// followed by a pause: wide or small ventricular beats. Inside the T wave's reach that path
+// opens only on search-back, in a gap of more than 1.5 sinus intervals after a beat that was
+// not premature: a PVC coupled so early that the T-wave rule took it, and the compensatory
+// pause after it. A candidate found by search-back leaves the noise level it was counted in.
+// Finally, weak beats that split one normal interval in two are dropped (see
+// prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
 
 // Drops a beat that is weaker than its 10 neighbours (< 0.7 of their median height), early

@@ -69,6 +69,8 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
   check(o.pvc_rate >= 0 && o.pvc_rate <= 0.5, "pvc_rate must be in [0, 0.5]");
   check(o.pvc_every == 0 || (o.pvc_every >= 2 && o.pvc_every <= 100),
         "pvc_every must be 0 (random PVCs) or in [2, 100]");
+  check(o.pvc_onset_seconds >= 0, "pvc_onset_seconds must be >= 0");
+  check(std::isfinite(o.av_block_onset_seconds), "av_block_onset_seconds must be finite");
   check(o.pvc_amplitude > 0 && o.pvc_amplitude <= 5, "pvc_amplitude must be in (0, 5]");
   check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
@@ -109,6 +111,13 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
       }
     }
   }
+
+  // The P waves of blocked sinus impulses, alone (2:1 AV block).
+  for (const double t : rhythm.blocked_p_waves)
+    for (int lead = 0; lead < o.leads; ++lead) {
+      const Wave& p = kNormal[lead][0];
+      add_gaussian(x[lead], fs, t + p.offset_s, p.width_s, p.amp_mv * lead_gain[lead]);
+    }
 
   // Fibrillatory waves in AF: 5-7 Hz with a wandering frequency, faded in and out over 0.3 s.
   const double f_phase0 = rng.unit() * kTwoPi, f_mod_phase = rng.unit() * kTwoPi;

@@ -62,15 +62,25 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
   auto af_rr_draw = [&] { return std::max(0.28, af_rr * std::exp(0.25 * rng.normal() - 0.03)); };
 
   double t = 0.2 + rng.unit() * rr_mean;
-  bool last_pvc = true;  // no PVC as the very first beat
-  int normals = 0;       // sinus beats since the last PVC
+  bool last_pvc = true;      // no PVC as the very first beat
+  int normals = 0;           // sinus beats since the last PVC
+  bool conduct_next = true;  // 2:1 AV block: conducted and blocked impulses alternate
   while (t < o.seconds) {
     const bool af = in_af(t);
+    if (!af && o.av_block_onset_seconds >= 0.0 && t >= o.av_block_onset_seconds) {
+      conduct_next = !conduct_next;
+      if (conduct_next) {  // this impulse is blocked; the next one is conducted
+        r.blocked_p_waves.push_back(t);
+        t += sinus_rr(t);
+        continue;
+      }
+    }
     r.beats.push_back({t, SyntheticBeat::kNormal, af});
     ++normals;
     const double rr = af ? af_rr_draw() : sinus_rr(t);
     const bool pvc_next =
-        o.pvc_every >= 2 ? normals >= o.pvc_every - 1 : !last_pvc && rng.unit() < o.pvc_rate;
+        t >= o.pvc_onset_seconds &&
+        (o.pvc_every >= 2 ? normals >= o.pvc_every - 1 : !last_pvc && rng.unit() < o.pvc_rate);
     if (pvc_next) {
       // Premature ventricular beat: coupled at 55-65 % of the RR; in sinus rhythm the next
       // sinus beat keeps its timing (full compensatory pause).

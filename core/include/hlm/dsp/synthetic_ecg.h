@@ -21,6 +21,13 @@ struct SyntheticEcgOptions {
   // A fixed pattern instead of random PVCs: every pvc_every-th beat is a PVC (2 bigeminy,
   // 3 trigeminy, 0 random at pvc_rate).
   int pvc_every = 0;
+  // PVCs (pattern or random) only from this time on: sinus rhythm alone before it, as real
+  // bigeminy usually sets in after sinus beats (0: from the first beat).
+  double pvc_onset_seconds = 0.0;
+  // From this time on (in sinus rhythm), every other sinus P wave is not conducted: 2:1 AV
+  // block, the ventricular rate halved with each T wave left alone in a long interval.
+  // Below 0: never.
+  double av_block_onset_seconds = -1.0;
   double pvc_amplitude = 1.0;      // scale of the PVC waves (below 1: smaller than sinus beats)
   double pvc_width = 1.0;          // scale of the PVC complex's duration (above 1: wider)
   double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
@@ -45,6 +52,7 @@ struct SyntheticBeatTime {
 struct SyntheticRhythm {
   std::vector<SyntheticBeatTime> beats;
   std::vector<std::pair<double, double>> af_episodes;  // [start, end) in seconds
+  std::vector<double> blocked_p_waves;  // sinus impulses not conducted: a P wave, no beat
 };
 SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& options);
 
