@@ -18,26 +18,37 @@ namespace {
 
 const std::string kData = HLM_TEST_DATA_DIR;
 
-// Runs a workflow at vars.size=ci with more overrides; returns the results.json of its stage
-// `evaluate` (and the report in *report, the manifest of stage instance `stage` in *manifest,
-// what hlm printed in *output).
-nlohmann::json run_ci(const std::string& workflow, const std::string& scratch,
-                      std::string* report = nullptr, const std::string& overrides = "",
-                      const std::string& evaluate = "evaluate", const std::string& stage = "",
-                      nlohmann::json* manifest = nullptr, std::string* output = nullptr) {
-  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
-  hlm::test::ScratchDir runs(scratch);
-  const auto r = hlm::test::run_hlm("run " + workflow + " vars.size=ci " + overrides +
-                                    " --runs-dir " + runs.path.string());
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  if (output) *output = r.output;
-  if (report) *report = hlm::test::read_text(hlm::test::report_path(r.output));
-  if (manifest && r.exit_code == 0)
-    *manifest = hlm::test::stage_manifest(hlm::test::run_dir_of(r.output), stage);
-  std::ifstream in(hlm::test::run_dir_of(r.output) / evaluate / "results.json");
-  if (!in) return nlohmann::json::object();
-  return nlohmann::json::parse(in);
-}
+// A workflow run at vars.size=ci with more overrides, in a scratch runs folder that lives as
+// long as this object: what hlm printed, and any stage's results.json, manifest and the report.
+class CiRun {
+ public:
+  CiRun(const std::string& workflow, const std::string& scratch, const std::string& overrides = "")
+      : runs_(scratch) {
+    ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+    result_ = hlm::test::run_hlm("run " + workflow + " vars.size=ci " + overrides + " --runs-dir " +
+                                 runs_.path.string());
+    EXPECT_EQ(result_.exit_code, 0) << result_.output;
+  }
+  bool ok() const { return result_.exit_code == 0; }
+  const std::string& output() const { return result_.output; }
+  std::string report() const {
+    return hlm::test::read_text(hlm::test::report_path(result_.output));
+  }
+  // The stage's results.json, or an empty object where it wrote none.
+  nlohmann::json results(const std::string& stage = "evaluate") const {
+    std::ifstream in(hlm::test::run_dir_of(result_.output) / stage / "results.json");
+    return in ? nlohmann::json::parse(in) : nlohmann::json::object();
+  }
+  // The stage instance's manifest.json, or an empty object when the run failed.
+  nlohmann::json manifest(const std::string& stage) const {
+    return ok() ? hlm::test::stage_manifest(hlm::test::run_dir_of(result_.output), stage)
+                : nlohmann::json::object();
+  }
+
+ private:
+  hlm::test::ScratchDir runs_;
+  hlm::test::CommandResult result_;
+};
 
 void expect_interval_covers(const nlohmann::json& d, const std::string& key) {
   const double value = d[key];
@@ -49,8 +60,9 @@ void expect_interval_covers(const nlohmann::json& d, const std::string& key) {
 
 TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   if (!fs::exists(kData + "/mitdb/230.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
-  std::string report;
-  const auto results = run_ci("workflows/mitdb-aami.yaml", "hlm_mitdb_aami", &report);
+  const CiRun run("workflows/mitdb-aami.yaml", "hlm_mitdb_aami");
+  const std::string report = run.report();
+  const auto results = run.results();
   // The published figures stand beside the run's, with how the protocols differ.
   EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
   EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
@@ -148,10 +160,10 @@ TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
 // 102 and 104 stand in for DS2 (no patient of DS1 among them).
 TEST(ClinicalWorkflows, MitdbAamiScoresTheTestRecordsWithAModelOfAllTrainingRecords) {
   if (!fs::exists(kData + "/mitdb/104.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
-  std::string report;
-  const auto results =
-      run_ci("workflows/mitdb-aami.yaml", "hlm_mitdb_aami_test", &report,
-             "'vars.test_records=[\"102\", \"104\"]' 'vars.fold=[0]'", "evaluate_test");
+  const CiRun run("workflows/mitdb-aami.yaml", "hlm_mitdb_aami_test",
+                  "'vars.test_records=[\"102\", \"104\"]' 'vars.fold=[0]'");
+  const std::string report = run.report();
+  const auto results = run.results("evaluate_test");
   const auto& d = results["datasets"]["test records"];
   ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
   EXPECT_EQ(d["records"], 2);
@@ -197,17 +209,10 @@ TEST(ClinicalWorkflows, MitdbAamiStopsBeforeAnyWorkWhenOnlySomeTestRecordsArePre
 // .qrs files, rhythm from their .atr files, as afdb keeps them.
 TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
   if (!fs::exists(kData + "/ltafdb/00.atr")) GTEST_SKIP() << kData << "/ltafdb is absent";
-  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
-  hlm::test::ScratchDir runs("hlm_af_rhythm");
-  const auto r = hlm::test::run_hlm(
-      "run workflows/af-rhythm.yaml vars.size=ci vars.afdb_dir=" + kData +
-      "/ltafdb 'vars.afdb_records=[\"100\",\"101\"]' --runs-dir " + runs.path.string());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto results_of = [&](const std::string& stage) {
-    std::ifstream in(hlm::test::run_dir_of(r.output) / stage / "results.json");
-    return in ? nlohmann::json::parse(in) : nlohmann::json::object();
-  };
-  const auto results = results_of("evaluate");
+  const CiRun run("workflows/af-rhythm.yaml", "hlm_af_rhythm",
+                  "vars.afdb_dir=" + kData + "/ltafdb 'vars.afdb_records=[\"100\",\"101\"]'");
+  ASSERT_TRUE(run.ok());
+  const auto results = run.results();
   for (const std::string name :
        {"ltafdb test records [segment_beats=41]", "ltafdb test records [segment_beats=128]",
         "mitdb [segment_beats=41]", "mitdb [segment_beats=128]"}) {
@@ -235,7 +240,7 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
   EXPECT_EQ(results["datasets"]["mitdb [segment_beats=41]"]["records"], 2);  // 201 and 203
 
   // The second model, RR intervals alone, scores all three; afdb beside Zhou and Petrenas.
-  const auto rr = results_of("evaluate_rr");
+  const auto rr = run.results("evaluate_rr");
   for (const std::string beats : {"41", "128"}) {
     const auto& afdb = rr["datasets"]["afdb [segment_beats=" + beats + "]"];
     ASSERT_TRUE(afdb.is_object()) << beats << " missing: " << rr.dump().substr(0, 400);
@@ -275,10 +280,10 @@ TEST(ClinicalWorkflows, AfRhythmLeavesAfdbOutWithoutItsFolderAndRefusesHalfOfIt)
 TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
     GTEST_SKIP() << kData << "/challenge2017 is absent";
-  std::string report;
-  nlohmann::json tuned;
-  const auto results = run_ci("workflows/challenge2017.yaml", "hlm_challenge2017", &report, "",
-                              "evaluate", "finetune[fold=0,seed=0]", &tuned);
+  const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017");
+  const std::string report = run.report();
+  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads as null
+  const auto results = run.results();
   const auto& d = results["datasets"]["holdout"];
   EXPECT_EQ(d["records"], 40);  // one item per record: its segments pooled
   EXPECT_EQ(d["items"], 40);
@@ -335,11 +340,11 @@ TEST(ClinicalWorkflows, Challenge2017FitsTheTreesShareOnEveryValidationRecordThe
   std::string records = "A00420";
   for (int i = 1; i <= 40; ++i)
     records += ",A000" + std::string(i < 10 ? "0" : "") + std::to_string(i);
-  nlohmann::json tuned;
-  std::string output;
-  run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_short", nullptr,
-         "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records + "]' finetune.validation_records=30",
-         "evaluate", "finetune[fold=0,seed=0]", &tuned, &output);
+  const CiRun run(
+      "workflows/challenge2017.yaml", "hlm_challenge2017_short",
+      "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records + "]' finetune.validation_records=30");
+  const std::string& output = run.output();
+  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads as null
   // A00420 is the short one: its beats are fewer than min_segment_beats in this store too.
   EXPECT_NE(output.find("too short for a segment (A00420"), std::string::npos) << output;
   const auto& results = tuned["results"];
@@ -458,9 +463,9 @@ TEST(ClinicalWorkflows, Challenge2017ScoresTheRecordsOfTestDirWithItsOwnLabels) 
     ++copied;
   }
   own.close();
-  const auto results =
-      run_ci("workflows/challenge2017.yaml", "hlm_challenge2017_test", nullptr,
-             "vars.test_dir=" + test_dir.path.string() + " 'vars.fold=[0]'", "evaluate_test");
+  const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017_test",
+                  "vars.test_dir=" + test_dir.path.string() + " 'vars.fold=[0]'");
+  const auto results = run.results("evaluate_test");
   const auto& d = results["datasets"]["test_dir"];
   ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
   EXPECT_EQ(d["records"], 20);
