@@ -208,3 +208,27 @@ TEST(SyntheticEcg, Makes2To1AvBlockFromItsOnset) {
   for (const auto& a : rec.annotations)
     EXPECT_GT(std::fabs(double(a.sample) / o.sampling_hz - rhythm.blocked_p_waves[5]), 0.3);
 }
+
+// t_wave_amplitude scales the sinus beats' T waves alone.
+TEST(SyntheticEcg, ScalesTheTWaves) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 20;
+  o.noise_mv = 0;
+  o.baseline_mv = 0;
+  o.leads = 1;
+  const auto plain = hlm::dsp::synthesize_ecg("x", o);
+  o.t_wave_amplitude = 3;
+  const auto tall = hlm::dsp::synthesize_ecg("x", o);
+  const auto x = plain.physical(0), y = tall.physical(0);
+  for (const auto& a : plain.annotations) {
+    if (a.code != 1) continue;
+    const auto r = size_t(a.sample);
+    EXPECT_NEAR(y[r], x[r], 0.02f) << a.sample;  // the R wave as it was
+    // The T wave's peak, 0.26 s times sqrt(RR) after the R wave (RR about 0.86 s at 70 bpm).
+    const size_t t = r + size_t(0.24 * o.sampling_hz);
+    if (t >= x.size()) continue;
+    EXPECT_GT(y[t], 1.5f * x[t]) << a.sample;
+  }
+  o.t_wave_amplitude = -1;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}

@@ -31,6 +31,11 @@ constexpr float kEctopicOverNoise = 2.0f;
 constexpr float kEctopicPause = 1.5f;
 constexpr float kPremature = 0.8f;
 constexpr size_t kSinusSettled = 8;
+// A PVC found there must stand taller in the slow band than the sinus beats' own T waves (the
+// median of the last 8), by a quarter: a T wave left alone by 2:1 AV block is not. The
+// generator's 2:1 block with T waves 0.9 of the R wave took 2 T waves without it. At a half,
+// the grid's small PVCs within the T wave's reach were lost in some records (V Se 0.96).
+constexpr float kOverOwnT = 1.25f;
 constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
 // A weak peak this close before a strong beat, after a gap more than twice as long, is the
 // beat's P wave or onset (prune_split_intervals): PR intervals reach 0.20 s, and up to 0.25 s
@@ -100,6 +105,10 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   Recent<int64_t> sinus_rr(static_cast<int64_t>(0.8 * kRateHz));
   size_t sinus_seen = 0;
   bool sinus_pushed_last = false;
+  // The slow-band height of each sinus beat's own T wave (its tallest candidate within the T
+  // wave's reach, 0 where none), pushed with each sinus interval: a PVC on the T wave stands
+  // taller than the T wave alone did, a T wave left alone by 2:1 AV block does not.
+  Recent<float> t_slow(0.0f);
   // The candidates last taken for noise, so one found again by search-back leaves the noise
   // level: else, in bigeminy, the PVCs turned away as T waves and then found fill the noise
   // estimate until its floor locks them out.
@@ -156,6 +165,10 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       rr.push(interval);
       if (!ectopic_here && !ectopic_beat.back()) {
         sinus_rr.push(interval);
+        float own_t = 0.0f;
+        for (size_t k = since; k < ci && cand[k].i - beats.back().i < t_wave; ++k)
+          own_t = std::max(own_t, cand[k].slow);
+        t_slow.push(own_t);
         ++sinus_seen;
         sinus_pushed_last = true;
       }
@@ -186,7 +199,8 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       for (size_t j = since; j < ci; ++j)
         if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
             ((long_gap && !t_like(cand[j]) && clears(j, kSearchBack)) ||
-             (pause_gap && ectopic(j, kSearchBack, true))) &&
+             (pause_gap && cand[j].slow > kOverOwnT * t_slow.median() &&
+              ectopic(j, kSearchBack, true))) &&
             (best == cand.size() || cand[j].height > cand[best].height))
           best = j;
       if (best != cand.size()) {

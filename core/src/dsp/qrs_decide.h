@@ -17,8 +17,9 @@ namespace hlm::dsp::qrs {
 // followed by a pause: wide or small ventricular beats. Inside the T wave's reach that path
 // opens only on search-back, in a gap of more than 1.5 sinus intervals after a beat that was
 // not premature: a PVC coupled so early that the T-wave rule took it, and the compensatory
-// pause after it. A candidate found by search-back leaves the noise level it was counted in.
-// Finally, weak beats that split one normal interval in two are dropped (see
+// pause after it. There the candidate must also stand a quarter taller in the slow band than
+// the sinus beats' own T waves. A candidate found by search-back leaves the noise level it was
+// counted in. Finally, weak beats that split one normal interval in two are dropped (see
 // prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
 

@@ -71,6 +71,7 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
         "pvc_every must be 0 (random PVCs) or in [2, 100]");
   check(o.pvc_onset_seconds >= 0, "pvc_onset_seconds must be >= 0");
   check(std::isfinite(o.av_block_onset_seconds), "av_block_onset_seconds must be finite");
+  check(o.t_wave_amplitude >= 0 && o.t_wave_amplitude <= 5, "t_wave_amplitude must be in [0, 5]");
   check(o.pvc_amplitude > 0 && o.pvc_amplitude <= 5, "pvc_amplitude must be in (0, 5]");
   check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
@@ -106,8 +107,9 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
         const double shape = pvc && !wv.follows_rr ? o.pvc_width : 1.0;
         const double off = (wv.follows_rr ? wv.offset_s * stretch : wv.offset_s) * shape;
         const double width = (wv.follows_rr ? wv.width_s * stretch : wv.width_s) * shape;
+        const double scale = pvc ? o.pvc_amplitude : wv.follows_rr ? o.t_wave_amplitude : 1.0;
         add_gaussian(x[lead], fs, b.seconds + off, width,
-                     wv.amp_mv * (pvc ? o.pvc_amplitude : 1.0) * lead_gain[lead] * mod * jitter);
+                     wv.amp_mv * scale * lead_gain[lead] * mod * jitter);
       }
     }
   }

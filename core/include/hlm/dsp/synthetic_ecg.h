@@ -28,6 +28,7 @@ struct SyntheticEcgOptions {
   // block, the ventricular rate halved with each T wave left alone in a long interval.
   // Below 0: never.
   double av_block_onset_seconds = -1.0;
+  double t_wave_amplitude = 1.0;   // scale of the sinus beats' T waves (tall T waves above 1)
   double pvc_amplitude = 1.0;      // scale of the PVC waves (below 1: smaller than sinus beats)
   double pvc_width = 1.0;          // scale of the PVC complex's duration (above 1: wider)
   double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
