@@ -96,12 +96,12 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
   Recent<float> beat_h(0.6f), noise_h(0.02f), beat_slow(0.6f);
   Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
   std::vector<Candidate> beats;
-  // Which beats look ectopic (premature, or found by the ectopic path), and the intervals
-  // between beats that do not: the sinus rhythm the pause after a missed PVC is measured
-  // against. Kept apart from `rr` so that T waves, once taken, cannot make the next sinus
+  // Whether the last beat looks ectopic (premature, or found by the ectopic path), and the
+  // intervals between beats that do not: the sinus rhythm the pause after a missed PVC is
+  // measured against. Kept apart from `rr` so that T waves, once taken, cannot make the next sinus
   // interval look like a pause (a T wave and the beat after it span one interval; a PVC and
   // its compensatory pause, two).
-  std::vector<char> ectopic_beat;
+  bool last_ectopic = false;
   Recent<int64_t> sinus_rr(static_cast<int64_t>(0.8 * kRateHz));
   size_t sinus_seen = 0;
   bool sinus_pushed_last = false;
@@ -163,7 +163,7 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       const int64_t interval = cand[ci].i - beats.back().i;
       ectopic_here = ectopic_here || double(interval) < kPremature * rr.mean();
       rr.push(interval);
-      if (!ectopic_here && !ectopic_beat.back()) {
+      if (!ectopic_here && !last_ectopic) {
         sinus_rr.push(interval);
         float own_t = 0.0f;
         for (size_t k = since; k < ci && cand[k].i - beats.back().i < t_wave; ++k)
@@ -173,7 +173,7 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
         sinus_pushed_last = true;
       }
     }
-    ectopic_beat.push_back(ectopic_here);
+    last_ectopic = ectopic_here;
     beat_h.push(cand[ci].height);
     beat_slow.push(cand[ci].slow);
     beats.push_back(cand[ci]);
@@ -220,7 +220,7 @@ std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptio
       beat_slow.replace_last(c.slow);
       if (beats.size() > 1) rr.replace_last(c.i - beats[beats.size() - 2].i);
       if (sinus_pushed_last) sinus_rr.replace_last(c.i - beats[beats.size() - 2].i);
-      ectopic_beat.back() = 0;
+      last_ectopic = false;
       since = ci + 1;
     } else if (!near) {
       if (noise_pushes.size() == 8) noise_pushes.erase(noise_pushes.begin());
