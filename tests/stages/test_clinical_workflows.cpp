@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "support/hlm_cli.h"
 
@@ -66,8 +67,11 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   // The published figures stand beside the run's, with how the protocols differ.
   EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
   EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
-  EXPECT_NE(report.find("This run: record-wise 11-fold cross-validation inside DS1"),
+  EXPECT_NE(report.find("This run: record-wise 11-fold cross-validation inside "
+                        "vars.train_records"),
             std::string::npos);
+  // The codebook and pretraining saw every fold's records, unlabelled: the report says so.
+  EXPECT_NE(report.find("(transductive inside DS1)"), std::string::npos);
   const auto& d = results["datasets"]["holdout"];
   EXPECT_EQ(d["records"], 22);  // every DS1 record, each scored once
   EXPECT_GT(d["items"].get<int64_t>(), 45000);
@@ -193,6 +197,10 @@ TEST(ClinicalWorkflows, MitdbAamiTransductiveSwitchPretrainsOnTestSignalsAndSays
   }
   const std::string report = hlm::test::read_text(hlm::test::report_path(r.output));
   EXPECT_NE(report.find("This run: TRANSDUCTIVE"), std::string::npos) << report;
+  // The cross-validation's own note says its pretraining saw the test records too.
+  EXPECT_NE(report.find("and on the test records (vars.pretrain_on=transductive)"),
+            std::string::npos)
+      << report;
 }
 
 TEST(ClinicalWorkflows, MitdbAamiStopsBeforeAnyWorkWhenOnlySomeTestRecordsArePresent) {
@@ -261,6 +269,24 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
   }
 }
 
+// Another copy of ltafdb can name its test records instead of a fold of a shuffle.
+TEST(ClinicalWorkflows, AfRhythmHoldsOutTheLtafdbRecordsItsVariableNames) {
+  if (!fs::exists(kData + "/ltafdb/00.atr")) GTEST_SKIP() << kData << "/ltafdb is absent";
+  const CiRun run("workflows/af-rhythm.yaml", "hlm_af_rhythm_named",
+                  "vars.folds=0 'vars.ltafdb_test_records=[\"03\", \"07\"]' "
+                  "'vars.sizes.ci.segment_beats=[41]'");
+  ASSERT_TRUE(run.ok());
+  const auto tuned = run.manifest("finetune[segment_beats=41]")["results"];
+  EXPECT_EQ(tuned["holdout_records"].get<std::set<std::string>>(),
+            (std::set<std::string>{"03", "07"}));
+  for (const auto& name : tuned["train_records"]) {
+    EXPECT_NE(name, "03");
+    EXPECT_NE(name, "07");
+  }
+  EXPECT_FALSE(tuned.contains("fold"));
+  EXPECT_EQ(run.results()["datasets"]["ltafdb test records [segment_beats=41]"]["records"], 2);
+}
+
 TEST(ClinicalWorkflows, AfRhythmLeavesAfdbOutWithoutItsFolderAndRefusesHalfOfIt) {
   ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
   auto r = hlm::test::run_hlm("run workflows/af-rhythm.yaml vars.size=ci --dry-run");
@@ -292,6 +318,8 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
   EXPECT_FALSE(d.contains("ec57"));  // the AAMI beat statistics, not for rhythm classes
+  // Pretraining saw the scored records, unlabelled: the report says so.
+  EXPECT_NE(report.find("each fold's scored records too (transductive)"), std::string::npos);
   // The head's statistics, standardised over the training segments, the scaling kept for
   // evaluate: 74 descriptor means (10 of the template, the waveform and the waveform minus the
   // template at 32 points each), 9 RR statistics, the record's 6 rhythm extremes.

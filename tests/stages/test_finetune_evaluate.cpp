@@ -2,7 +2,8 @@
 // (tests/fixtures/finetune_cv.yaml): record-wise cross-validation never puts a record on both
 // sides and scores each record once; the backbone modes, RR and shape features and early
 // stopping act; results.json and the confusion plot are written; a checkpoint or an evaluation
-// store of another tokenizer or codebook is refused with an error naming both.
+// store of another tokenizer or codebook is refused with an error naming both; a bert
+// checkpoint fine-tunes and is evaluated as a gpt one is.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -237,6 +238,30 @@ TEST(FinetuneEvaluate, SeedsOfAFoldAreAveragedIntoOneModel) {
       << more["scope"];
 }
 
+// Fine-tuning reads any model plugin's hidden states: a bert (masked-token) checkpoint
+// fine-tunes, its weights are loaded (the same seed from random weights trains otherwise), and
+// evaluate scores the held-out records and another store with it.
+TEST(FinetuneEvaluate, ABertCheckpointFineTunesAndIsEvaluated) {
+  hlm::test::ScratchDir runs("hlm_finetune_bert");
+  const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
+                         " vars.model.plugin=bert 'finetune.matrix.fold=[0]'"
+                         " 'finetune.matrix.backbone=[full, scratch]'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run_dir = hlm::test::run_dir_of(r.output);
+  EXPECT_EQ(stage_manifest(run_dir, "pretrain")["results"]["model"]["plugin"], "bert");
+  const auto full = stage_manifest(run_dir, "finetune[backbone=full,fold=0]")["results"];
+  const auto scratch = stage_manifest(run_dir, "finetune[backbone=scratch,fold=0]")["results"];
+  EXPECT_EQ(full["model"]["plugin"], "bert");
+  EXPECT_EQ(full["train_records"], scratch["train_records"]);
+  EXPECT_NE(full["losses"], scratch["losses"]) << "the pretrained weights were not loaded";
+  const auto datasets = stage_manifest(run_dir, "evaluate")["results"]["datasets"];
+  const auto& holdout = datasets["holdout [backbone=full]"];
+  EXPECT_EQ(holdout["records"], full["holdout_records"].size());
+  EXPECT_GT(holdout["items"].get<int64_t>(), 0);
+  EXPECT_EQ(datasets["more [backbone=full]"]["items"],
+            stage_manifest(run_dir, "tokenize_more")["results"]["beats"].get<int64_t>());
+}
+
 TEST(FinetuneEvaluate, SplitKeysAct) {
   hlm::test::ScratchDir runs("hlm_finetune_split_keys");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
@@ -275,9 +300,13 @@ TEST(FinetuneEvaluate, SplitKeysAct) {
   const auto& cv = cross_validation_run();
   const auto seeded = stage_manifest(cv.run_dir, "finetune[backbone=full,fold=0]")["results"];
   EXPECT_NE(as_set(got["holdout_records"]), as_set(seeded["holdout_records"]));
+  // Named records and a fold of the rest would both be held out: refused, naming the way out.
+  expect_refused(run_hlm(base + "'finetune.holdout_records=[syn006]'"),
+                 "holdout_records [\"syn006\"] and folds=3 would both hold records out; give "
+                 "one of them (folds: 0 holds out the named records alone)");
 }
 
-TEST(FinetuneEvaluate, ACheckpointOrAnEvaluationStoreOfAnotherCodebookIsRefused) {
+TEST(FinetuneEvaluate, ACheckpointOrAnEvaluationStoreOfAnotherTokenizerOrCodebookIsRefused) {
   hlm::test::ScratchDir runs("hlm_finetune_refused");
   const fs::path workflow = runs.path / "other_codebook.yaml";
   std::ofstream(workflow) << R"(name: other-codebook
@@ -294,6 +323,11 @@ stages:
     params:
       datasets: [{plugin: synthetic, records: 2, seconds: 60, seed: 5}]
       tokenizer: {plugin: beat-vq, codes: 12}
+  - id: tokenize_rhythm
+    kind: tokenize
+    params:
+      datasets: [{plugin: synthetic, records: 2, seconds: 60, seed: 5}]
+      tokenizer: {plugin: rhythm}
   - id: pretrain
     kind: pretrain
     needs: [tokenize]
@@ -316,14 +350,15 @@ stages:
     std::ofstream(path) << text;
     return run_hlm("run " + path.string() + " --runs-dir " + (runs.path / store).string());
   };
-  // Fine-tuning the checkpoint on the other store: another vocabulary and codebook.
-  const auto finetune = with_store("tokenize_other");
-  EXPECT_NE(finetune.exit_code, 0) << finetune.output;
-  EXPECT_NE(finetune.output.find("was pretrained on tokens of beat-vq:"), std::string::npos)
-      << finetune.output;
-  EXPECT_NE(finetune.output.find("tokenize_other/tokens.hlmt holds tokens of beat-vq:"),
-            std::string::npos)
-      << finetune.output;
+  // Fine-tuning the checkpoint on the other store: another vocabulary and codebook; then on
+  // another tokenizer altogether (rhythm tokens, whose ids mean AAMI class and RR bin).
+  for (const auto& [store, kind] :
+       {std::pair<std::string, std::string>{"tokenize_other", "beat-vq"},
+        {"tokenize_rhythm", "rhythm"}}) {
+    const auto finetune = with_store(store);
+    expect_refused(finetune, "was pretrained on tokens of beat-vq:");
+    expect_refused(finetune, store + "/tokens.hlmt holds tokens of " + kind + ":");
+  }
   // Fine-tuning on the pretraining store works; evaluating the other store is refused.
   const auto evaluate = with_store("tokenize");
   EXPECT_NE(evaluate.exit_code, 0) << evaluate.output;

@@ -100,6 +100,13 @@ std::vector<std::string> training_records(const nlohmann::json& p, const TokenSt
         "validation_records, or drop validation_covers_classes)",
         p.at("task").get<std::string>(), p.at("validation_records").get<int>());
   if (const int folds = p.at("folds"); folds > 0) {
+    // Both would hold records out: the named ones beside a fold of the rest, which no
+    // protocol means.
+    if (!holdout.empty())
+      throw ConfigError(
+          "finetune: holdout_records {} and folds={} would both hold records out; give one of "
+          "them (folds: 0 holds out the named records alone)",
+          nlohmann::json(holdout).dump(), folds);
     const auto split = eval::kfold_split(pool, folds, p.at("fold"), seed);
     holdout.insert(holdout.end(), split.test.begin(), split.test.end());
     pool = split.train;
