@@ -15,6 +15,16 @@ hlm::dsp::SyntheticEcgOptions options(uint64_t seed) {
   return o;
 }
 
+// Options without noise or baseline wander, so that two records differing in one option can be
+// compared sample by sample.
+hlm::dsp::SyntheticEcgOptions noise_free(double seconds) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = seconds;
+  o.noise_mv = 0;
+  o.baseline_mv = 0;
+  return o;
+}
+
 // Coefficient of variation of successive RR differences over beats inside / outside AF.
 double rr_irregularity(const hlm::dsp::SyntheticRhythm& r, bool af) {
   double sum = 0, sum_rr = 0;
@@ -145,11 +155,8 @@ TEST(SyntheticEcg, MakesBigeminyAndTrigeminyPatterns) {
 
 // pvc_amplitude and pvc_width shape the PVCs only: sinus beats are unchanged.
 TEST(SyntheticEcg, ScalesThePvcsAmplitudeAndWidth) {
-  hlm::dsp::SyntheticEcgOptions o;
-  o.seconds = 30;
+  hlm::dsp::SyntheticEcgOptions o = noise_free(30);
   o.pvc_every = 2;
-  o.noise_mv = 0;
-  o.baseline_mv = 0;
   const auto tall = hlm::dsp::synthesize_ecg("x", o);
   o.pvc_amplitude = 0.5;
   const auto small = hlm::dsp::synthesize_ecg("x", o);
@@ -185,12 +192,9 @@ TEST(SyntheticEcg, StartsThePvcPatternAtItsOnset) {
 // av_block_onset_seconds: from it on every other sinus impulse is blocked. The ventricular
 // interval doubles, no beat is annotated at a blocked impulse, and its P wave is drawn alone.
 TEST(SyntheticEcg, Makes2To1AvBlockFromItsOnset) {
-  hlm::dsp::SyntheticEcgOptions o;
-  o.seconds = 60;
+  hlm::dsp::SyntheticEcgOptions o = noise_free(60);
   o.heart_rate_bpm = 100;
   o.rr_std_seconds = 0;
-  o.noise_mv = 0;
-  o.baseline_mv = 0;
   o.leads = 1;
   o.av_block_onset_seconds = 30;
   const auto rhythm = hlm::dsp::synthesize_rhythm(o);
@@ -211,10 +215,7 @@ TEST(SyntheticEcg, Makes2To1AvBlockFromItsOnset) {
 
 // t_wave_amplitude scales the sinus beats' T waves alone.
 TEST(SyntheticEcg, ScalesTheTWaves) {
-  hlm::dsp::SyntheticEcgOptions o;
-  o.seconds = 20;
-  o.noise_mv = 0;
-  o.baseline_mv = 0;
+  hlm::dsp::SyntheticEcgOptions o = noise_free(20);
   o.leads = 1;
   const auto plain = hlm::dsp::synthesize_ecg("x", o);
   o.t_wave_amplitude = 3;
