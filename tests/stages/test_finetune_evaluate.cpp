@@ -677,17 +677,44 @@ fs::path run_with_trees_at_share(const hlm::test::ScratchDir& runs, const std::s
   return hlm::test::run_dir_of(r.output);
 }
 
-// Every dataset the run evaluated scores as its blend's part `part` alone: macro F1, and AUROC
-// where the task has two classes.
+// Every dataset the run evaluated scores as its blend's part `part` alone: macro F1, each
+// class's Se and +P, and AUROC where the task has two classes. The predictions CSV holds each
+// part's probabilities beside the blend's, and the blend's are `part`'s.
 void expect_scores_as_part(const fs::path& run, const std::string& part) {
   std::ifstream in(run / "evaluate" / "results.json");
   for (const auto& [name, d] : nlohmann::json::parse(in)["datasets"].items()) {
     ASSERT_TRUE(d.contains("parts")) << name;
     EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
     EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " as " << part;
+    for (const auto& [c, scores] : d["classes"].items())
+      for (const char* key : {"se", "ppv"})
+        EXPECT_EQ(scores[key], d["parts"][part]["classes"][c][key]) << name << " " << c << key;
     if (d.contains("auroc")) {
       EXPECT_EQ(d["auroc"], d["parts"][part]["auroc"]) << name;
     }
+    std::ifstream csv(run / "evaluate" / d["predictions"].get<std::string>());
+    std::string line;
+    std::getline(csv, line);
+    std::vector<std::string> header;
+    std::stringstream columns(line);
+    for (std::string column; std::getline(columns, column, ',');) header.push_back(column);
+    size_t checked = 0;
+    while (std::getline(csv, line)) {
+      std::vector<std::string> fields;
+      std::stringstream row(line);
+      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+      ASSERT_EQ(fields.size(), header.size()) << line;
+      for (const auto& [c, unused] : d["classes"].items()) {
+        const auto at = [&](const std::string& column) {
+          const auto it = std::find(header.begin(), header.end(), column);
+          EXPECT_NE(it, header.end()) << "no column " << column;
+          return it == header.end() ? std::string() : fields[size_t(it - header.begin())];
+        };
+        EXPECT_EQ(at("p_" + c), at("p_" + part + "_" + c)) << line;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 0u) << name;
   }
 }
 }  // namespace

@@ -12,15 +12,8 @@
 namespace hlm::eval {
 namespace {
 
-std::string number(double v) {
-  if (std::isnan(v)) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3f", v);
-  return text;
-}
-
 std::string interval(const Interval& ci) {
-  return std::isnan(ci.low) ? "" : " (" + number(ci.low) + "-" + number(ci.high) + ")";
+  return std::isnan(ci.low) ? "" : " (" + score_text(ci.low) + "-" + score_text(ci.high) + ")";
 }
 
 // A difference's interval, signs shown: " (-0.012 to +0.034)".
@@ -38,6 +31,13 @@ std::optional<size_t> index_of(const std::vector<std::string>& names, const char
 }
 
 }  // namespace
+
+std::string score_text(double v) {
+  if (std::isnan(v)) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", v);
+  return text;
+}
 
 std::string score_table(const std::vector<Confusion>& per_record,
                         const std::vector<std::string>& class_names, nlohmann::json& results) {
@@ -85,18 +85,18 @@ std::string score_table(const std::vector<Confusion>& per_record,
                                           {"f1", s.f1},
                                           {"se_ci95", {se_ci.low, se_ci.high}},
                                           {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
-    md += "| " + class_names[c] + " | " + std::to_string(s.support) + " | " + number(s.se) +
-          interval(se_ci) + " | " + number(s.ppv) + interval(ppv_ci) + " | " +
-          number(s.specificity) + " | " + number(s.f1) + " |\n";
+    md += "| " + class_names[c] + " | " + std::to_string(s.support) + " | " + score_text(s.se) +
+          interval(se_ci) + " | " + score_text(s.ppv) + interval(ppv_ci) + " | " +
+          score_text(s.specificity) + " | " + score_text(s.f1) + " |\n";
   }
   char head[480];
   std::snprintf(head, sizeof(head),
                 "Accuracy %s%s, macro F1 %s%s, on %lld items of %zu records; always answering %s "
                 "would score %s, %+.3f%s against it (paired: the same records drawn for both). "
                 "Intervals: 95 %%, from 1000 resamples of the records.\n\n",
-                number(acc).c_str(), interval(accuracy_ci).c_str(), number(macro).c_str(),
+                score_text(acc).c_str(), interval(accuracy_ci).c_str(), score_text(macro).c_str(),
                 interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
-                class_names[majority].c_str(), number(baseline).c_str(), acc - baseline,
+                class_names[majority].c_str(), score_text(baseline).c_str(), acc - baseline,
                 signed_interval(over_ci).c_str());
   md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n|";
   for (const auto& name : class_names) md += " | " + name;
@@ -150,8 +150,8 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
                              {"fpr", e.fpr},
                              {"se_ci95", {se_ci.low, se_ci.high}},
                              {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
-    md += std::string("| ") + name + " | " + number(e.se) + interval(se_ci) + " | " +
-          number(e.ppv) + interval(ppv_ci) + " | " + number(e.fpr) + " |\n";
+    md += std::string("| ") + name + " | " + score_text(e.se) + interval(se_ci) + " | " +
+          score_text(e.ppv) + interval(ppv_ci) + " | " + score_text(e.fpr) + " |\n";
   }
   return md;
 }
@@ -194,14 +194,14 @@ std::string published_points_table(const ProbabilityItems& items,
                                               {"count", ec57 ? "EC57" : "one against the rest"}});
     // Se is NaN without items of the class or, with specificity held, without any outside it.
     const bool has_class = std::count(items.truth.begin(), items.truth.end(), *cls) > 0;
-    const std::string se = !std::isnan(p.se)
-                               ? (p.reached ? number(p.se) + interval(p.se_ci95) : "not reached")
-                           : has_class ? "no items outside " + point.class_name
-                                       : "no " + point.class_name + " items";
-    md += "| " + point.source + " | " + point.class_name + " | " + number(point.se) + " | " +
-          (point.held == Held::kPpv ? "+P " : "Sp ") + number(point.held_value) + " | " + se +
-          " | " + number(p.ppv) + " | " + number(p.specificity) + " | " + number(p.factor) + " | " +
-          number(p.accuracy) + " |\n";
+    const std::string se =
+        !std::isnan(p.se) ? (p.reached ? score_text(p.se) + interval(p.se_ci95) : "not reached")
+        : has_class       ? "no items outside " + point.class_name
+                          : "no " + point.class_name + " items";
+    md += "| " + point.source + " | " + point.class_name + " | " + score_text(point.se) + " | " +
+          (point.held == Held::kPpv ? "+P " : "Sp ") + score_text(point.held_value) + " | " + se +
+          " | " + score_text(p.ppv) + " | " + score_text(p.specificity) + " | " +
+          score_text(p.factor) + " | " + score_text(p.accuracy) + " |\n";
   }
   return md;
 }

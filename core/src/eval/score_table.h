@@ -13,6 +13,9 @@
 
 namespace hlm::eval {
 
+// A score as the tables print it: three decimals, "n/a" where it has no denominator (NaN).
+std::string score_text(double v);
+
 // per_record: one matrix per record (pooled for the point estimates, resampled for the
 // intervals). Fills `results` ({"accuracy", "macro_f1", "ci95", "majority_class",
 // "majority_baseline", "accuracy_over_baseline": {"value", "ci95"} (a paired bootstrap),

@@ -288,14 +288,20 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   return r;
 }
 
-// A blended model's parts alone (items' parts: the head and the boosted trees),
-// by the headline metric with its interval by record: what each part brings. Adds
-// results["parts"]; returns the markdown (empty without parts).
+// A blended model's parts alone (items' parts: the head and the boosted trees), by the
+// headline metric with its interval by record and by each class's Se, +P and F1: what each
+// part brings, and to which class (a blend can trade one class for another while its
+// headline barely moves). Adds results["parts"]; returns the markdown (empty without parts).
 std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& store,
                         const std::vector<std::string>& classes, nlohmann::json& results) {
   if (items.empty() || items.front().parts.empty()) return "";
   const auto [metric_name, metric] = headline_metric(classes);
   std::string md = "\nEach part of the blend alone (" + metric_name + "):";
+  std::string by_class = "\n| part |";
+  for (const auto& c : classes) by_class += " " + c + " Se / +P |";
+  by_class += "\n|---|";
+  for (size_t c = 0; c < classes.size(); ++c) by_class += "---|";
+  by_class += "\n";
   for (const auto& [part, unused] : items.front().parts) {
     const auto by_record =
         record_matrices(items, store, classes.size(),
@@ -311,6 +317,14 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     std::snprintf(line, sizeof(line), " %s %.3f (%.3f-%.3f)", part.c_str(), metric(pooled), ci.low,
                   ci.high);
     md += line;
+    by_class += "| " + part + " |";
+    for (size_t c = 0; c < classes.size(); ++c) {
+      const eval::ClassScores k = eval::class_scores(pooled, c);
+      results["parts"][part]["classes"][classes[c]] = {
+          {"se", k.se}, {"ppv", k.ppv}, {"f1", k.f1}, {"predicted", k.predicted}};
+      by_class += " " + eval::score_text(k.se) + " / " + eval::score_text(k.ppv) + " |";
+    }
+    by_class += "\n";
     // A binary task's parts by AUROC too, as the blend is reported.
     if (classes.size() == 2) {
       std::vector<double> positive;
@@ -327,7 +341,7 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     md += ";";
   }
   md.back() = '.';
-  return md + "\n";
+  return md + "\n" + by_class;
 }
 
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
