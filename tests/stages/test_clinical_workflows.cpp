@@ -106,6 +106,13 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
     EXPECT_TRUE(d.contains("parts") && d.at("parts").contains(part) &&
                 d.at("parts").at(part).contains("macro_f1"))
         << part << ": " << d.dump().substr(0, 300);
+  // vars.trees_weight (1 by default): the trees alone make the prediction, the share fixed
+  // and not fit on the validation records.
+  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads null
+  EXPECT_EQ(tuned["results"]["trees"]["weight"], 1.0) << tuned["results"].dump().substr(0, 300);
+  EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "trees_weight");
+  EXPECT_EQ(d["macro_f1"], d["parts"]["trees"]["macro_f1"]);
+  EXPECT_EQ(d["classes"]["S"]["se"], d["parts"]["trees"]["classes"]["S"]["se"]);
   // The trees also read each beat's waveform against its template on both leads (beat-vq
   // shape_descriptors, shape_descriptor_leads: 2), named in the report.
   EXPECT_NE(report.find("boosted trees (XGBoost) over each beat's inputs, 64 descriptors of the "
