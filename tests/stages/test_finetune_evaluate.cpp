@@ -29,6 +29,14 @@ std::set<std::string> as_set(const nlohmann::json& list) {
   return list.get<std::set<std::string>>();
 }
 
+// A CSV line's comma-separated fields (the predictions CSV quotes nothing).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream row(line);
+  for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+  return fields;
+}
+
 // A run that must stop before doing anything, with an error that says `message`.
 void expect_refused(const hlm::test::CommandResult& run, const std::string& message) {
   EXPECT_NE(run.exit_code, 0) << run.output;
@@ -133,10 +141,8 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
       ++rows[index(m[3])][index(m[4])];
       // The predicted class is the most probable one: the p_ columns are in the classes' order.
       std::vector<double> p;
-      std::stringstream fields(line);
-      std::string field;
-      for (int k = 0; std::getline(fields, field, ','); ++k)
-        if (k >= 4) p.push_back(std::stod(field));
+      const std::vector<std::string> fields = csv_fields(line);
+      for (size_t k = 4; k < fields.size(); ++k) p.push_back(std::stod(fields[k]));
       // (Within the CSV's rounding: two classes may print alike.)
       EXPECT_GE(p.at(index(m[4])), *std::max_element(p.begin(), p.end()) - 1e-4) << line;
     }
@@ -695,22 +701,22 @@ void expect_scores_as_part(const fs::path& run, const std::string& part) {
     std::ifstream csv(run / "evaluate" / d["predictions"].get<std::string>());
     std::string line;
     std::getline(csv, line);
-    std::vector<std::string> header;
-    std::stringstream columns(line);
-    for (std::string column; std::getline(columns, column, ',');) header.push_back(column);
+    const std::vector<std::string> header = csv_fields(line);
+    // Each class's column of the blend beside its column of the part.
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (const auto& [c, unused] : d["classes"].items()) {
+      const auto blend = std::find(header.begin(), header.end(), "p_" + c);
+      const auto alone = std::find(header.begin(), header.end(), "p_" + part + "_" + c);
+      ASSERT_NE(blend, header.end()) << "no column p_" << c << " in " << line;
+      ASSERT_NE(alone, header.end()) << "no column p_" << part << "_" << c << " in " << line;
+      pairs.emplace_back(size_t(blend - header.begin()), size_t(alone - header.begin()));
+    }
     size_t checked = 0;
     while (std::getline(csv, line)) {
-      std::vector<std::string> fields;
-      std::stringstream row(line);
-      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+      const std::vector<std::string> fields = csv_fields(line);
       ASSERT_EQ(fields.size(), header.size()) << line;
-      for (const auto& [c, unused] : d["classes"].items()) {
-        const auto at = [&](const std::string& column) {
-          const auto it = std::find(header.begin(), header.end(), column);
-          EXPECT_NE(it, header.end()) << "no column " << column;
-          return it == header.end() ? std::string() : fields[size_t(it - header.begin())];
-        };
-        EXPECT_EQ(at("p_" + c), at("p_" + part + "_" + c)) << line;
+      for (const auto& [blend, alone] : pairs) {
+        EXPECT_EQ(fields[blend], fields[alone]) << header[blend] << " in " << line;
         ++checked;
       }
     }
