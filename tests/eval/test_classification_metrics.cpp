@@ -44,6 +44,22 @@ TEST(ClassificationMetrics, PerClassScoresMatchAHandComputedMatrix) {
   EXPECT_DOUBLE_EQ(hlm::eval::majority_baseline(m), 90.0 / 120.0);
 }
 
+// The baseline every table shows: the same reference items, each one called one class.
+TEST(ClassificationMetrics, AlwaysAnsweringOneClassKeepsTheReferenceAndScoresAsTheBaseline) {
+  const Confusion m = three_classes();
+  const Confusion b = hlm::eval::always_answering(m, 0);
+  EXPECT_EQ(b.total(), m.total());
+  for (size_t c = 0; c < 3; ++c) EXPECT_EQ(b.support(c), m.support(c));
+  EXPECT_EQ(b.predicted(0), 120);
+  EXPECT_DOUBLE_EQ(hlm::eval::accuracy(b), hlm::eval::majority_baseline(m));
+  EXPECT_DOUBLE_EQ(hlm::eval::class_scores(b, 0).f1, 180.0 / 210.0);  // 2 x 90 / (90 + 120)
+  const auto s = hlm::eval::class_scores(b, 1);
+  EXPECT_DOUBLE_EQ(s.se, 0.0);
+  EXPECT_TRUE(std::isnan(s.ppv));  // never predicted
+  EXPECT_DOUBLE_EQ(s.specificity, 1.0);
+  EXPECT_DOUBLE_EQ(hlm::eval::macro_f1(b), (180.0 / 210.0) / 3.0);
+}
+
 TEST(ClassificationMetrics, AClassNeverPredictedHasNoPpvAndCountsAsZeroInMacroF1) {
   Confusion m(2);
   m.add(0, 0, 9);

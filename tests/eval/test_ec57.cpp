@@ -70,6 +70,10 @@ TEST(Ec57, TheReportShowsThemForTheAamiClassesOnly) {
   EXPECT_DOUBLE_EQ(results["ec57"]["V"]["ppv_ci95"][0], 8.0 / 11.0);
   EXPECT_NE(md.find("| V | 0.800 (0.800-0.800) | 0.727 (0.727-0.727) | 0.028 |"), std::string::npos)
       << md;
+  // The majority-class baseline (always N) finds no V and no S beat and calls none.
+  EXPECT_NE(md.find("| V, always N | 0.000 | n/a | 0.000 |\n| S, always N | 0.000 | n/a | 0.000 |"),
+            std::string::npos)
+      << md;
   // Without Q the rules still hold (nothing to excuse but F for V).
   nlohmann::json without_q;
   hlm::eval::Confusion four(4);

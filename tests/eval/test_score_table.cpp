@@ -27,7 +27,15 @@ TEST(ScoreTable, HandComputedCaseWithAnAbsentAndANeverPredictedClass) {
   // Macro F1 over classes with reference items: (2*7/(8+9) + 0) / 2.
   EXPECT_NEAR(results["macro_f1"].get<double>(), (14.0 / 17.0) / 2.0, 1e-12);
   EXPECT_EQ(results["confusion"], nlohmann::json({{7, 1, 0}, {2, 0, 0}, {0, 0, 0}}));
-  EXPECT_NE(md.find("always answering A would score 0.800, -0.100"), std::string::npos) << md;
+  // Always A: A's F1 2 x 8 / (8 + 10), B's 0, C left out of the macro F1 as above.
+  EXPECT_NEAR(results["majority_baseline_macro_f1"].get<double>(), (16.0 / 18.0) / 2.0, 1e-12);
+  EXPECT_NE(md.find("always answering A would score 0.800 (macro F1 0.444), -0.100"),
+            std::string::npos)
+      << md;
+  // Each class's F1 beside the baseline's.
+  EXPECT_NE(md.find("| F1 | F1, always A |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | 0.824 | 0.889 |\n| B | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | 0.000 | 0.000 |\n| C | 0 |"), std::string::npos) << md;
   // Against the baseline on the same records: record 1 loses 1 of 8 (7/8 against 8/8), record
   // 2 scores 0 either way. Resamples give 14/16 - 1 = -0.125 (record 1 twice), -0.1 (both) or
   // 0 (record 2 twice): the interval runs from -0.125 to 0.
@@ -37,4 +45,5 @@ TEST(ScoreTable, HandComputedCaseWithAnAbsentAndANeverPredictedClass) {
   EXPECT_LE(over["ci95"][1].get<double>(), 0.0);
   EXPECT_LE(over["ci95"][0].get<double>(), over["value"].get<double>());
   EXPECT_NE(md.find("| C | 0 | n/a |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | n/a | n/a |\n\nConfusion"), std::string::npos) << md;
 }

@@ -189,6 +189,12 @@ TEST(SensitivityAt, PublishedPointsTableCountsAsEc57AndRefusesAnUnknownClass) {
                     "2.646 | 0.714 |"),
             std::string::npos)
       << md;
+  // Once for the class both points name: always N (3 N beats against 3 S, the first taken)
+  // finds no S beat, calls none and is right on 3 of 7.
+  EXPECT_NE(md.find("| always N (the majority baseline) | S | | | 0.000 | n/a | 1.000 | | 0.429 |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("majority baseline", md.find("majority baseline") + 1), std::string::npos);
   EXPECT_THROW(hlm::eval::published_points_table(
                    items, aami, {{"Paper C", "A", 0.9, Held::kPpv, 0.5, ""}}, results),
                hlm::ConfigError);

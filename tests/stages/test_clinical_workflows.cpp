@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "eval/score_table.h"
 #include "support/hlm_cli.h"
 
 namespace fs = std::filesystem;
@@ -67,6 +68,11 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   // The published figures stand beside the run's, with how the protocols differ.
   EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
   EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
+  // ... and so does always answering the majority class on this run's items.
+  EXPECT_NE(report.find("| always N (the majority baseline) | this run's items of holdout | "
+                        "accuracy "),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("This run: record-wise 11-fold cross-validation inside "
                         "vars.train_records"),
             std::string::npos);
@@ -324,6 +330,16 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_GE(score, 0.0);
   EXPECT_LE(score, 1.0);
   expect_interval_covers(d, "cinc2017_score");
+  // Always N scores its own F1 of N over three: A's and O's are 0.
+  ASSERT_EQ(d["majority_class"], "N");
+  const double n_share = d["classes"]["N"]["items"].get<double>() / 40.0;
+  EXPECT_NEAR(d["majority_baseline_cinc2017_score"].get<double>(), 2 * n_share / (1 + n_share) / 3,
+              1e-12)
+      << d.dump().substr(0, 400);
+  EXPECT_NE(report.find("Challenge 2017 score " +
+                        hlm::eval::score_text(d["majority_baseline_cinc2017_score"].get<double>())),
+            std::string::npos)
+      << report;
   EXPECT_FALSE(d.contains("ec57"));  // the AAMI beat statistics, not for rhythm classes
   // Pretraining saw the scored records, unlabelled: the report says so.
   EXPECT_NE(report.find("each fold's scored records too (transductive)"), std::string::npos);

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "eval/record_split.h"
+#include "eval/score_table.h"
 #include "hlm/dsp/rr_features.h"
 #include "support/hlm_cli.h"
 #include "support/wfdb_test_util.h"
@@ -176,7 +177,14 @@ TEST(FinetuneEvaluate, EvaluateComparesThePretrainedBackboneWithRandomWeightsPai
         results["datasets"][d + " [backbone=full]"]["macro_f1"].get<double>() -
         results["datasets"][d + " [backbone=scratch]"]["macro_f1"].get<double>();
     EXPECT_NEAR(c["difference"].get<double>(), expected, 1e-12) << d;
-    EXPECT_LE(c["ci95"][0].get<double>(), expected + 1e-12) << d;
+    // The two levels the difference is of, and always answering the majority class, which
+    // every dataset's own table shows too.
+    EXPECT_NEAR(c["pretrained_value"].get<double>() - c["scratch_value"].get<double>(), expected,
+                1e-12)
+        << d;
+    EXPECT_NEAR(c["majority_baseline"].get<double>(),
+                results["datasets"][d + " [backbone=full]"]["majority_baseline_macro_f1"], 1e-12)
+        << d;
     EXPECT_GE(c["ci95"][1].get<double>(), expected - 1e-12) << d;
   }
   EXPECT_EQ(datasets, (std::set<std::string>{"holdout", "more"}));
@@ -688,8 +696,17 @@ fs::path run_with_trees_at_share(const hlm::test::ScratchDir& runs, const std::s
 // part's probabilities beside the blend's, and the blend's are `part`'s.
 void expect_scores_as_part(const fs::path& run, const std::string& part) {
   std::ifstream in(run / "evaluate" / "results.json");
+  const std::string report = hlm::test::read_text(run / "report.md");
   for (const auto& [name, d] : nlohmann::json::parse(in)["datasets"].items()) {
     ASSERT_TRUE(d.contains("parts")) << name;
+    // The parts' table ends with the majority-class baseline, its class's Se 1 and +P its share.
+    const std::string always = "| always " + d["majority_class"].get<std::string>() + " | ";
+    const size_t row = report.find(always, report.find("### " + name + "\n"));
+    ASSERT_NE(row, std::string::npos) << report;
+    const std::string cells = report.substr(row, report.find('\n', row) - row);
+    EXPECT_NE(cells.find("1.000 / " + hlm::eval::score_text(d["majority_baseline"])),
+              std::string::npos)
+        << cells;
     EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
     EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " as " << part;
     for (const auto& [c, scores] : d["classes"].items())

@@ -120,6 +120,12 @@ double majority_baseline(const Confusion& m) {
   return ratio(m.support(majority_class(m)), m.total());
 }
 
+Confusion always_answering(const Confusion& m, size_t c) {
+  Confusion out(m.classes());
+  for (size_t t = 0; t < m.classes(); ++t) out.add(t, c, m.support(t));
+  return out;
+}
+
 double auroc(const std::vector<double>& scores, const std::vector<int>& labels) {
   if (scores.size() != labels.size())
     throw InternalError("auroc: {} scores but {} labels", scores.size(), labels.size());

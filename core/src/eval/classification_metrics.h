@@ -70,6 +70,9 @@ double mean_f1(const Confusion& m, const std::vector<size_t>& classes);
 // The most frequent reference class, and the accuracy of always answering it.
 size_t majority_class(const Confusion& m);
 double majority_baseline(const Confusion& m);
+// The same reference items, every one called class c: what always answering c scores, by any
+// metric of a matrix (the majority-class baseline of every table is this with c the majority).
+Confusion always_answering(const Confusion& m, size_t c);
 
 // Area under the ROC curve of scores for positives (label 1) against negatives (label 0): the
 // probability that a random positive scores above a random negative, ties counting half.

@@ -53,6 +53,7 @@ std::string score_table(const std::vector<Confusion>& per_record,
   // little without it when one class dominates (N is ~80-90 % of most records).
   const size_t majority = majority_class(m);
   const double baseline = majority_baseline(m);
+  const Confusion baseline_matrix = always_answering(m, majority);
   results["items"] = m.total();
   results["records"] = per_record.size();
   results["accuracy"] = acc;
@@ -61,19 +62,20 @@ std::string score_table(const std::vector<Confusion>& per_record,
                      {"macro_f1", {macro_f1_ci.low, macro_f1_ci.high}}};
   results["majority_class"] = class_names[majority];
   results["majority_baseline"] = baseline;
+  results["majority_baseline_macro_f1"] = macro_f1(baseline_matrix);
   // The classifier against that baseline on the same resampled records (paired): the records'
   // difficulty cancels, so an interval above 0 says it beats the baseline beyond
   // record-to-record chance, which two overlapping intervals side by side cannot say.
   std::vector<Confusion> always_majority;
-  for (const auto& r : per_record) {
-    Confusion b(classes);
-    for (size_t t = 0; t < classes; ++t) b.add(t, majority, r.support(t));
-    always_majority.push_back(b);
-  }
+  for (const auto& r : per_record) always_majority.push_back(always_answering(r, majority));
   const Interval over_ci = bootstrap_difference_by_record(per_record, always_majority, accuracy);
   results["accuracy_over_baseline"] = {{"value", acc - baseline},
                                        {"ci95", {over_ci.low, over_ci.high}}};
-  std::string md = "| class | items | Se | +P | Sp | F1 |\n|---|---|---|---|---|---|\n";
+  // Each class's F1 beside the baseline's: every table shows what always answering the
+  // majority class scores.
+  const std::string always = "always " + class_names[majority];
+  std::string md =
+      "| class | items | Se | +P | Sp | F1 | F1, " + always + " |\n|---|---|---|---|---|---|---|\n";
   for (size_t c = 0; c < classes; ++c) {
     const ClassScores s = class_scores(m, c);
     const Interval se_ci = ci([c](const Confusion& r) { return class_scores(r, c).se; });
@@ -87,16 +89,18 @@ std::string score_table(const std::vector<Confusion>& per_record,
                                           {"ppv_ci95", {ppv_ci.low, ppv_ci.high}}};
     md += "| " + class_names[c] + " | " + std::to_string(s.support) + " | " + score_text(s.se) +
           interval(se_ci) + " | " + score_text(s.ppv) + interval(ppv_ci) + " | " +
-          score_text(s.specificity) + " | " + score_text(s.f1) + " |\n";
+          score_text(s.specificity) + " | " + score_text(s.f1) + " | " +
+          score_text(class_scores(baseline_matrix, c).f1) + " |\n";
   }
-  char head[480];
+  char head[560];
   std::snprintf(head, sizeof(head),
                 "Accuracy %s%s, macro F1 %s%s, on %lld items of %zu records; always answering %s "
-                "would score %s, %+.3f%s against it (paired: the same records drawn for both). "
-                "Intervals: 95 %%, from 1000 resamples of the records.\n\n",
+                "would score %s (macro F1 %s), %+.3f%s against it (paired: the same records drawn "
+                "for both). Intervals: 95 %%, from 1000 resamples of the records.\n\n",
                 score_text(acc).c_str(), interval(accuracy_ci).c_str(), score_text(macro).c_str(),
                 interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
-                class_names[majority].c_str(), score_text(baseline).c_str(), acc - baseline,
+                class_names[majority].c_str(), score_text(baseline).c_str(),
+                score_text(macro_f1(baseline_matrix)).c_str(), acc - baseline,
                 signed_interval(over_ci).c_str());
   md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n|";
   for (const auto& name : class_names) md += " | " + name;
@@ -153,6 +157,14 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
     md += std::string("| ") + name + " | " + score_text(e.se) + interval(se_ci) + " | " +
           score_text(e.ppv) + interval(ppv_ci) + " | " + score_text(e.fpr) + " |\n";
   }
+  const size_t majority = majority_class(pooled);
+  const Confusion baseline = always_answering(pooled, majority);
+  for (const auto& [name, cls, excused] :
+       {std::tuple{"V", *v, f_and_q}, std::tuple{"S", *s, q_only}}) {
+    const EctopicScores e = ectopic_scores(baseline, cls, excused);
+    md += std::string("| ") + name + ", always " + class_names[majority] + " | " +
+          score_text(e.se) + " | " + score_text(e.ppv) + " | " + score_text(e.fpr) + " |\n";
+  }
   return md;
 }
 
@@ -202,6 +214,22 @@ std::string published_points_table(const ProbabilityItems& items,
           (point.held == Held::kPpv ? "+P " : "Sp ") + score_text(point.held_value) + " | " + se +
           " | " + score_text(p.ppv) + " | " + score_text(p.specificity) + " | " +
           score_text(p.factor) + " | " + score_text(p.accuracy) + " |\n";
+  }
+  // The majority-class baseline for each class the points name: no factor moves it.
+  Confusion reference(class_names.size());
+  for (const size_t t : items.truth) reference.add(t, t);
+  const size_t majority = majority_class(reference);
+  const Confusion baseline = always_answering(reference, majority);
+  std::vector<size_t> named;
+  for (const PublishedPoint& point : points)
+    if (const size_t c = *index_of(class_names, point.class_name.c_str());
+        std::find(named.begin(), named.end(), c) == named.end())
+      named.push_back(c);
+  for (const size_t c : named) {
+    const ClassScores k = class_scores(baseline, c);
+    md += "| always " + class_names[majority] + " (the majority baseline) | " + class_names[c] +
+          " | | | " + score_text(k.se) + " | " + score_text(k.ppv) + " | " +
+          score_text(k.specificity) + " | | " + score_text(accuracy(baseline)) + " |\n";
   }
   return md;
 }

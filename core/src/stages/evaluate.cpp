@@ -269,7 +269,7 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
     r["auroc"] = eval::auroc(positive, truth);
     table += "\nAUROC (" + classes[1] + " against " + classes[0] +
              ", from its probability): " + std::to_string(r["auroc"].get<double>()).substr(0, 5) +
-             "\n";
+             " (always answering one class, a constant score: 0.500)\n";
   }
   table += eval::published_points_table(probability_items(items), classes, points, r);
   if (const auto headline = headline_metric(classes); headline.first == "cinc2017_score") {
@@ -279,10 +279,14 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     r["cinc2017_score"] = metric(pooled);
     r["ci95"]["cinc2017_score"] = {ci.low, ci.high};
-    char line[160];
+    const size_t majority = eval::majority_class(pooled);
+    const double baseline = metric(eval::always_answering(pooled, majority));
+    r["majority_baseline_cinc2017_score"] = baseline;
+    char line[200];
     std::snprintf(line, sizeof(line),
-                  "\nChallenge 2017 score (mean F1 of N, A and O): %.3f (%.3f-%.3f)\n",
-                  metric(pooled), ci.low, ci.high);
+                  "\nChallenge 2017 score (mean F1 of N, A and O): %.3f (%.3f-%.3f); always "
+                  "answering %s: %.3f\n",
+                  metric(pooled), ci.low, ci.high, classes[majority].c_str(), baseline);
     table += line;
   }
   return r;
@@ -302,6 +306,7 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
   by_class += "\n|---|";
   for (size_t c = 0; c < classes.size(); ++c) by_class += "---|";
   by_class += "\n";
+  eval::Confusion reference(classes.size());  // the items' classes, for the baseline's row
   for (const auto& [part, unused] : items.front().parts) {
     const auto by_record =
         record_matrices(items, store, classes.size(),
@@ -311,6 +316,7 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     std::vector<eval::Confusion> per_record;
     eval::Confusion pooled(classes.size());
     for (const auto& [record, m] : by_record) per_record.push_back(m), pooled += m;
+    reference = pooled;
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     results["parts"][part] = {{metric_name, metric(pooled)}, {"ci95", {ci.low, ci.high}}};
     char line[160];
@@ -340,8 +346,17 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     }
     md += ";";
   }
-  md.back() = '.';
-  return md + "\n" + by_class;
+  // Always answering the majority class, scored the same way: the floor both parts stand on.
+  const size_t majority = eval::majority_class(reference);
+  const eval::Confusion baseline = eval::always_answering(reference, majority);
+  const std::string always = "always " + classes[majority];
+  md += " " + always + " " + eval::score_text(metric(baseline)) + ".";
+  by_class += "| " + always + " |";
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const eval::ClassScores k = eval::class_scores(baseline, c);
+    by_class += " " + eval::score_text(k.se) + " / " + eval::score_text(k.ppv) + " |";
+  }
+  return md + "\n" + by_class + "\n";
 }
 
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
@@ -424,17 +439,24 @@ std::string pretraining_comparisons(
       for (size_t k = 0; k < a.size(); ++k) pooled_a += a[k], pooled_b += b[k];
       const double difference = metric(pooled_a) - metric(pooled_b);
       const auto ci = eval::bootstrap_difference_by_record(a, b, metric);
+      const size_t majority = eval::majority_class(pooled_a);
+      const double baseline = metric(eval::always_answering(pooled_a, majority));
       results["comparisons"].push_back({{"dataset", dataset},
                                         {"pretrained", full_label},
                                         {"scratch", label},
                                         {"metric", metric_name},
                                         {"records", a.size()},
+                                        {"pretrained_value", metric(pooled_a)},
+                                        {"scratch_value", metric(pooled_b)},
+                                        {"majority_baseline", baseline},
                                         {"difference", difference},
                                         {"ci95", {ci.low, ci.high}}});
-      char row[400];
-      std::snprintf(row, sizeof(row), "| %s | %s | %s | %+.3f (%+.3f to %+.3f) | %s |\n",
-                    dataset.c_str(), full_label.c_str(), metric_name.c_str(), difference, ci.low,
-                    ci.high,
+      char row[480];
+      std::snprintf(row, sizeof(row),
+                    "| %s | %s | %s | %.3f | %.3f | %.3f (%s) | %+.3f (%+.3f to %+.3f) | %s |\n",
+                    dataset.c_str(), full_label.c_str(), metric_name.c_str(), metric(pooled_a),
+                    metric(pooled_b), baseline, scratch.classes[majority].c_str(), difference,
+                    ci.low, ci.high,
                     ci.low > 0    ? "pretrained better"
                     : ci.high < 0 ? "random weights better"
                                   : "no difference shown");
@@ -444,8 +466,9 @@ std::string pretraining_comparisons(
   return "### Pretrained against random weights\n\nThe same head and fine-tuning from the "
          "pretrained backbone and from random weights; the interval resamples the records both "
          "scored, the same draw for both (paired), so it is narrower than the two models' own "
-         "intervals side by side.\n\n| dataset | pretrained model | metric | pretrained - random "
-         "(95 % CI) | verdict |\n|---|---|---|---|---|\n" +
+         "intervals side by side. Always answering the majority class (named) is scored the same "
+         "way.\n\n| dataset | pretrained model | metric | pretrained | random weights | always "
+         "| pretrained - random (95 % CI) | verdict |\n|---|---|---|---|---|---|---|---|\n" +
          md + "\n";
 }
 
@@ -509,7 +532,7 @@ std::vector<eval::PublishedPoint> published_points_of(
 }
 
 // The published results a workflow lists beside its own, with how its protocol differs.
-std::string published_table(const StageContext& ctx) {
+std::string published_table(const StageContext& ctx, const nlohmann::json& datasets) {
   const auto& rows = ctx.params().at("published");
   if (rows.empty()) return "";
   std::string md = "### Published results\n\n| source | protocol | result |\n|---|---|---|\n";
@@ -522,6 +545,21 @@ std::string published_table(const StageContext& ctx) {
             ctx.instance.id, key);
     md += "| " + row.value("source", std::string()) + " | " + row.value("protocol", std::string()) +
           " | " + row.value("result", std::string()) + " |\n";
+  }
+  // This run's floor on its own items, beside the published figures.
+  for (const auto& [name, r] : datasets.items()) {
+    char result[160];
+    std::snprintf(result, sizeof(result), "accuracy %.1f %%; macro F1 %.3f",
+                  100 * r.at("majority_baseline").get<double>(),
+                  r.at("majority_baseline_macro_f1").get<double>());
+    std::string text = result;
+    if (r.contains("majority_baseline_cinc2017_score")) {
+      std::snprintf(result, sizeof(result), "; Challenge 2017 score %.3f",
+                    r.at("majority_baseline_cinc2017_score").get<double>());
+      text += result;
+    }
+    md += "| always " + r.at("majority_class").get<std::string>() +
+          " (the majority baseline) | this run's items of " + name + " | " + text + " |\n";
   }
   const std::string note = ctx.params().at("protocol_note");
   return md + (note.empty() ? "" : "\nThis run: " + note + "\n") + "\n";
@@ -651,7 +689,7 @@ StageOutput run_evaluate(StageContext& ctx) {
     }
   }
   out.report_md += pretraining_comparisons(scored, out.results);
-  out.report_md += published_table(ctx);
+  out.report_md += published_table(ctx, out.results["datasets"]);
   out.report_md =
       "The tokenize stage's codebook and pretraining saw the records they were given; "
       "fine-tuning never saw the records evaluated here.\n\n" +
@@ -670,7 +708,7 @@ StageOutput run_evaluate(StageContext& ctx) {
 
 StageKind evaluate_stage() {
   return {"evaluate",
-          "4",
+          "5",
           {{"records", "list", "[]", "records to evaluate (default: the finetune holdout)", false},
            {"datasets", "list:map", "[]",
             "labelled datasets scored, each {name, stage: a tokenize stage in needs, records: "
