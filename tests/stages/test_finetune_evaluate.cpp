@@ -185,6 +185,7 @@ TEST(FinetuneEvaluate, EvaluateComparesThePretrainedBackboneWithRandomWeightsPai
     EXPECT_NEAR(c["majority_baseline"].get<double>(),
                 results["datasets"][d + " [backbone=full]"]["majority_baseline_macro_f1"], 1e-12)
         << d;
+    EXPECT_LE(c["ci95"][0].get<double>(), expected + 1e-12) << d;
     EXPECT_GE(c["ci95"][1].get<double>(), expected - 1e-12) << d;
   }
   EXPECT_EQ(datasets, (std::set<std::string>{"holdout", "more"}));

@@ -54,6 +54,7 @@ std::string score_table(const std::vector<Confusion>& per_record,
   const size_t majority = majority_class(m);
   const double baseline = majority_baseline(m);
   const Confusion baseline_matrix = always_answering(m, majority);
+  const double baseline_macro_f1 = macro_f1(baseline_matrix);
   results["items"] = m.total();
   results["records"] = per_record.size();
   results["accuracy"] = acc;
@@ -62,7 +63,7 @@ std::string score_table(const std::vector<Confusion>& per_record,
                      {"macro_f1", {macro_f1_ci.low, macro_f1_ci.high}}};
   results["majority_class"] = class_names[majority];
   results["majority_baseline"] = baseline;
-  results["majority_baseline_macro_f1"] = macro_f1(baseline_matrix);
+  results["majority_baseline_macro_f1"] = baseline_macro_f1;
   // The classifier against that baseline on the same resampled records (paired): the records'
   // difficulty cancels, so an interval above 0 says it beats the baseline beyond
   // record-to-record chance, which two overlapping intervals side by side cannot say.
@@ -100,7 +101,7 @@ std::string score_table(const std::vector<Confusion>& per_record,
                 score_text(acc).c_str(), interval(accuracy_ci).c_str(), score_text(macro).c_str(),
                 interval(macro_f1_ci).c_str(), (long long)m.total(), per_record.size(),
                 class_names[majority].c_str(), score_text(baseline).c_str(),
-                score_text(macro_f1(baseline_matrix)).c_str(), acc - baseline,
+                score_text(baseline_macro_f1).c_str(), acc - baseline,
                 signed_interval(over_ci).c_str());
   md = head + md + "\nConfusion matrix (rows: reference, columns: predicted)\n\n|";
   for (const auto& name : class_names) md += " | " + name;

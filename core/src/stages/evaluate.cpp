@@ -307,6 +307,7 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
   for (size_t c = 0; c < classes.size(); ++c) by_class += "---|";
   by_class += "\n";
   eval::Confusion reference(classes.size());  // the items' classes, for the baseline's row
+  for (const auto& item : items) reference.add(size_t(item.truth), size_t(item.truth));
   for (const auto& [part, unused] : items.front().parts) {
     const auto by_record =
         record_matrices(items, store, classes.size(),
@@ -316,7 +317,6 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
     std::vector<eval::Confusion> per_record;
     eval::Confusion pooled(classes.size());
     for (const auto& [record, m] : by_record) per_record.push_back(m), pooled += m;
-    reference = pooled;
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     results["parts"][part] = {{metric_name, metric(pooled)}, {"ci95", {ci.low, ci.high}}};
     char line[160];
@@ -437,7 +437,8 @@ std::string pretraining_comparisons(
       const auto [metric_name, metric] = headline_metric(scratch.classes);
       eval::Confusion pooled_a(a.front().classes()), pooled_b(b.front().classes());
       for (size_t k = 0; k < a.size(); ++k) pooled_a += a[k], pooled_b += b[k];
-      const double difference = metric(pooled_a) - metric(pooled_b);
+      const double pretrained = metric(pooled_a), from_random = metric(pooled_b);
+      const double difference = pretrained - from_random;
       const auto ci = eval::bootstrap_difference_by_record(a, b, metric);
       const size_t majority = eval::majority_class(pooled_a);
       const double baseline = metric(eval::always_answering(pooled_a, majority));
@@ -446,17 +447,17 @@ std::string pretraining_comparisons(
                                         {"scratch", label},
                                         {"metric", metric_name},
                                         {"records", a.size()},
-                                        {"pretrained_value", metric(pooled_a)},
-                                        {"scratch_value", metric(pooled_b)},
+                                        {"pretrained_value", pretrained},
+                                        {"scratch_value", from_random},
                                         {"majority_baseline", baseline},
                                         {"difference", difference},
                                         {"ci95", {ci.low, ci.high}}});
       char row[480];
       std::snprintf(row, sizeof(row),
                     "| %s | %s | %s | %.3f | %.3f | %.3f (%s) | %+.3f (%+.3f to %+.3f) | %s |\n",
-                    dataset.c_str(), full_label.c_str(), metric_name.c_str(), metric(pooled_a),
-                    metric(pooled_b), baseline, scratch.classes[majority].c_str(), difference,
-                    ci.low, ci.high,
+                    dataset.c_str(), full_label.c_str(), metric_name.c_str(), pretrained,
+                    from_random, baseline, scratch.classes[majority].c_str(), difference, ci.low,
+                    ci.high,
                     ci.low > 0    ? "pretrained better"
                     : ci.high < 0 ? "random weights better"
                                   : "no difference shown");
