@@ -20,6 +20,13 @@ mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 
 curl -fsS -o /dev/null --max-time 20 "$mirror/dists/bookworm/Release" ||
   skip "the Debian mirror $mirror cannot be reached"
 
+# PyTorch's CMake package (the .venv's torch, which hlm builds against) needs a CUDA toolkit to
+# configure: the chroot borrows this machine's, mounted read-only where it lies here, as an
+# image gets it from its base or from NVIDIA's cuda-toolkit package.
+nvcc=$(command -v nvcc || true)
+[[ -n $nvcc ]] || skip "no CUDA toolkit here (nvcc not on PATH) to lend the chroot"
+cuda_root=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+
 work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
 root="$work/rootfs"
 mounted=()
@@ -48,6 +55,7 @@ cp /etc/hosts /etc/resolv.conf "$root/etc/" 2>/dev/null || true
 cp -r /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
 [[ -f /etc/apt/sources.list ]] && cp /etc/apt/sources.list "$root/etc/apt/"
 cp -r /etc/apt/apt.conf.d/. "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
+[[ -f /etc/pip.conf ]] && cp /etc/pip.conf "$root/etc/"  # and pip reaches PyPI as here
 for fs in proc sys dev dev/pts; do
   mkdir -p "$root/$fs"
   mount --bind "/$fs" "$root/$fs"
@@ -86,9 +94,16 @@ if command -v ccache >/dev/null; then
   done
 fi
 
+step "this machine's CUDA toolkit $cuda_root, read-only in the chroot"
+mkdir -p "$root$cuda_root"
+mount --bind "$cuda_root" "$root$cuda_root"
+mounted+=("$root$cuda_root")
+mount -o remount,bind,ro "$root$cuda_root"
+
 step "containers/install-hlm.sh in the chroot"
-chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
+chroot "$root" /usr/bin/env -i \
+  PATH=$cuda_root/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  CUDAToolkit_ROOT="$cuda_root" HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
   bash /opt/hlm/containers/install-hlm.sh
 if ((${#cache_env[@]})); then
   step "the recipe's compilations, from the cache or compiled"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh Debian 12 machine: installs what is missing from Debian
-# packages, builds hlm, then either runs the quick start or the whole test suite.
+# packages, puts PyPI's torch (LibTorch with CUDA) into the project's virtual environment
+# .venv, builds hlm against it, then either runs the quick start or the whole test suite.
 #   bash tools/setup.sh quickstart   # install, build, run workflows/quickstart.yaml
 #   bash tools/setup.sh test         # install, build, run ctest (every tier)
 #   bash tools/setup.sh build        # install and build only
-#   bash tools/setup.sh deps         # install the Debian packages only (HLM_PACKAGES=build:
-#                                    #  only what building needs, as container images do)
+#   bash tools/setup.sh deps         # install the Debian packages and .venv only
+#                                    #  (HLM_PACKAGES=build: only what building needs, as
+#                                    #  container images do)
 # HLM_BUILD_DIR (default build) names the build folder; HLM_WARNINGS_AS_ERRORS=ON makes
 # every compiler warning an error (CI sets it).
 set -euo pipefail
@@ -20,15 +22,14 @@ build_dir="${HLM_BUILD_DIR:-build}"
 # (cmake/HlmCompilerCache.cmake).
 # HLM_PACKAGES=build installs the first group only.
 build_packages=(
-  build-essential cmake ninja-build git pkg-config ca-certificates curl
-  libtorch-dev libgloo-dev libopenblas0-pthread libdnnl-dev
-  libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
+  build-essential cmake ninja-build git pkg-config ca-certificates curl python3-venv
+  libgloo-dev libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev nlohmann-json3-dev
   libcli11-dev zlib1g-dev gnuplot-nox libcpp-httplib-dev libxgboost-dev libsamplerate0-dev
 )
 test_packages=(
   libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
   prometheus slurm-client slurmctld slurmd iproute2 debootstrap
-  python3-torch python3-numpy python3-scipy python3-sklearn ccache
+  ccache
 )
 packages=("${build_packages[@]}")
 [[ ${HLM_PACKAGES:-all} == build ]] || packages+=("${test_packages[@]}")
@@ -44,6 +45,8 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -q
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+bash tools/python-env.sh
 
 [[ $action == deps ]] && exit 0
 

@@ -15,11 +15,11 @@
 
 namespace {
 
-using GroupMaker = std::function<c10::intrusive_ptr<c10d::ProcessGroup>(
+using GroupMaker = std::function<c10::intrusive_ptr<c10d::Backend>(
     const c10::intrusive_ptr<c10d::Store>&, int rank)>;
 
-c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                  int rank) {
+c10::intrusive_ptr<c10d::Backend> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                             int rank) {
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);

@@ -31,8 +31,10 @@ TEST(Gelu, Bf16ValuesAreCorrectlyRoundedForEveryBitPattern) {
   // LibTorch agrees except in the negative tail (x < -3, where its float 1 + erf(x) cancels:
   // off by up to 2 % at -5) and for subnormal x (flushed to zero): exactly where its bfloat16
   // kernel computes in float (AVX-512), within 2^-6 where it does not (an AVX2-only CPU: up to
-  // 0.0156 measured there), so the comparison allows what LibTorch itself is off by.
-  const at::Tensor ordinary = finite & (x.abs() > 1e-30) & (x > -3);
+  // 0.0156 measured there), so the comparison allows what LibTorch itself is off by. LibTorch
+  // 2.11 also overflows to infinity above 2^127 (its float x * (1 + erf) passes the largest
+  // float before the halving): those 64 patterns are left out too.
+  const at::Tensor ordinary = finite & (x.abs() > 1e-30) & (x > -3) & (x < 1.7e38);
   const at::Tensor libtorch = torch::gelu(x);
   EXPECT_LE((got.to(torch::kDouble) - libtorch.to(torch::kDouble))
                 .abs()

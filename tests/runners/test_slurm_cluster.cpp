@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "support/python_torch.h"
 #include "support/slurm_cluster.h"
 
 namespace {
@@ -229,10 +230,10 @@ TEST_F(SlurmCluster, TorchrunAcrossTwoHostsTrainsWithTheLossOfTheMultiprocRunner
     return m;
   }();
   ASSERT_FALSE(job.empty()) << written.output;
-  const std::string torchrun =
-      "/usr/bin/torchrun --redirects=1 --tee=1 --no_python --nnodes=2 --nproc_per_node=1 "
-      "--master_addr=192.0.2.1 "
-      "--master_port=29611 --node_rank=";
+  const std::string torchrun = hlm::test::torchrun_path() +
+                               " --redirects=1 --tee=1 --no_python --nnodes=2 --nproc_per_node=1 "
+                               "--master_addr=192.0.2.1 "
+                               "--master_port=29611 --node_rank=";
   const std::string tail = " " + hlm() + " rank " + job[1].str() + " > ";
   const auto both = hlm::test::run_command(
       "bash " + script() + " in " + dir.string() + " " + name + " B " + torchrun + "1" + tail +

@@ -1,10 +1,11 @@
-// Ranks started by torchrun (Debian's python3-torch) instead of hlm's own runner: the job file
-// hlm writes with --launcher job-file, run by `torchrun --no_python ... hlm rank JOB`.
+// Ranks started by torchrun (the .venv's, beside HLM_PYTHON) instead of hlm's own runner: the job
+// file hlm writes with --launcher job-file, run by `torchrun --no_python ... hlm rank JOB`.
 #include <gtest/gtest.h>
 
 #include <regex>
 
 #include "support/hlm_cli.h"
+#include "support/python_torch.h"
 
 namespace {
 
@@ -14,7 +15,8 @@ using hlm::test::ScratchDir;
 namespace fs = std::filesystem;
 
 TEST(Torchrun, TwoRanksOnOneHostTrainWithTheLossOfTheMultiprocRunner) {
-  if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "no /usr/bin/torchrun (python3-torch)";
+  const std::string torchrun = hlm::test::torchrun_path();
+  if (!fs::exists(torchrun)) GTEST_SKIP() << "no " << torchrun << " (run tools/python-env.sh)";
   ScratchDir runs("hlm_torchrun_one_host");
   const std::string args = "tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=40 ";
   const auto written = run_hlm("run " + args + "--launcher job-file --runs-dir " +
@@ -27,8 +29,8 @@ TEST(Torchrun, TwoRanksOnOneHostTrainWithTheLossOfTheMultiprocRunner) {
             std::string::npos);
 
   const auto ranks =
-      hlm::test::run_command("cd '" HLM_SOURCE_DIR
-                             "' && /usr/bin/torchrun --redirects=1 --tee=1 --no_python "
+      hlm::test::run_command("cd '" HLM_SOURCE_DIR "' && '" + torchrun +
+                             "' --redirects=1 --tee=1 --no_python "
                              "--standalone --nproc_per_node=2 '" HLM_BINARY_DIR "/bin/hlm' rank " +
                              job[1].str() + " 2>&1");
   ASSERT_EQ(ranks.exit_code, 0) << ranks.output;

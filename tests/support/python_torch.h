@@ -1,5 +1,6 @@
-// Runs Debian's /usr/bin/python3 with python3-torch for parity tests against PyTorch; tests
-// skip when it is absent (the `python3` first on PATH may be another interpreter).
+// Runs the Python whose torch hlm was built against (HLM_PYTHON: the project's .venv by default,
+// see cmake/HlmTorch.cmake) for parity tests against PyTorch, so both sides use one torch; tests
+// skip when it is absent.
 #pragma once
 #include <cstdlib>
 #include <filesystem>
@@ -9,15 +10,19 @@
 
 namespace hlm::test {
 
-inline constexpr const char* kPythonWithTorch = "/usr/bin/python3";
+inline constexpr const char* kPythonWithTorch = HLM_PYTHON;
+// torchrun of that same environment, beside its interpreter.
+inline std::string torchrun_path() {
+  return (std::filesystem::path(kPythonWithTorch).parent_path() / "torchrun").string();
+}
 
-// Empty when /usr/bin/python3 can import torch; otherwise why not, for GTEST_SKIP.
+// Empty when kPythonWithTorch can import torch; otherwise why not, for GTEST_SKIP.
 inline std::string python_torch_missing() {
   if (!std::filesystem::exists(kPythonWithTorch))
     return std::string(kPythonWithTorch) + " not found";
   const std::string probe = std::string(kPythonWithTorch) + " -c 'import torch' >/dev/null 2>&1";
   if (std::system(probe.c_str()) != 0)
-    return std::string(kPythonWithTorch) + " cannot import torch (install python3-torch)";
+    return std::string(kPythonWithTorch) + " cannot import torch (run tools/python-env.sh)";
   return "";
 }
 
@@ -26,7 +31,7 @@ struct PythonResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `/usr/bin/python3 <args>` (args already quoted as needed), capturing its output in log.
+// Runs `kPythonWithTorch <args>` (args already quoted as needed), capturing its output in log.
 inline PythonResult run_python(const std::string& args, const std::filesystem::path& log) {
   const std::string command =
       std::string(kPythonWithTorch) + " " + args + " >'" + log.string() + "' 2>&1";

@@ -1,7 +1,7 @@
 // Backend plugins: make the c10d process group the trainer all-reduces over (gloo and shm today).
 #pragma once
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "hlm/plugin.h"
@@ -14,7 +14,7 @@ class Backend {
   virtual ~Backend() = default;
   // The device tensors must live on for this backend ("cpu" or "cuda:<local_rank>").
   virtual std::string device(int local_rank) const = 0;
-  virtual c10::intrusive_ptr<c10d::ProcessGroup> create_group(
+  virtual c10::intrusive_ptr<c10d::Backend> create_group(
       const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size) = 0;
 };
 

@@ -1,11 +1,8 @@
-// Matrix products for model plugins, with autograd. In float32 on the CPU they run on
-// oneDNN's GEMM, which on AVX-512 machines does several times the work per second of the
-// OpenBLAS sgemm behind LibTorch's own matmul (one core, `hlm bench gemm`: ~200 against ~100
-// GFLOP/s on one machine, 130-155 against 28-32 on another; docs/benchmarks.md). Inside bfloat16
-// autocast regions, linear runs one oneDNN matmul primitive with the float32 bias in its
-// accumulator (an extra pass fewer than autocast's addmm) and gemm uses LibTorch's autocast
-// operators. Other dtypes, other devices and builds without oneDNN use LibTorch's operators, so
-// results only ever differ by summation order (and, in bfloat16, by where the bias is rounded).
+// Matrix products for model plugins, with autograd, on LibTorch's operators (autocast-aware:
+// inside bfloat16 autocast regions they run in bfloat16). PyTorch's wheel computes float32
+// products with the MKL it carries and bfloat16 ones with its own oneDNN. (Against Debian's
+// LibTorch 1.13, whose matmul is OpenBLAS's, these called Debian's oneDNN directly; that
+// library cannot share a process with the wheel, whose oneDNN exports symbols of the same names.)
 #pragma once
 #include <torch/torch.h>
 

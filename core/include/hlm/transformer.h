@@ -16,6 +16,9 @@ struct TransformerOptions {
   TORCH_ARG(int64_t, n_head) = 4;
   TORCH_ARG(int64_t, d_ff) = 1024;
   TORCH_ARG(double, dropout) = 0.0;
+  // PyTorch's fused scaled-dot-product attention (its flash kernel on the CPU, which keeps no
+  // [T, T] attention matrix for backward) instead of the products and softmax written out.
+  TORCH_ARG(bool, fused_attention) = true;
 };
 
 // The options from a plugin's validated params (the keys of HLM_TRANSFORMER_PARAMS).
@@ -27,8 +30,10 @@ TransformerOptions transformer_options_from(const nlohmann::json& params);
       {"context", "int", "128", "context window in tokens (41..1024)"},                            \
       {"d_model", "int", "256", "embedding width"}, {"n_layer", "int", "4", "transformer blocks"}, \
       {"n_head", "int", "4", "attention heads (d_model must be divisible)"},                       \
-      {"d_ff", "int", "1024", "MLP hidden width"}, {                                               \
-    "dropout", "float", "0.0", "dropout on attention weights"                                      \
+      {"d_ff", "int", "1024", "MLP hidden width"},                                                 \
+      {"dropout", "float", "0.0", "dropout on attention weights"}, {                               \
+    "fused_attention", "bool", "true",                                                             \
+        "PyTorch's fused scaled-dot-product attention (false: products and softmax written out)"   \
   }
 
 // Which keys a query may attend to. Either, both or neither may be set.
@@ -46,8 +51,15 @@ class TransformerBlockImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const AttentionMask& mask);
 
  private:
+  // q, k, v: [B, H, T, hd] -> [B, H, T, hd].
+  at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             const AttentionMask& mask);
+  at::Tensor explicit_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                const AttentionMask& mask);
+
   int64_t n_head_;
   double dropout_;
+  bool fused_;
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc_{nullptr}, out_{nullptr};
 };

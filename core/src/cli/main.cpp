@@ -186,8 +186,7 @@ int main(int argc, char** argv) {
                            "leave ranks unpinned (default: each on cores of its own)");
   bench_pretrain->add_flag("--independent", pretrain_options.independent,
                            "ranks train alone side by side; tokens_per_s is the slowest's");
-  auto* bench_gemm =
-      bench->add_subcommand("gemm", "one-core GEMM peaks (oneDNN, OpenBLAS; fp32, bf16), as JSON");
+  auto* bench_gemm = bench->add_subcommand("gemm", "one-core GEMM peaks (fp32, bf16), as JSON");
   auto* bench_tokenize =
       bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
   bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();

@@ -10,7 +10,7 @@ namespace hlm {
 namespace {
 
 // Median seconds of `repeats` all-reduces of `floats` float32 values, after two unmeasured.
-double median_allreduce_seconds(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t floats,
+double median_allreduce_seconds(const c10::intrusive_ptr<c10d::Backend>& group, int64_t floats,
                                 int repeats) {
   std::vector<at::Tensor> tensors{torch::ones({floats})};
   std::vector<double> seconds;
@@ -25,8 +25,7 @@ double median_allreduce_seconds(const c10::intrusive_ptr<c10d::ProcessGroup>& gr
 
 }  // namespace
 
-nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                            int64_t large_bytes) {
+nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::Backend>& group, int64_t large_bytes) {
   const int64_t large_floats = std::max<int64_t>(2, large_bytes / 4);
   return {{"ranks", group->getSize()},
           {"small_bytes", 4},

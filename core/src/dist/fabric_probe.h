@@ -2,14 +2,14 @@
 // latency and a bandwidth (scaling/performance_model.h, fabric_from_probe).
 #pragma once
 #include <nlohmann/json.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 
 namespace hlm {
 
 // Median times of all-reduces of one float (latency) and of `large_bytes` (bandwidth), after
 // a warm-up, as {"small_bytes", "small_seconds", "large_bytes", "large_seconds", "ranks"}.
 // Collective: every rank of the group calls it.
-nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::Backend>& group,
                             int64_t large_bytes = 4 << 20);
 
 }  // namespace hlm

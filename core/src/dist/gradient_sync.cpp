@@ -33,7 +33,7 @@ std::vector<size_t> assign_buckets(const std::vector<at::Tensor>& parameters,
 }
 
 GradientSync::GradientSync(std::vector<at::Tensor> parameters,
-                           c10::intrusive_ptr<c10d::ProcessGroup> group, double bucket_cap_mb)
+                           c10::intrusive_ptr<c10d::Backend> group, double bucket_cap_mb)
     : parameters_(std::move(parameters)), group_(std::move(group)) {
   TORCH_CHECK(!parameters_.empty(), "GradientSync: the model has no parameters");
   bucket_of_ = assign_buckets(parameters_, bucket_cap_mb);

@@ -7,7 +7,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
 namespace hlm {
@@ -19,7 +19,7 @@ std::vector<size_t> assign_buckets(const std::vector<at::Tensor>& parameters, do
 
 class GradientSync {
  public:
-  GradientSync(std::vector<at::Tensor> parameters, c10::intrusive_ptr<c10d::ProcessGroup> group,
+  GradientSync(std::vector<at::Tensor> parameters, c10::intrusive_ptr<c10d::Backend> group,
                double bucket_cap_mb);
   // Copies rank 0's parameters to every rank (call once before training).
   void broadcast_parameters();
@@ -64,7 +64,7 @@ class GradientSync {
   std::vector<size_t> bucket_of_, slot_of_;
   std::vector<char> ready_;  // gradient seen in this step's synchronised backward
   std::vector<Bucket> buckets_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<c10d::Backend> group_;
   bool armed_ = false;
   bool average_in_group_ = false;  // ReduceOp::AVG instead of SUM, then a division
   bool buckets_shared_ = false;

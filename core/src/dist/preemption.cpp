@@ -5,7 +5,7 @@
 
 namespace hlm {
 
-bool stop_requested(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+bool stop_requested(const c10::intrusive_ptr<c10d::Backend>& group) {
   const bool stop = stop_signal_received();
   if (!group) return stop;
   // Ranks get the signal at slightly different times: all stop at the same step or none.

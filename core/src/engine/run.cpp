@@ -105,6 +105,9 @@ std::string start_run_directory(const workflow::Workflow& wf, const std::string&
 
 std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
                          const RunOptions& options) {
+  // What this machine must offer (a GPU asked for) is checked before a run folder is made.
+  for (const auto& instance : wf.stages)
+    if (const auto& preflight = stage_kind(instance.kind).preflight) preflight(instance);
   const std::string runs_dir = resolve_runs_dir(wf, options.runs_dir);
   const std::string run_dir = options.resume_dir.empty()
                                   ? start_run_directory(wf, runs_dir, options.overrides)

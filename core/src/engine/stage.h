@@ -45,6 +45,9 @@ struct StageKind {
   // What the stage reads from outside the run directory, as JSON that changes whenever that
   // does (a dataset's records: names, sizes, modification times): part of the cache key.
   std::function<nlohmann::json(const nlohmann::json& params, const PluginHost&)> external_inputs;
+  // Checks what only this machine can tell (the device asked for is there) for one instance,
+  // before any stage of the run starts; throws ConfigError naming the stage. May be null.
+  std::function<void(const workflow::StageInstance&)> preflight;
 };
 
 const std::vector<StageKind>& stage_kinds();

@@ -247,9 +247,7 @@ struct Metrics::Impl {
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {
   impl_->build_info
-      .Add({{"version", HLM_VERSION},
-            {"torch", HLM_TORCH_VERSION},
-            {"cuda", HLM_WITH_CUDA ? "true" : "false"}})
+      .Add({{"version", HLM_VERSION}, {"torch", HLM_TORCH_VERSION}, {"cuda", HLM_CUDA_VERSION}})
       .Set(1);
 }
 

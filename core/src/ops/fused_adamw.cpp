@@ -52,7 +52,7 @@ void adamw_step(torch::optim::AdamW& optimizer, double grad_scale) {
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       // LibTorch's key for a parameter's state (torch/csrc/api/src/optim/adamw.cpp).
-      const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      void* const key = p.unsafeGetTensorImpl();
       auto found = states.find(key);
       if (found == states.end()) {
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();

@@ -1,5 +1,5 @@
-// The shared transformer block (see hlm/transformer.h). Attention is written out: LibTorch
-// 1.13 has no fused scaled-dot-product attention.
+// The shared transformer block (see hlm/transformer.h): attention through PyTorch's fused
+// scaled-dot-product attention, or written out (fused_attention: false).
 #include <cmath>
 
 #include "hlm/activations.h"
@@ -18,12 +18,13 @@ TransformerOptions transformer_options_from(const nlohmann::json& p) {
       .n_layer(p.at("n_layer").get<int64_t>())
       .n_head(p.at("n_head").get<int64_t>())
       .d_ff(p.at("d_ff").get<int64_t>())
-      .dropout(p.at("dropout").get<double>());
+      .dropout(p.at("dropout").get<double>())
+      .fused_attention(p.value("fused_attention", true));
   return o;
 }
 
 TransformerBlockImpl::TransformerBlockImpl(const TransformerOptions& o)
-    : n_head_(o.n_head()), dropout_(o.dropout()) {
+    : n_head_(o.n_head()), dropout_(o.dropout()), fused_(o.fused_attention()) {
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
   qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
   proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
@@ -40,9 +41,32 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const AttentionMas
                        .view({b, t, 3, n_head_, hd})
                        .permute({2, 0, 3, 1, 4})
                        .unbind(0);
-  auto q = qkv[0].reshape({b * n_head_, t, hd});
-  auto k = qkv[1].reshape({b * n_head_, t, hd});
-  auto v = qkv[2].reshape({b * n_head_, t, hd});
+  // Both masks at once is no model's case: the written-out path combines them.
+  const bool fused = fused_ && !(mask.causal_bias.defined() && mask.key_padding.defined());
+  const at::Tensor y = fused ? fused_attention(qkv[0], qkv[1], qkv[2], mask)
+                             : explicit_attention(qkv[0], qkv[1], qkv[2], mask);
+  auto h = x + hlm::linear(y.transpose(1, 2).reshape({b, t, d}), proj_->weight, proj_->bias);
+  auto f = hlm::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
+  return h + hlm::linear(f, out_->weight, out_->bias);
+}
+
+at::Tensor TransformerBlockImpl::fused_attention(const at::Tensor& q, const at::Tensor& k,
+                                                 const at::Tensor& v, const AttentionMask& mask) {
+  // SDPA's boolean mask says which keys take part: the opposite of key_padding.
+  std::optional<at::Tensor> keys;
+  if (mask.key_padding.defined()) keys = mask.key_padding.logical_not();
+  const double dropout = dropout_ > 0 && is_training() ? dropout_ : 0.0;
+  return at::scaled_dot_product_attention(q, k, v, keys, dropout,
+                                          /*is_causal=*/mask.causal_bias.defined());
+}
+
+at::Tensor TransformerBlockImpl::explicit_attention(const at::Tensor& q4, const at::Tensor& k4,
+                                                    const at::Tensor& v4,
+                                                    const AttentionMask& mask) {
+  const int64_t b = q4.size(0), t = q4.size(2), hd = q4.size(3);
+  auto q = q4.reshape({b * n_head_, t, hd});
+  auto k = k4.reshape({b * n_head_, t, hd});
+  auto v = v4.reshape({b * n_head_, t, hd});
   const double scale = 1.0 / std::sqrt(double(hd));
   // With a causal bias one GEMM computes scale * q k^T + bias (0 or -inf): no separate
   // scaling and masking passes, and one [B*H, T, T] tensor less kept for backward.
@@ -55,10 +79,7 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const AttentionMas
               .view({b * n_head_, t, t});
   att = att.softmax(-1);
   if (dropout_ > 0 && is_training()) att = F::dropout(att, F::DropoutFuncOptions().p(dropout_));
-  auto y = gemm(att, v, false, false).view({b, n_head_, t, hd}).transpose(1, 2).reshape({b, t, d});
-  auto h = x + hlm::linear(y, proj_->weight, proj_->bias);
-  auto f = hlm::gelu(hlm::linear(ln2_(h), fc_->weight, fc_->bias));
-  return h + hlm::linear(f, out_->weight, out_->bias);
+  return gemm(att, v, false, false).view({b, n_head_, t, hd});
 }
 
 }  // namespace hlm

@@ -27,6 +27,7 @@
 #include "hlm/token_store.h"
 #include "ops/compute.h"
 #include "plots/confusion_plot.h"
+#include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beats_of_segments.h"
 #include "tasks/item_mean.h"
@@ -737,9 +738,11 @@ StageKind evaluate_stage() {
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},
-           {"threads", "int", "1", "intra-op threads", false}},
+           {"threads", "int", "1", "intra-op threads", false},
+           device_param_spec()},
           run_evaluate,
-          /*external_inputs=*/nullptr};
+          /*external_inputs=*/nullptr,
+          refuse_unavailable_device};
 }
 
 }  // namespace hlm

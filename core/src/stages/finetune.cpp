@@ -889,7 +889,12 @@ StageKind finetune_stage() {
        "beat's waveform against its record's template, without the waveform itself); empty: all",
        false}};
   params.insert(params.end(), own.begin(), own.end());
-  return {"finetune", "13", params, run_finetune, /*external_inputs=*/nullptr};
+  return {"finetune",
+          "13",
+          params,
+          run_finetune,
+          /*external_inputs=*/nullptr,
+          refuse_unavailable_device};
 }
 
 }  // namespace hlm

@@ -87,7 +87,12 @@ StageKind pretrain_stage() {
   params.push_back({"max_restarts", "int", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint",
                     false});
-  return {"pretrain", "2", params, run_pretrain, /*external_inputs=*/nullptr};
+  return {"pretrain",
+          "2",
+          params,
+          run_pretrain,
+          /*external_inputs=*/nullptr,
+          refuse_unavailable_device};
 }
 
 }  // namespace hlm

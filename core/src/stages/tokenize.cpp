@@ -219,7 +219,8 @@ StageKind tokenize_stage() {
            {"fit_sample_cap", "int", "400000",
             "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
           run_tokenize,
-          tokenize_inputs};
+          tokenize_inputs,
+          /*preflight=*/nullptr};
 }
 
 }  // namespace hlm

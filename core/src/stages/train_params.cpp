@@ -3,7 +3,41 @@
 
 #include <algorithm>
 
+#include "device/device.h"
+#include "hlm/errors.h"
+
 namespace hlm {
+
+workflow::ParamSpec device_param_spec() {
+  return {"device", "string", "\"cpu\"",
+          "where the model runs: cpu, cuda or auto (cuda when a GPU is visible); cuda is "
+          "refused before any work where no GPU is visible, and refused everywhere until the "
+          "training loop runs on CUDA",
+          false};
+}
+
+void refuse_unavailable_device(const workflow::StageInstance& instance) {
+  const std::string requested = instance.params.value("device", "cpu");
+  const GpuProbe gpus = probe_gpus();
+  const auto& backend = instance.params.value("backend", nlohmann::json::object());
+  if (backend.is_object() && backend.value("plugin", "") == "nccl" && gpus.visible == 0)
+    throw ConfigError(
+        "{}:{}: stage '{}' names the nccl backend, which all-reduces on GPUs, but this "
+        "machine shows none: {}. Use backend gloo (or shm on one host) here",
+        instance.file, instance.line, instance.id, gpus.why_none);
+  const std::string device = resolve_device(requested, gpus, instance.id);
+  if (device == "cpu" && backend.is_object() && backend.value("plugin", "") == "nccl")
+    throw ConfigError(
+        "{}:{}: stage '{}' names the nccl backend, which all-reduces CUDA tensors, with device "
+        "{} (the CPU); set {}.device=cuda, or use backend gloo",
+        instance.file, instance.line, instance.id, requested, instance.id);
+  if (device == "cpu") return;
+  throw ConfigError(
+      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but this hlm trains and "
+      "evaluates on the CPU only so far (the CUDA training loop is not written yet); set "
+      "{}.device=cpu",
+      instance.file, instance.line, instance.id, requested, instance.id);
+}
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
                                                       const char* default_lr, TrainingStage stage) {
@@ -18,6 +52,7 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"bf16", "bool", "false", "bf16 autocast for the forward pass", false},
       {"seed", "int", "0", "initial weights and data order", false},
       {"threads", "int", "1", "intra-op threads per rank", false},
+      device_param_spec(),
       {"bind_cores", "bool", "true",
        "when several ranks share a host and their threads fit its cores, pin each rank to "
        "cores of its own",

@@ -17,4 +17,12 @@ std::vector<workflow::ParamSpec> training_param_specs(
 // The training params of a stage, as a TrainOptions JSON block.
 nlohmann::json training_options_json(const nlohmann::json& params);
 
+// The `device` param of the stages that run a model (training_param_specs has it; evaluate
+// adds it).
+workflow::ParamSpec device_param_spec();
+// StageKind::preflight of those stages: resolves `device` on this machine and refuses, before
+// any work, one that cannot run here (cuda with no GPU visible) or that this build cannot
+// train on yet (cuda: the training loop and the models run on the CPU only so far).
+void refuse_unavailable_device(const workflow::StageInstance& instance);
+
 }  // namespace hlm

@@ -9,12 +9,12 @@ class Bf16Autocast {
  public:
   explicit Bf16Autocast(bool enabled) : enabled_(enabled) {
     if (!enabled_) return;
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
   }
   ~Bf16Autocast() {
     if (!enabled_) return;
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
   }
   Bf16Autocast(const Bf16Autocast&) = delete;

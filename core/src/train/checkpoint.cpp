@@ -39,7 +39,7 @@ void write_archive(torch::serialize::OutputArchive& archive, const std::string& 
   write_file_atomic(path, bytes.str());
 }
 
-void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+void barrier(const c10::intrusive_ptr<c10d::Backend>& group) {
   if (group) group->barrier()->wait();
 }
 
@@ -47,7 +47,7 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
 
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, int rank,
-                     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int keep) {
+                     const c10::intrusive_ptr<c10d::Backend>& group, int keep) {
   const std::string out = checkpoint_step_dir(dir, state.step);
   fs::create_directories(out);
   // Per rank: the RNG state (dropout); model and optimizer are identical on every rank after

@@ -8,7 +8,7 @@
 
 #include <optional>
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
 #include "train/checkpoint_layout.h"
@@ -19,7 +19,7 @@ namespace hlm {
 // Then rank 0 removes all but the newest `keep` complete checkpoints (keep <= 0 keeps all).
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, int rank,
-                     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int keep);
+                     const c10::intrusive_ptr<c10d::Backend>& group, int keep);
 
 // Loads a checkpoint made by save_checkpoint. Throws CheckpointError when it was made with
 // another world size (the data order would differ), is incomplete, a file differs from its

@@ -55,9 +55,9 @@ void wait_for_every_rank(c10d::Store& store, const DistEnv& env, double timeout_
   }
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_group(const nlohmann::json& job,
-                                                  const PluginHost& plugins, const DistEnv& env,
-                                                  std::shared_ptr<Backend>& backend) {
+c10::intrusive_ptr<c10d::Backend> make_group(const nlohmann::json& job, const PluginHost& plugins,
+                                             const DistEnv& env,
+                                             std::shared_ptr<Backend>& backend) {
   const double timeout_seconds = job.value("rendezvous_timeout_seconds", 300.0);
   c10d::TCPStoreOptions store_options;
   store_options.port = uint16_t(env.master_port);

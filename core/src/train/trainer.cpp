@@ -28,7 +28,7 @@
 namespace hlm {
 namespace {
 
-using ProcessGroupPtr = c10::intrusive_ptr<c10d::ProcessGroup>;
+using ProcessGroupPtr = c10::intrusive_ptr<c10d::Backend>;
 
 void check_vocabulary(const TokenStore& store, const Model& model) {
   if (store.vocab_size() > uint64_t(model.vocab_size()))

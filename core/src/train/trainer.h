@@ -4,7 +4,7 @@
 #pragma once
 #include <functional>
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
 #include "dist/dist_env.h"
@@ -47,7 +47,7 @@ struct TrainJob {
   TrainOptions options;
   std::string out_dir;  // checkpoints and weights go here
   DistEnv env;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;       // null for a single process
+  c10::intrusive_ptr<c10d::Backend> group;            // null for a single process
   std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty
   std::function<void(double seconds)> on_checkpoint;  // may be empty
   // Each phase of a step as it starts (kData before a batch, kBetweenSteps after a step); may

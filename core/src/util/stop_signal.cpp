@@ -25,8 +25,8 @@ sigset_t stop_signals() {
 void install_stop_handlers() {
   static std::atomic<bool> installed{false};
   if (installed.exchange(true)) return;
-  // Threads that shared libraries start before main (OpenBLAS's workers) keep the signals
-  // unblocked; the handler serves them (they run no oneDNN kernels), and without it their
+  // Threads that shared libraries start before main (a BLAS's workers) keep the signals
+  // unblocked; the handler serves them (they run no JIT GEMM kernels), and without it their
   // default action would end the process.
   struct sigaction action {};
   action.sa_handler = [](int) { g_stop = true; };

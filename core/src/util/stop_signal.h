@@ -3,11 +3,12 @@
 //
 // The signals are blocked in every thread started from main on and taken by one thread that
 // does nothing but wait for them. A handler run on an ordinary thread is not safe here: oneDNN's
-// JIT GEMM kernels (Debian 12's libdnnl 2.7, under hlm::gemm and LibTorch's matmuls) point the
-// stack register into the heap while they run, so the kernel writes a signal frame there and
-// corrupts the heap (oneDNN issue #4845, fixed upstream by PR #4855). A stop signal arriving
-// mid-GEMM aborted a rank about once in ten stops; a rank sent thousands of signals while training
-// now runs on (tests/util/test_stop_signal.cpp).
+// JIT GEMM kernels (Debian 12's libdnnl 2.7, which hlm::gemm and LibTorch 1.13's matmuls ran on)
+// point the stack register into the heap while they run, so the kernel writes a signal frame
+// there and corrupts the heap (oneDNN issue #4845, fixed upstream by PR #4855). A stop signal
+// arriving mid-GEMM aborted a rank about once in ten stops; a rank sent thousands of signals
+// while training now runs on (tests/util/test_stop_signal.cpp). Any library's kernel that does
+// the same is covered alike.
 #pragma once
 
 namespace hlm {

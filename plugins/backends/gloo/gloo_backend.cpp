@@ -19,8 +19,8 @@ class GlooBackend : public hlm::Backend {
 
   std::string device(int) const override { return "cpu"; }
 
-  c10::intrusive_ptr<c10d::ProcessGroup> create_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                      int rank, int world_size) override {
+  c10::intrusive_ptr<c10d::Backend> create_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                 int rank, int world_size) override {
     auto options = c10d::ProcessGroupGloo::Options::create();
     options->timeout = std::chrono::seconds(timeout_s_);
     options->devices.push_back(interface_.empty()

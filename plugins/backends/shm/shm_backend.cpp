@@ -14,8 +14,8 @@ class ShmBackend : public hlm::Backend {
 
   std::string device(int) const override { return "cpu"; }
 
-  c10::intrusive_ptr<c10d::ProcessGroup> create_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                      int rank, int world_size) override {
+  c10::intrusive_ptr<c10d::Backend> create_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                 int rank, int world_size) override {
     return c10::make_intrusive<hlm::shm::ShmProcessGroup>(
         store, rank, world_size, size_t(chunk_mb_ * 1024 * 1024), size_t(shared_mb_ * 1024 * 1024),
         std::chrono::milliseconds(int64_t(timeout_s_) * 1000));

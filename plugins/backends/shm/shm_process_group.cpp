@@ -101,7 +101,7 @@ std::pair<size_t, size_t> share_of(size_t n, int rank, int size) {
 ShmProcessGroup::ShmProcessGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                  size_t chunk_bytes, size_t shared_bytes,
                                  std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size),
+    : c10d::Backend(rank, size),
       chunk_bytes_(chunk_bytes / 64 * 64),
       shared_bytes_(shared_bytes / 64 * 64),
       timeout_(timeout) {

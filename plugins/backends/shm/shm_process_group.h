@@ -12,14 +12,14 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "hlm/backend.h"
 
 namespace hlm::shm {
 
-class ShmProcessGroup : public c10d::ProcessGroup, public hlm::SharedTensorMemory {
+class ShmProcessGroup : public c10d::Backend, public hlm::SharedTensorMemory {
  public:
   // Rank 0 creates the segment and publishes its name in `store`; the others attach to it.
   // chunk_bytes: the largest piece of an ordinary tensor moved at once (each rank's slot);

@@ -1,6 +1,6 @@
 // The gpt plugin against PyTorch in Python: with the same weights, the peer's HeartGPT
 // (../shared/peers/torch_pretrain.py) gives the same logits, loss, gradients and 10 AdamW steps.
-// Skips when /usr/bin/python3 has no torch or the peer file is absent.
+// Skips when HLM_PYTHON (the .venv) has no torch or the peer file is absent.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 

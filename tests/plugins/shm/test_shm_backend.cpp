@@ -89,7 +89,7 @@ TEST_F(ShmBackend, AllReducesAndBroadcastsAcrossChunkBoundaries) {
   auto shm = backend(1.0, 60);
   const int64_t n = 300001;
   std::vector<at::Tensor> sums(2), maxima(2), broadcasts(2);
-  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
+  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::Backend> group) {
     std::vector<at::Tensor> t{torch::arange(n, torch::kFloat) * float(rank + 1)};
     group->allreduce(t, {})->wait();
     sums[rank] = t[0];
@@ -113,7 +113,7 @@ TEST_F(ShmBackend, AllReducesAndBroadcastsAcrossChunkBoundaries) {
   }
 }
 
-hlm::SharedTensorMemory& shared_memory_of(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+hlm::SharedTensorMemory& shared_memory_of(const c10::intrusive_ptr<c10d::Backend>& group) {
   auto* memory = dynamic_cast<hlm::SharedTensorMemory*>(group.get());
   if (!memory) throw std::runtime_error("the shm group offers no shared tensors");
   return *memory;
@@ -123,7 +123,7 @@ TEST_F(ShmBackend, AllReducesTensorsInSharedMemoryInPlaceOnEveryRank) {
   auto shm = backend(1.0, 60, /*shared_mb=*/4.0);
   const int64_t n = 300001;  // odd: the ranks' shares differ in length
   std::vector<at::Tensor> sums(2), averages(2), maxima(2), too_big(2);
-  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::ProcessGroup> group) {
+  on_two_ranks(*shm, [&](int rank, c10::intrusive_ptr<c10d::Backend> group) {
     auto& memory = shared_memory_of(group);
     at::Tensor sum = memory.allocate_shared(n, at::kFloat);
     at::Tensor average = memory.allocate_shared(n, at::kDouble);

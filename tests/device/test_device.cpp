@@ -1,0 +1,91 @@
+// The `device` param resolved against what a machine shows, and the GPU each rank takes from
+// the torchrun and SLURM variables. Runs without a GPU: the probe's answers are given.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "device/device.h"
+#include "dist/dist_env.h"
+#include "hlm/errors.h"
+
+namespace {
+
+const hlm::GpuProbe kNoGpu{0, "no NVIDIA driver (libcuda.so.1 not found)"};
+const hlm::GpuProbe kFourGpus{4, ""};
+
+TEST(ResolveDevice, CpuIsAlwaysTheCpuAndAutoTakesAGpuOnlyWhenOneIsVisible) {
+  EXPECT_EQ(hlm::resolve_device("cpu", kNoGpu, "pretrain"), "cpu");
+  EXPECT_EQ(hlm::resolve_device("cpu", kFourGpus, "pretrain"), "cpu");
+  EXPECT_EQ(hlm::resolve_device("auto", kNoGpu, "pretrain"), "cpu");
+  EXPECT_EQ(hlm::resolve_device("auto", kFourGpus, "pretrain"), "cuda");
+  EXPECT_EQ(hlm::resolve_device("cuda", kFourGpus, "pretrain"), "cuda");
+}
+
+TEST(ResolveDevice, CudaWithoutAGpuIsRefusedNamingTheStageWhatWasLookedForAndWhatToDo) {
+  try {
+    hlm::resolve_device("cuda", kNoGpu, "finetune");
+    FAIL() << "cuda accepted with no GPU";
+  } catch (const hlm::ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("stage 'finetune'"), std::string::npos) << message;
+    EXPECT_NE(message.find("sees no CUDA device"), std::string::npos) << message;
+    EXPECT_NE(message.find("libcuda.so.1 not found"), std::string::npos) << message;
+    EXPECT_NE(message.find("finetune.device=cpu"), std::string::npos) << message;
+  }
+}
+
+TEST(ResolveDevice, AnythingElseIsRefused) {
+  EXPECT_THROW(hlm::resolve_device("gpu", kFourGpus, "pretrain"), hlm::ConfigError);
+  EXPECT_THROW(hlm::resolve_device("", kFourGpus, "pretrain"), hlm::ConfigError);
+}
+
+TEST(ResolveDevice, ThisMachineEitherShowsAGpuOrSaysWhyNot) {
+  const hlm::GpuProbe here = hlm::probe_gpus();
+  EXPECT_GE(here.visible, 0);
+  EXPECT_EQ(here.visible == 0, !here.why_none.empty()) << here.why_none;
+}
+
+TEST(GpuOfLocalRank, OneGpuPerRankAndRoundRobinWhenFewerAreVisible) {
+  EXPECT_EQ(hlm::gpu_of_local_rank(0, 4), 0);
+  EXPECT_EQ(hlm::gpu_of_local_rank(3, 4), 3);
+  EXPECT_EQ(hlm::gpu_of_local_rank(3, 1), 0);  // --gpus-per-task=1: each task sees its own
+  EXPECT_EQ(hlm::gpu_of_local_rank(5, 4), 1);
+  EXPECT_THROW(hlm::gpu_of_local_rank(0, 0), hlm::InternalError);
+}
+
+// The launcher variables clear themselves after each test.
+class LauncherVariables : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    for (const char* name :
+         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+          "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NNODES", "SLURM_NODEID",
+          "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST"})
+      ::unsetenv(name);
+  }
+};
+
+TEST_F(LauncherVariables, TorchrunsLocalRankPicksTheGpu) {
+  ::setenv("RANK", "6", 1);
+  ::setenv("LOCAL_RANK", "2", 1);
+  ::setenv("WORLD_SIZE", "8", 1);
+  ::setenv("LOCAL_WORLD_SIZE", "4", 1);
+  const hlm::DistEnv env = hlm::DistEnv::from_environment();
+  EXPECT_EQ(hlm::gpu_of_local_rank(env.local_rank, 4), 2);
+}
+
+TEST_F(LauncherVariables, SlurmsLocalIdPicksTheGpu) {
+  ::setenv("SLURM_PROCID", "7", 1);
+  ::setenv("SLURM_LOCALID", "3", 1);
+  ::setenv("SLURM_NTASKS", "8", 1);
+  ::setenv("SLURM_NNODES", "2", 1);
+  ::setenv("SLURM_NODEID", "1", 1);
+  ::setenv("SLURM_TASKS_PER_NODE", "4(x2)", 1);
+  ::setenv("SLURM_JOB_NODELIST", "localhost,n2", 1);
+  const hlm::DistEnv env = hlm::DistEnv::from_environment();
+  EXPECT_EQ(hlm::gpu_of_local_rank(env.local_rank, 4), 3);
+  EXPECT_EQ(hlm::gpu_of_local_rank(env.local_rank, 1), 0);
+}
+
+}  // namespace
