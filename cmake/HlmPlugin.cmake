@@ -32,6 +32,7 @@ function(hlm_add_plugin target)
     target_link_libraries(${target} PRIVATE hlm_warnings)
   endif()
   # Installed beside the binary's libraries: <prefix>/lib/hlm/plugins, two levels under lib/.
-  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..")
+  # And LibTorch where it was built against it (cmake/HlmTorch.cmake).
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..;${TORCH_INSTALL_PREFIX}/lib")
   install(TARGETS ${target} LIBRARY DESTINATION lib/hlm/plugins)
 endfunction()

@@ -34,6 +34,9 @@ else()
   set(HLM_CUDA_VERSION "none")
 endif()
 message(STATUS "hlm: LibTorch ${Torch_VERSION} (CUDA ${HLM_CUDA_VERSION}) from ${Torch_DIR}")
+# Installed binaries find LibTorch where they were built against it (the .venv's torch/lib,
+# whose libraries find their nvidia-* neighbours through RPATHs of their own).
+set(HLM_TORCH_LIBRARY_DIR "${TORCH_INSTALL_PREFIX}/lib")
 
 # PyTorch's wheel ships the fmt headers it builds with (fmt 12) in torch/include, which the
 # compiler would find before Debian's (fmt 9), on which Debian's spdlog is built. A folder with a
@@ -47,3 +50,4 @@ if(EXISTS /usr/include/fmt AND EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt")
   file(CREATE_LINK /usr/include/fmt "${HLM_SYSTEM_HEADER_SHIM}/fmt" SYMBOLIC)
 endif()
 include_directories(BEFORE SYSTEM "${HLM_SYSTEM_HEADER_SHIM}")
+# Out-of-tree plugins get it through hlm::base (core/CMakeLists.txt).

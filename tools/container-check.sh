@@ -55,7 +55,9 @@ cp /etc/hosts /etc/resolv.conf "$root/etc/" 2>/dev/null || true
 cp -r /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
 [[ -f /etc/apt/sources.list ]] && cp /etc/apt/sources.list "$root/etc/apt/"
 cp -r /etc/apt/apt.conf.d/. "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
-[[ -f /etc/pip.conf ]] && cp /etc/pip.conf "$root/etc/"  # and pip reaches PyPI as here
+# pip reaches PyPI as here: through this machine's CA bundle (which may hold a local proxy's CA
+# that the chroot's ca-certificates lacks), given to pip alone as PIP_CERT.
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/hlm-host-ca.crt" 2>/dev/null || true
 for fs in proc sys dev dev/pts; do
   mkdir -p "$root/$fs"
   mount --bind "/$fs" "$root/$fs"
@@ -103,7 +105,7 @@ mount -o remount,bind,ro "$root$cuda_root"
 step "containers/install-hlm.sh in the chroot"
 chroot "$root" /usr/bin/env -i \
   PATH=$cuda_root/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  CUDAToolkit_ROOT="$cuda_root" HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
+  CUDAToolkit_ROOT="$cuda_root" PIP_CERT=/etc/hlm-host-ca.crt HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
   bash /opt/hlm/containers/install-hlm.sh
 if ((${#cache_env[@]})); then
   step "the recipe's compilations, from the cache or compiled"

@@ -102,6 +102,10 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"scale-analysis.ceiling", "independent runs (test_scale_analysis)"},
     {"scale-analysis.cluster", "hardware predicted (test_scale_analysis)"},
     {"scale-analysis.overlap", "the model's overlap (test_scale_analysis)"},
+    {"pretrain.device", "refused before any work where it cannot run (DeviceRefusal.*)"},
+    {"finetune.device", "refused before any work where it cannot run (ResolveDevice.*)"},
+    {"evaluate.device", "refused before any work where it cannot run (ResolveDevice.*)"},
+    {"scale-analysis.device", "refused before any work where it cannot run (ResolveDevice.*)"},
 };
 
 nlohmann::json changed(const hlm::workflow::ParamSpec& spec) {

@@ -1,4 +1,6 @@
-// Backend plugins: make the c10d process group the trainer all-reduces over (gloo and shm today).
+// Backend plugins: make the c10d collectives the trainer all-reduces over (gloo, shm, nccl).
+// LibTorch 2.x splits c10d's ProcessGroup (the front that dispatches by device) from Backend
+// (one implementation: Gloo, NCCL, a custom one); hlm calls a Backend directly.
 #pragma once
 #include <string>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -12,7 +14,8 @@ class Backend {
  public:
   static constexpr const char* kPluginKind = "backend";  // HLM_PLUGIN's descriptor kind
   virtual ~Backend() = default;
-  // The device tensors must live on for this backend ("cpu" or "cuda:<local_rank>").
+  // The device tensors must live on for this backend ("cpu", or "cuda:<index>" of the GPU the
+  // rank with this local rank takes).
   virtual std::string device(int local_rank) const = 0;
   virtual c10::intrusive_ptr<c10d::Backend> create_group(
       const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size) = 0;

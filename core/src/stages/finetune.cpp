@@ -763,6 +763,7 @@ StageOutput run_finetune(StageContext& ctx) {
 
 StageKind finetune_stage() {
   auto params = training_param_specs("200", "1e-4", TrainingStage::kFineTune);
+  params.push_back(device_param_spec());
   const std::vector<workflow::ParamSpec> own = {
       {"records", "list", "[]", "records fine-tuning may use (default: every record of the store)",
        false},

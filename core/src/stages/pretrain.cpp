@@ -79,6 +79,7 @@ StageOutput run_pretrain(StageContext& ctx) {
 
 StageKind pretrain_stage() {
   auto params = training_param_specs("200", "3e-4");
+  params.push_back(device_param_spec());
   params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})",
                     "process-group backend for world_size > 1", false});

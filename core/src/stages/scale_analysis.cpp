@@ -203,6 +203,7 @@ StageOutput run_scale_analysis(StageContext& ctx) {
 
 StageKind scale_analysis_stage() {
   auto params = training_param_specs("40", "3e-4");
+  params.push_back(device_param_spec());
   params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
   params.push_back(
       {"backend", "plugin:backend", R"({"plugin": "gloo"})", "process-group backend", false});

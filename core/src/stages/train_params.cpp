@@ -52,7 +52,6 @@ std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
       {"bf16", "bool", "false", "bf16 autocast for the forward pass", false},
       {"seed", "int", "0", "initial weights and data order", false},
       {"threads", "int", "1", "intra-op threads per rank", false},
-      device_param_spec(),
       {"bind_cores", "bool", "true",
        "when several ranks share a host and their threads fit its cores, pin each rank to "
        "cores of its own",

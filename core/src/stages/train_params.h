@@ -17,8 +17,8 @@ std::vector<workflow::ParamSpec> training_param_specs(
 // The training params of a stage, as a TrainOptions JSON block.
 nlohmann::json training_options_json(const nlohmann::json& params);
 
-// The `device` param of the stages that run a model (training_param_specs has it; evaluate
-// adds it).
+// The `device` param of the stages that run a model (pretrain, finetune, evaluate,
+// scale-analysis): not a training option, it acts through refuse_unavailable_device.
 workflow::ParamSpec device_param_spec();
 // StageKind::preflight of those stages: resolves `device` on this machine and refuses, before
 // any work, one that cannot run here (cuda with no GPU visible) or that this build cannot

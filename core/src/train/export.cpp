@@ -1,8 +1,11 @@
-// State-dict export and import through torch::pickle_save / pickle_load (see export.h).
+// State-dict export and import in torch.save's format (see export.h).
 #include "train/export.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <fcntl.h>
+#include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,7 +28,30 @@ std::map<std::string, at::Tensor> named_tensors(torch::nn::Module& module) {
   return out;
 }
 
-// Written and fsync'ed before the rename, so a crash leaves the old file or the whole new one.
+// torch::pickle_save, without the type tags it puts on a dict (a torch.jit global that
+// torch.load refuses by default since PyTorch 2.6, weights_only=True): the archive then holds
+// a plain dict of tensors, which torch.load reads as it is and pickle_load reads back alike.
+std::vector<char> pickle_without_type_tags(const c10::IValue& value) {
+  std::vector<char> pickle;
+  torch::jit::Pickler pickler(
+      [&](const char* bytes, size_t size) { pickle.insert(pickle.end(), bytes, bytes + size); },
+      /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+      /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    archive.insert(archive.end(), bytes, bytes + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(),
+                                     writer);
+  writer.writeEndOfFile();
+  return archive;
+}
+
 }  // namespace
 
 void save_tensor_dict(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
@@ -33,7 +59,8 @@ void save_tensor_dict(const std::vector<std::pair<std::string, at::Tensor>>& ten
   // c10::Dict keeps insertion order, and so does the Python dict torch.load rebuilds.
   c10::Dict<std::string, at::Tensor> dict;
   for (const auto& [name, tensor] : tensors) dict.insert(name, tensor.detach().cpu());
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  // Written and fsync'ed before the rename, so a crash leaves the old file or the whole new one.
+  const std::vector<char> bytes = pickle_without_type_tags(c10::IValue(dict));
   write_file_atomic(path, std::string_view(bytes.data(), bytes.size()));
 }
 

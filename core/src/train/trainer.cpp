@@ -28,7 +28,7 @@
 namespace hlm {
 namespace {
 
-using ProcessGroupPtr = c10::intrusive_ptr<c10d::Backend>;
+using GroupPtr = c10::intrusive_ptr<c10d::Backend>;
 
 void check_vocabulary(const TokenStore& store, const Model& model) {
   if (store.vocab_size() > uint64_t(model.vocab_size()))
@@ -69,7 +69,7 @@ uint64_t mask_seed_of(const TrainOptions& o, const DistEnv& env, int64_t step, i
 // Rank 0 measures while the others wait, and every rank uses its figure: ranks measuring at
 // once on one machine measured each other's contention (in a 2-rank `hlm bench pretrain` on a
 // 2-core machine, MFU 0.81 where its tokens/s gave 0.70).
-double peak_flops_of_rank0(bool bf16, const ProcessGroupPtr& group, int rank) {
+double peak_flops_of_rank0(bool bf16, const GroupPtr& group, int rank) {
   const double peak = rank == 0 ? measure_peak_flops(bf16) : 0.0;
   if (!group) return peak;
   std::vector<at::Tensor> value{torch::full({1}, peak, torch::kDouble)};
@@ -114,7 +114,7 @@ double held_out_loss(Model& model, const WindowSampler& held_out, const TrainOpt
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
   const TrainOptions& o = job.options;
   const DistEnv& env = job.env;
-  const ProcessGroupPtr group = env.world_size > 1 ? job.group : ProcessGroupPtr();
+  const GroupPtr group = env.world_size > 1 ? job.group : GroupPtr();
   check_vocabulary(store, model);
 
   // Data: the last holdout_fraction of the tokens is held out from training.
