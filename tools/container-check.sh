@@ -21,11 +21,13 @@ curl -fsS -o /dev/null --max-time 20 "$mirror/dists/bookworm/Release" ||
   skip "the Debian mirror $mirror cannot be reached"
 
 # PyTorch's CMake package (the .venv's torch, which hlm builds against) needs a CUDA toolkit to
-# configure: the chroot borrows this machine's, mounted read-only where it lies here, as an
-# image gets it from its base or from NVIDIA's cuda-toolkit package.
+# configure: the chroot borrows this machine's, mounted read-only at the path nvcc is found
+# through here (e.g. /usr/local/cuda, not the versioned folder it links to, so the compile
+# lines, and with them the compiler cache's keys, are this machine's), as an image gets it from
+# its base or from NVIDIA's cuda-toolkit package.
 nvcc=$(command -v nvcc || true)
 [[ -n $nvcc ]] || skip "no CUDA toolkit here (nvcc not on PATH) to lend the chroot"
-cuda_root=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+cuda_root=$(dirname "$(dirname "$nvcc")")
 
 work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
 root="$work/rootfs"
@@ -105,7 +107,7 @@ mount -o remount,bind,ro "$root$cuda_root"
 step "containers/install-hlm.sh in the chroot"
 chroot "$root" /usr/bin/env -i \
   PATH=$cuda_root/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  CUDAToolkit_ROOT="$cuda_root" PIP_CERT=/etc/hlm-host-ca.crt HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
+  PIP_CERT=/etc/hlm-host-ca.crt HOME=/root HLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" "${cache_env[@]}" \
   bash /opt/hlm/containers/install-hlm.sh
 if ((${#cache_env[@]})); then
   step "the recipe's compilations, from the cache or compiled"
