@@ -7,15 +7,15 @@
 
 namespace {
 
-hlm::TransformerOptions options(bool fused) {
-  return hlm::TransformerOptions().d_model(64).n_head(4).d_ff(128).fused_attention(fused);
+hlm::TransformerOptions options(const char* attention) {
+  return hlm::TransformerOptions().d_model(64).n_head(4).d_ff(128).attention(attention);
 }
 
 // Runs one block of each kind, with the same weights, on the same input; compares the output
 // and the gradients of the input and of every weight.
 void expect_same(const hlm::AttentionMask& mask, int64_t t) {
   torch::manual_seed(7);
-  hlm::TransformerBlock fused(options(true)), written(options(false));
+  hlm::TransformerBlock fused(options("fused")), written(options("written"));
   {
     torch::NoGradGuard no_grad;
     auto from = written->parameters();
@@ -54,6 +54,14 @@ TEST(FusedAttention, MatchesTheWrittenOutAttentionWithPaddedKeys) {
 
 TEST(FusedAttention, MatchesTheWrittenOutAttentionWithoutAMask) {
   expect_same(hlm::AttentionMask(), 64);
+}
+
+TEST(FusedAttention, AutoWritesAttentionOutForBf16OnTheCpuOnly) {
+  const at::Tensor q = torch::zeros({1, 1, 4, 4});
+  EXPECT_TRUE(hlm::use_fused_attention("auto", q));
+  EXPECT_FALSE(hlm::use_fused_attention("auto", q.to(torch::kBFloat16)));
+  EXPECT_TRUE(hlm::use_fused_attention("fused", q.to(torch::kBFloat16)));
+  EXPECT_FALSE(hlm::use_fused_attention("written", q));
 }
 
 }  // namespace

@@ -16,10 +16,17 @@ struct TransformerOptions {
   TORCH_ARG(int64_t, n_head) = 4;
   TORCH_ARG(int64_t, d_ff) = 1024;
   TORCH_ARG(double, dropout) = 0.0;
-  // PyTorch's fused scaled-dot-product attention (its flash kernel on the CPU, which keeps no
-  // [T, T] attention matrix for backward) instead of the products and softmax written out.
-  TORCH_ARG(bool, fused_attention) = true;
+  // "fused": PyTorch's scaled-dot-product attention (its flash kernel on the CPU keeps no
+  // [T, T] attention matrix for backward); "written": the products and softmax written out;
+  // "auto": fused, except on bfloat16 CPU tensors (see use_fused_attention).
+  TORCH_ARG(std::string, attention) = "auto";
 };
+
+// Whether a block with this `attention` mode runs the fused kernel on queries like q. auto
+// writes attention out for bfloat16 on the CPU: there PyTorch's fused CPU kernel made a
+// training step slower (docs/benchmarks.md), while in float32 it was as fast or faster and
+// always smaller.
+bool use_fused_attention(const std::string& mode, const at::Tensor& q);
 
 // The options from a plugin's validated params (the keys of HLM_TRANSFORMER_PARAMS).
 TransformerOptions transformer_options_from(const nlohmann::json& params);
@@ -32,8 +39,9 @@ TransformerOptions transformer_options_from(const nlohmann::json& params);
       {"n_head", "int", "4", "attention heads (d_model must be divisible)"},                       \
       {"d_ff", "int", "1024", "MLP hidden width"},                                                 \
       {"dropout", "float", "0.0", "dropout on attention weights"}, {                               \
-    "fused_attention", "bool", "true",                                                             \
-        "PyTorch's fused scaled-dot-product attention (false: products and softmax written out)"   \
+    "attention", "string", "\"auto\"",                                                             \
+        "fused (PyTorch's scaled-dot-product attention), written (products and softmax written "   \
+        "out) or auto (fused, except for bfloat16 on the CPU)"                                     \
   }
 
 // Which keys a query may attend to. Either, both or neither may be set.
@@ -59,7 +67,7 @@ class TransformerBlockImpl : public torch::nn::Module {
 
   int64_t n_head_;
   double dropout_;
-  bool fused_;
+  std::string attention_;
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc_{nullptr}, out_{nullptr};
 };

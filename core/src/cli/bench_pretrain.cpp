@@ -47,7 +47,7 @@ int bench_pretrain_command(const PluginHost& plugins, const BenchPretrainOptions
                                 {"n_head", o.heads},
                                 {"d_ff", o.ff},
                                 {"dropout", 0.0},
-                                {"fused_attention", o.fused_attention}}},
+                                {"attention", o.attention}}},
                               {"backend", {{"plugin", o.backend}, {"timeout_s", 300}}},
                               {"options",
                                {{"steps", o.steps + o.warmup},

@@ -16,8 +16,8 @@ struct BenchPretrainOptions {
   std::string profile_dir = ".";
   int threads = 1, world_size = 1;
   bool bf16 = false;
-  bool fused_attention = true;  // the model's fused_attention (false: written out)
-  bool bind_cores = true;  // ranks on disjoint cores (core_binding.h)
+  std::string attention = "auto";  // the model's attention: auto, fused or written
+  bool bind_cores = true;          // ranks on disjoint cores (core_binding.h)
   // The world_size ranks train alone, side by side, with no communication: tokens_per_s is
   // then the slowest rank's (the host's ceiling for world_size coupled ranks).
   bool independent = false;

@@ -1,8 +1,9 @@
 // The shared transformer block (see hlm/transformer.h): attention through PyTorch's fused
-// scaled-dot-product attention, or written out (fused_attention: false).
+// scaled-dot-product attention, or written out (the `attention` param).
 #include <cmath>
 
 #include "hlm/activations.h"
+#include "hlm/errors.h"
 #include "hlm/gemm.h"
 #include "hlm/transformer.h"
 
@@ -19,12 +20,19 @@ TransformerOptions transformer_options_from(const nlohmann::json& p) {
       .n_head(p.at("n_head").get<int64_t>())
       .d_ff(p.at("d_ff").get<int64_t>())
       .dropout(p.at("dropout").get<double>())
-      .fused_attention(p.value("fused_attention", true));
+      .attention(p.value("attention", "auto"));
+  if (o.attention() != "auto" && o.attention() != "fused" && o.attention() != "written")
+    throw ConfigError("model attention '{}' is not one of auto, fused, written", o.attention());
   return o;
 }
 
+bool use_fused_attention(const std::string& mode, const at::Tensor& q) {
+  if (mode != "auto") return mode == "fused";
+  return !(q.is_cpu() && q.scalar_type() == at::kBFloat16);
+}
+
 TransformerBlockImpl::TransformerBlockImpl(const TransformerOptions& o)
-    : n_head_(o.n_head()), dropout_(o.dropout()), fused_(o.fused_attention()) {
+    : n_head_(o.n_head()), dropout_(o.dropout()), attention_(o.attention()) {
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()})));
   qkv_ = register_module("qkv", torch::nn::Linear(o.d_model(), 3 * o.d_model()));
   proj_ = register_module("proj", torch::nn::Linear(o.d_model(), o.d_model()));
@@ -42,7 +50,8 @@ at::Tensor TransformerBlockImpl::forward(const at::Tensor& x, const AttentionMas
                        .permute({2, 0, 3, 1, 4})
                        .unbind(0);
   // Both masks at once is no model's case: the written-out path combines them.
-  const bool fused = fused_ && !(mask.causal_bias.defined() && mask.key_padding.defined());
+  const bool fused = use_fused_attention(attention_, qkv[0]) &&
+                     !(mask.causal_bias.defined() && mask.key_padding.defined());
   const at::Tensor y = fused ? fused_attention(qkv[0], qkv[1], qkv[2], mask)
                              : explicit_attention(qkv[0], qkv[1], qkv[2], mask);
   auto h = x + hlm::linear(y.transpose(1, 2).reshape({b, t, d}), proj_->weight, proj_->bias);
