@@ -5,6 +5,7 @@
 
 #include "device/device.h"
 #include "dist/dist_env.h"
+#include "hlm/backend.h"
 #include "hlm/errors.h"
 
 namespace {

@@ -6,9 +6,18 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "hlm/errors.h"
 #include "hlm/plugin.h"
 
 namespace hlm {
+
+// The GPU index of the rank with this local rank on its host: one GPU per rank (local rank i
+// takes visible GPU i). When fewer GPUs are visible than ranks (e.g. SLURM's --gpus-per-task
+// gives every task a single visible GPU) ranks share them round-robin.
+inline int gpu_of_local_rank(int local_rank, int visible_gpus) {
+  if (visible_gpus <= 0) throw InternalError("gpu_of_local_rank: no GPU visible");
+  return local_rank % visible_gpus;
+}
 
 class Backend {
  public:

@@ -19,8 +19,7 @@ std::string visible_devices_variable() {
 
 // Why LibTorch finds no device, in the terms a user can act on.
 std::string why_no_gpu() {
-  if (!torch::cuda::is_available() && HLM_WITH_CUDA == 0)
-    return "this hlm was built against a LibTorch without CUDA";
+  if (HLM_WITH_CUDA == 0) return "this hlm was built against a LibTorch without CUDA";
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr)
     return "no NVIDIA driver (libcuda.so.1 not found); CUDA_VISIBLE_DEVICES " +
@@ -51,11 +50,6 @@ std::string resolve_device(const std::string& requested, const GpuProbe& gpus,
         "Run it on a GPU node, or set {}.device=cpu (or auto)",
         stage_id, HLM_TORCH_VERSION, HLM_CUDA_VERSION, gpus.why_none, stage_id);
   return "cuda";
-}
-
-int gpu_of_local_rank(int local_rank, int visible_gpus) {
-  if (visible_gpus <= 0) throw InternalError("gpu_of_local_rank: no GPU visible");
-  return local_rank % visible_gpus;
 }
 
 }  // namespace hlm

@@ -1,5 +1,5 @@
 // Which device a stage's ranks compute on: the `device` param (auto, cpu or cuda) resolved
-// against what this machine shows, and the GPU each rank of a host takes.
+// against what this machine shows.
 #pragma once
 #include <string>
 
@@ -21,9 +21,6 @@ GpuProbe probe_gpus();
 std::string resolve_device(const std::string& requested, const GpuProbe& gpus,
                            const std::string& stage_id);
 
-// The GPU index of the rank with this local rank among local_world_size on its host: one GPU
-// per rank (local rank i takes visible GPU i). When fewer GPUs are visible than ranks (e.g.
-// SLURM's --gpus-per-task gives every task a single visible GPU) ranks share them round-robin.
-int gpu_of_local_rank(int local_rank, int visible_gpus);
+// The GPU each rank takes: hlm::gpu_of_local_rank (hlm/backend.h, shared with the plugins).
 
 }  // namespace hlm

@@ -19,14 +19,15 @@ workflow::ParamSpec device_param_spec() {
 void refuse_unavailable_device(const workflow::StageInstance& instance) {
   const std::string requested = instance.params.value("device", "cpu");
   const GpuProbe gpus = probe_gpus();
-  const auto& backend = instance.params.value("backend", nlohmann::json::object());
-  if (backend.is_object() && backend.value("plugin", "") == "nccl" && gpus.visible == 0)
+  const auto backend = instance.params.value("backend", nlohmann::json::object());
+  const bool nccl = backend.is_object() && backend.value("plugin", "") == "nccl";
+  if (nccl && gpus.visible == 0)
     throw ConfigError(
         "{}:{}: stage '{}' names the nccl backend, which all-reduces on GPUs, but this "
         "machine shows none: {}. Use backend gloo (or shm on one host) here",
         instance.file, instance.line, instance.id, gpus.why_none);
   const std::string device = resolve_device(requested, gpus, instance.id);
-  if (device == "cpu" && backend.is_object() && backend.value("plugin", "") == "nccl")
+  if (device == "cpu" && nccl)
     throw ConfigError(
         "{}:{}: stage '{}' names the nccl backend, which all-reduces CUDA tensors, with device "
         "{} (the CPU); set {}.device=cuda, or use backend gloo",

@@ -24,7 +24,7 @@ class NcclBackend : public hlm::Backend {
       : timeout_s_(timeout_s), high_priority_stream_(high_priority_stream) {}
 
   std::string device(int local_rank) const override {
-    return "cuda:" + std::to_string(local_rank % visible_gpus());
+    return "cuda:" + std::to_string(hlm::gpu_of_local_rank(local_rank, visible_gpus()));
   }
 
   c10::intrusive_ptr<c10d::Backend> create_group(const c10::intrusive_ptr<c10d::Store>& store,
@@ -32,7 +32,7 @@ class NcclBackend : public hlm::Backend {
     const char* local = std::getenv("LOCAL_RANK");
     if (local == nullptr) local = std::getenv("SLURM_LOCALID");
     const int local_rank = local == nullptr ? 0 : std::atoi(local);
-    c10::cuda::set_device(c10::DeviceIndex(local_rank % visible_gpus()));
+    c10::cuda::set_device(c10::DeviceIndex(hlm::gpu_of_local_rank(local_rank, visible_gpus())));
     auto options = c10d::ProcessGroupNCCL::Options::create(high_priority_stream_);
     options->timeout = std::chrono::seconds(timeout_s_);
     return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world_size, options);
