@@ -21,13 +21,20 @@ curl -fsS -o /dev/null --max-time 20 "$mirror/dists/bookworm/Release" ||
   skip "the Debian mirror $mirror cannot be reached"
 
 # PyTorch's CMake package (the .venv's torch, which hlm builds against) needs a CUDA toolkit to
-# configure: the chroot borrows this machine's, mounted read-only at the path nvcc is found
-# through here (e.g. /usr/local/cuda, not the versioned folder it links to, so the compile
-# lines, and with them the compiler cache's keys, are this machine's), as an image gets it from
-# its base or from NVIDIA's cuda-toolkit package.
+# configure: the chroot borrows this machine's, mounted read-only at the path it has here, as an
+# image gets it from its base or from NVIDIA's cuda-toolkit package. nvcc names its toolkit
+# (TOP in its dry run); when the folder above the nvcc on PATH is that toolkit under another
+# name (/usr/local/cuda, a link to the versioned folder) that name is kept, so the compile lines
+# and the compiler cache's keys are this machine's. An nvcc on PATH that is a wrapper script
+# (/usr/local/bin/nvcc) gives the toolkit's own folder.
 nvcc=$(command -v nvcc || true)
 [[ -n $nvcc ]] || skip "no CUDA toolkit here (nvcc not on PATH) to lend the chroot"
+top=$("$nvcc" --dryrun -c -x cu -o /dev/null /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -1)
+toolkit=$(realpath -e "${top:-/nonexistent}" 2>/dev/null || true)
+[[ -n $toolkit && -x $toolkit/bin/nvcc ]] ||
+  skip "cannot tell the CUDA toolkit's folder from $nvcc (its dry run names none)"
 cuda_root=$(dirname "$(dirname "$nvcc")")
+[[ $(realpath -e "$cuda_root") == "$toolkit" ]] || cuda_root=$toolkit
 
 work="${1:-$(mktemp -d /tmp/hlm-container.XXXXXX)}"
 root="$work/rootfs"
