@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "hlm/errors.h"
+#include "util/run_lock.h"
 #include "util/stop_signal.h"
 
 namespace hlm {
@@ -81,13 +83,28 @@ pid_t spawn(const LaunchOptions& o, int rank, int port, int& out_fd) {
   const std::string cannot_start = "cannot start " + o.argv.at(0) + "\n";
   int fds[2];
   if (pipe(fds) != 0) throw InternalError("pipe failed");
+  const int lock_fd = held_run_lock_fd();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw InternalError("fork failed");
   if (pid == 0) {
     restore_signal_mask_in_child();
+    // A rank ends with its launcher: killed with it (SIGKILL included), the launcher's death
+    // sends it the stop signal, and it checkpoints and exits. A launcher that died before this
+    // line is caught by its parent's PID.
+    prctl(PR_SET_PDEATHSIG, o.stop_signal);
+    if (getppid() != parent) _exit(128 + o.stop_signal);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
-    close_range(3, ~0U, 0);  // only stdin, stdout and stderr go to the rank (see subprocess.cpp)
+    // Only stdin, stdout and stderr go to the rank (see subprocess.cpp), and the run's lock
+    // (util/run_lock.h), which it then holds until it exits.
+    if (lock_fd > 2) {
+      close_range(3, unsigned(lock_fd) - 1, 0);
+      close_range(unsigned(lock_fd) + 1, ~0U, 0);
+      fcntl(lock_fd, F_SETFD, 0);
+    } else {
+      close_range(3, ~0U, 0);
+    }
     execvpe(argv[0], argv.data(), envp.data());  // a launcher such as srun is found on PATH
     (void)!write(STDERR_FILENO, cannot_start.data(), cannot_start.size());
     _exit(127);

@@ -1,6 +1,8 @@
 // Submitting a workflow to SLURM and reporting on it (see submit.h).
 #include "slurm/submit.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "slurm/sbatch_script.h"
 #include "slurm/slurm_commands.h"
 #include "train/checkpoint.h"
+#include "util/run_lock.h"
 
 namespace fs = std::filesystem;
 
@@ -103,16 +106,44 @@ int64_t last_logged_step(const std::string& jsonl) {
   return step;
 }
 
+// Throws ConfigError unless run_dir holds a resolved workflow that parses as one.
+void check_run_directory(const std::string& run_dir) {
+  const std::string path = run_dir + "/workflow.resolved.yaml";
+  if (!fs::exists(path))
+    throw ConfigError("{}: not a run directory (no workflow.resolved.yaml)", run_dir);
+  try {
+    const YAML::Node resolved = YAML::LoadFile(path);
+    if (!resolved.IsMap() || !resolved["stages"])
+      throw ConfigError("{}: corrupt (not a workflow with stages)", path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("{}: corrupt, not valid YAML ({})", path, e.what());
+  }
+}
+
+// Who works in the run now, from its lock (util/run_lock.h).
+std::string run_state(const RunLockHolder& holder) {
+  if (!holder.locked) return "not running (no process holds the run)";
+  if (holder.pid <= 0) return "running (its lock is held)";
+  const std::string who = "hlm PID " + std::to_string(holder.pid) + " on " + holder.host;
+  return holder.pid_alive || !holder.on_this_host
+             ? "running (" + who + ")"
+             : "stopping (" + who + " has ended; ranks it started still run)";
+}
+
 }  // namespace
 
 std::string run_status(const std::string& run_dir) {
-  if (!fs::exists(run_dir + "/workflow.resolved.yaml"))
-    throw ConfigError("{}: not a run directory (no workflow.resolved.yaml)", run_dir);
+  check_run_directory(run_dir);
   std::ostringstream s;
-  s << "run    " << fs::absolute(run_dir).lexically_normal().string() << "\n";
+  const std::string absolute = fs::absolute(run_dir).lexically_normal().string();
+  s << "run    " << absolute << "\n";
+  const RunLockHolder holder = run_lock_holder(run_dir);
+  s << "state  " << run_state(holder) << "\n";
+  bool slurm_job_running = false;  // its lock is on a compute node: the job's state tells
   if (const auto job = read_json(run_dir + "/slurm_job.json")) {
     const std::string id = job->value("job_id", "");
     const auto fields = scontrol_fields(id);
+    slurm_job_running = fields.count("JobState") && fields.at("JobState") == "RUNNING";
     if (!fields.count("JobState"))
       s << "job    " << id << ": unknown to scontrol (finished longer ago than MinJobAge, or "
         << "another cluster)\n";
@@ -139,7 +170,13 @@ std::string run_status(const std::string& run_dir) {
       continue;
     }
     if (!m) continue;
-    s << "stage  " << stage.filename().string() << ": " << m->value("status", "?");
+    std::string status = m->value("status", "?");
+    // A stage marked running in a run no process holds ended with its process (SIGKILL, a
+    // crash, a lost node) before it could record that.
+    if (status == "running" && !holder.locked && !slurm_job_running)
+      status = "interrupted (its process ended without recording it; hlm run --resume " + absolute +
+               " continues)";
+    s << "stage  " << stage.filename().string() << ": " << status;
     if (m->value("kind", "") == "pretrain" || m->value("kind", "") == "finetune") {
       const int64_t steps = m->value("params", nlohmann::json::object()).value("steps", int64_t(0));
       const int64_t step = last_logged_step((stage / "metrics.rank0.jsonl").string());

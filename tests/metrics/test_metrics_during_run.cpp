@@ -157,3 +157,21 @@ TEST(MetricsDuringRun, EachRankOfATwoRankRunServesItsOwnSeriesThroughTheRunsTarg
 }
 
 }  // namespace
+
+// metrics.jsonl grows with the log, not with every step (before: 13 lines a step whatever
+// log_every said, gigabytes for a long run of a small model).
+TEST(MetricsDuringRun, MetricsJsonlFollowsLogEvery) {
+  hlm::test::ScratchDir runs("hlm_jsonl_log_every");
+  const auto r = hlm::test::run_hlm(
+      "run tests/fixtures/train_small.yaml pretrain.steps=40 pretrain.log_every=10 "
+      "pretrain.checkpoint_every=0 --runs-dir " +
+      runs.path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(hlm::test::run_dir_of(r.output) / "metrics.jsonl");
+  std::vector<int64_t> steps;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.value("name", "") == "hlm_train_loss") steps.push_back(record.value("step", 0));
+  }
+  EXPECT_EQ(steps, (std::vector<int64_t>{10, 20, 30, 40}));
+}

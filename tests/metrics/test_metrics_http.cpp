@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -102,6 +103,36 @@ TEST(MetricsHttp, ScrapesAreServedBesideSilentAndHalfSentClients) {
   EXPECT_NE(hlm::test::http_get(port, "/metrics").find("hlm_build_info"), std::string::npos);
   EXPECT_EQ(hlm::test::http_get(port, "/healthz"), "ok\n");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+// Slow-header clients (each sends a byte of its request every half second, never finishing
+// it, and so never hits the per-read timeout) hold a connection each, not the scrapes: with
+// more of them than the old fixed pool of 8 workers, a scrape is still answered at once.
+TEST(MetricsHttp, ScrapesAreServedWhileSlowHeaderClientsHoldConnections) {
+  hlm::Metrics m;
+  const int port = m.start_exposer(0);
+  std::vector<std::unique_ptr<SilentClient>> slow;
+  for (int i = 0; i < 12; ++i) {
+    slow.push_back(std::make_unique<SilentClient>(port));
+    ASSERT_TRUE(slow.back()->connected);
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    for (size_t at = 0; !done; at = (at + 1) % request.size()) {
+      for (auto& client : slow) (void)!::send(client->fd, &request[at], 1, MSG_NOSIGNAL);
+      for (int t = 0; t < 5 && !done; ++t)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // every slow client is held
+  const auto start = std::chrono::steady_clock::now();
+  const std::string body = hlm::test::http_get(port, "/metrics");
+  const auto waited = std::chrono::steady_clock::now() - start;
+  done = true;
+  trickle.join();
+  EXPECT_NE(body.find("hlm_build_info"), std::string::npos);
+  EXPECT_LT(waited, std::chrono::milliseconds(1000));
 }
 
 // A request with 1 MB of headers, sent slowly, gets an answer, and other scrapes are served

@@ -32,16 +32,17 @@ bool use_fused_attention(const std::string& mode, const at::Tensor& q);
 TransformerOptions transformer_options_from(const nlohmann::json& params);
 
 // The hlm_param_decl rows of TransformerOptions, for a plugin's kParams table.
-#define HLM_TRANSFORMER_PARAMS                                                                     \
-  {"vocab_size", "int", "512", "tokens in the vocabulary (at least the tokenizer's)"},             \
-      {"context", "int", "128", "context window in tokens (41..1024)"},                            \
-      {"d_model", "int", "256", "embedding width"}, {"n_layer", "int", "4", "transformer blocks"}, \
-      {"n_head", "int", "4", "attention heads (d_model must be divisible)"},                       \
-      {"d_ff", "int", "1024", "MLP hidden width"},                                                 \
-      {"dropout", "float", "0.0", "dropout on attention weights"}, {                               \
-    "attention", "string", "\"auto\"",                                                             \
-        "fused (PyTorch's scaled-dot-product attention), written (products and softmax written "   \
-        "out) or auto (fused, except for bfloat16 on the CPU)"                                     \
+#define HLM_TRANSFORMER_PARAMS                                                                   \
+  {"vocab_size", "int[5,]", "512", "tokens in the vocabulary (at least the tokenizer's)"},       \
+      {"context", "int[1,65536]", "128", "context window in tokens (41..1024)"},                 \
+      {"d_model", "int[1,]", "256", "embedding width"},                                          \
+      {"n_layer", "int[1,]", "4", "transformer blocks"},                                         \
+      {"n_head", "int[1,]", "4", "attention heads (d_model must be divisible)"},                 \
+      {"d_ff", "int[1,]", "1024", "MLP hidden width"},                                           \
+      {"dropout", "float[0,1)", "0.0", "dropout on attention weights"}, {                        \
+    "attention", "string", "\"auto\"",                                                           \
+        "fused (PyTorch's scaled-dot-product attention), written (products and softmax written " \
+        "out) or auto (fused, except for bfloat16 on the CPU)"                                   \
   }
 
 // Which keys a query may attend to. Either, both or neither may be set.

@@ -27,6 +27,8 @@
 #include "train/nonfinite_steps.h"
 #include "train/rank_job.h"
 #include "util/crash_report.h"
+#include "util/error_text.h"
+#include "util/stop_signal.h"
 
 namespace {
 
@@ -52,12 +54,26 @@ int list_plugins(const hlm::PluginHost& host) {
   return 0;
 }
 
+// Where a rank writes a LibTorch backtrace ("" outside ranks).
+std::string g_backtrace_path;
+
+// An error on one line; LibTorch's backtrace into the rank's file, never on the console.
+void report_error(const std::string& what) {
+  std::fprintf(stderr, "error: %s\n", hlm::error_summary(what).c_str());
+  if (!hlm::has_backtrace(what)) return;
+  std::ofstream out(g_backtrace_path.empty() ? "/dev/null" : g_backtrace_path);
+  if (out << what << "\n" && !g_backtrace_path.empty())
+    std::fprintf(stderr, "(LibTorch's backtrace: %s)\n", g_backtrace_path.c_str());
+}
+
 int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   hlm::install_crash_report();  // a rank on another node leaves its stack in its log
   std::ifstream in(job_path);
   if (!in) throw hlm::ConfigError("{}: cannot read the rank job file", job_path);
   const auto job = nlohmann::json::parse(in);
   const auto env = hlm::DistEnv::from_environment();
+  g_backtrace_path = job.value("out_dir", std::string(".")) + "/rank" + std::to_string(env.rank) +
+                     ".backtrace.txt";
   spdlog::set_pattern("%v");  // the launcher prefixes and timestamps rank output
   // Started by `hlm run`: label series with its run, serve them, join its Prometheus targets.
   const char* run = std::getenv("HLM_METRICS_RUN");
@@ -89,6 +105,41 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   return 0;
 }
 
+// A resume continues the run as it was resolved: a change to it is a new run, whose stages
+// shared with the old one come from the stage cache.
+void check_resume_arguments(const std::string& resume_dir, const std::string& workflow_path,
+                            const std::vector<std::string>& overrides, int nproc) {
+  if (!std::filesystem::is_directory(resume_dir))
+    throw hlm::ConfigError("--resume {}: no such run directory", resume_dir);
+  if (!std::filesystem::exists(resume_dir + "/workflow.resolved.yaml"))
+    throw hlm::ConfigError(
+        "--resume {}: not a run directory (no workflow.resolved.yaml); give the folder that "
+        "`hlm run` printed as its run directory",
+        resume_dir);
+  std::string given = workflow_path;
+  for (const auto& o : overrides) given += (given.empty() ? "" : " ") + o;
+  if (nproc > 0) given += (given.empty() ? "" : " ") + std::string("--nproc");
+  if (!given.empty())
+    throw hlm::ConfigError(
+        "hlm run --resume {} continues that run exactly as it was resolved, so it takes no "
+        "workflow, overrides or --nproc (given: {}). To change a run, start a new one with "
+        "hlm run WORKFLOW.yaml [overrides]: the stages it shares with the old run are reused "
+        "from the stage cache",
+        resume_dir, given);
+}
+
+// --runs-dir: a folder that exists, or a path where one can be made.
+CLI::Validator runs_folder_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code error;
+        if (std::filesystem::exists(path, error) && !std::filesystem::is_directory(path, error))
+          return path + " is a file; --runs-dir takes the folder that run directories go into";
+        return "";
+      },
+      "DIR");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,7 +148,8 @@ int main(int argc, char** argv) {
   CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
   app.require_subcommand(1);
   std::vector<std::string> plugin_dirs;
-  app.add_option("--plugin-path", plugin_dirs, "extra folders to search for plugins");
+  app.add_option("--plugin-path", plugin_dirs, "extra folders to search for plugins")
+      ->check(CLI::ExistingDirectory);
 
   std::string workflow_path, resume_dir, runs_dir, job_path;
   std::vector<std::string> overrides;
@@ -110,9 +162,12 @@ int main(int argc, char** argv) {
   run->add_option("overrides", overrides, "stage.key=value overrides");
   run->add_flag("--dry-run", dry_run, "print the resolved plan and stop");
   run->add_option("--resume", resume_dir, "continue a failed or interrupted run directory");
-  run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)");
-  run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
-  run->add_option("--nproc", nproc, "ranks per training stage on this host (sets world_size)");
+  run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
+  run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)")
+      ->check(runs_folder_check());
+  run->add_option("--nproc", nproc, "ranks per training stage on this host (sets world_size)")
+      ->check(CLI::Range(1, 4096));
   std::string launcher_name = "local", container;
   bool gpus = false;
   run->add_option("--launcher", launcher_name,
@@ -124,7 +179,8 @@ int main(int argc, char** argv) {
       "submit", "submit a workflow as a SLURM batch job: hlm submit WORKFLOW.yaml [overrides]");
   submit->add_option("workflow", workflow_path, "workflow YAML file")->required();
   submit->add_option("overrides", overrides, "stage.key=value or runner.key=value overrides");
-  submit->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)");
+  submit->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)")
+      ->check(runs_folder_check());
   submit->add_flag("--dry-run", dry_run,
                    "write the run directory and its job.sbatch, print the script, submit nothing");
   std::string status_dir;
@@ -197,8 +253,15 @@ int main(int argc, char** argv) {
   bench_tokenize->add_flag("--all-leads", all_leads,
                            "detect on every lead (beat-vq detect_all_leads)");
 
-  CLI11_PARSE(app, argc, argv);
   try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+  }
+  try {
+    // A stop signal ends a command at once (validate, status, plugins, qrs-eval), except where
+    // work is saved first: runs (stages checkpoint), ranks and benchmarks stop gracefully.
+    hlm::set_stop_ends_process(!(*run || *submit || *rank || *bench_pretrain || *bench_tokenize));
     if (*qrs_eval)
       return hlm::qrs_eval_command(data_dir, record_names,
                                    {threads, qrs_lead, qrs_errors_csv, qrs_rate_hz, qrs_annotator});
@@ -214,13 +277,11 @@ int main(int argc, char** argv) {
     }
     const auto schema = hlm::build_schema(host);
     if (*run && !resume_dir.empty()) {
+      check_resume_arguments(resume_dir, workflow_path, overrides, nproc);
       workflow_path = resume_dir + "/workflow.resolved.yaml";
-      if (!std::filesystem::exists(workflow_path))
-        throw hlm::ConfigError("{}: not a run directory (no workflow.resolved.yaml)", resume_dir);
     }
     if (workflow_path.empty())
       throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
-    if (!resume_dir.empty()) overrides.clear();  // the run directory holds the resolved workflow
     auto wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
     if (nproc > 0) {  // like torchrun --nproc-per-node: every pretrain stage runs on nproc ranks
       for (const auto& stage : wf.stages)
@@ -293,7 +354,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    report_error(e.what());
     return 1;
   }
 }

@@ -18,6 +18,8 @@
 #include "hlm/util.h"
 #include "metrics/energy.h"
 #include "metrics/metrics.h"
+#include "util/error_text.h"
+#include "util/run_lock.h"
 
 namespace fs = std::filesystem;
 
@@ -43,9 +45,13 @@ std::string resolve_runs_dir(const workflow::Workflow& wf, const std::string& ru
 
 namespace {
 
+// The run log's file alone, for what the console should not show (backtraces).
+std::shared_ptr<spdlog::sinks::sink> g_log_file;
+
 void start_logging(const std::string& run_dir) {
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(run_dir + "/hlm.log");
+  g_log_file = file;
   console->set_pattern("%^%v%$");
   file->set_pattern("[%Y-%m-%dT%H:%M:%S.%e] [%l] %v");
   auto logger = std::make_shared<spdlog::logger>("hlm", spdlog::sinks_init_list{console, file});
@@ -61,6 +67,24 @@ void start_logging(const std::string& run_dir) {
   });
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
+}
+
+void log_to_file_only(const std::string& text) {
+  if (!g_log_file) return;
+  g_log_file->log(spdlog::details::log_msg("hlm", spdlog::level::err, text));
+  g_log_file->flush();
+}
+
+// A stage's error in one line; LibTorch's backtrace goes to hlm.log alone, and the message
+// names the parameters that most likely set what failed.
+std::string stage_error(const std::string& stage, const std::exception& e) {
+  const std::string what = e.what();
+  if (!has_backtrace(what)) return what;
+  log_to_file_only("stage '" + stage + "' failed inside LibTorch:\n" + what);
+  const std::string parameters = likely_parameters(what);
+  return "LibTorch: " + error_summary(what) +
+         (parameters.empty() ? "" : " (check the stage's " + parameters + ")") +
+         " (backtrace in hlm.log)";
 }
 
 std::string format_seconds(double s) {
@@ -100,18 +124,64 @@ std::string start_run_directory(const workflow::Workflow& wf, const std::string&
   std::string lines;
   for (const auto& o : overrides) lines += o + "\n";
   write_text_atomic(run_dir + "/overrides.txt", lines);
+  const std::string source =
+      wf.file.empty() ? "" : fs::absolute(wf.file).lexically_normal().string();
+  write_text_atomic(run_dir + "/run.json",
+                    nlohmann::json{{"runs_dir", runs_dir}, {"workflow", source}}.dump(2) + "\n");
   return run_dir;
 }
+
+std::string runs_dir_of_run(const std::string& run_dir) {
+  if (const auto recorded = read_json(run_dir + "/run.json"))
+    if (recorded->contains("runs_dir") && (*recorded)["runs_dir"].is_string())
+      return (*recorded)["runs_dir"].get<std::string>();
+  // A run made before run.json: runs/<workflow>/<run>.
+  return fs::absolute(run_dir).lexically_normal().parent_path().parent_path().string();
+}
+
+namespace {
+
+// `hlm run` of the workflow and overrides that made run_dir, as its run.json and overrides.txt
+// recorded them.
+std::string rerun_command(const std::string& run_dir) {
+  const auto recorded = read_json(run_dir + "/run.json");
+  std::string command = "hlm run " + (recorded ? recorded->value("workflow", "") : "");
+  if (!recorded || recorded->value("workflow", "").empty()) command += "WORKFLOW.yaml";
+  std::ifstream overrides(run_dir + "/overrides.txt");
+  for (std::string line; std::getline(overrides, line);)
+    if (!line.empty()) command += " '" + line + "'";
+  return command;
+}
+
+// The run folder to work in, locked for this process: a new one, or the one resumed, whose
+// stage cache is the runs folder it was made in, wherever hlm runs from.
+std::pair<std::string, std::string> open_run(const workflow::Workflow& wf,
+                                             const RunOptions& options) {
+  if (options.resume_dir.empty()) {
+    const std::string runs_dir = resolve_runs_dir(wf, options.runs_dir);
+    const std::string run_dir = start_run_directory(wf, runs_dir, options.overrides);
+    lock_run_directory(run_dir);
+    return {run_dir, runs_dir};
+  }
+  const std::string run_dir = fs::absolute(options.resume_dir).lexically_normal().string();
+  lock_run_directory(run_dir);
+  const std::string runs_dir = runs_dir_of_run(run_dir);
+  if (!options.runs_dir.empty() && resolve_runs_dir(wf, options.runs_dir) != runs_dir)
+    throw ConfigError(
+        "--runs-dir {}: the run {} belongs to the runs folder {} (its stage cache); resume it "
+        "without --runs-dir",
+        options.runs_dir, run_dir, runs_dir);
+  return {run_dir, runs_dir};
+}
+
+}  // namespace
 
 std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
                          const RunOptions& options) {
   // What this machine must offer (a GPU asked for) is checked before a run folder is made.
   for (const auto& instance : wf.stages)
     if (const auto& preflight = stage_kind(instance.kind).preflight) preflight(instance);
-  const std::string runs_dir = resolve_runs_dir(wf, options.runs_dir);
-  const std::string run_dir = options.resume_dir.empty()
-                                  ? start_run_directory(wf, runs_dir, options.overrides)
-                                  : fs::absolute(options.resume_dir).lexically_normal().string();
+  const auto [run_dir, runs_dir] = open_run(wf, options);
   start_logging(run_dir);
   metrics().set_labels(fs::path(run_dir).filename().string(), 0);
   metrics().open_jsonl(run_dir + "/metrics.jsonl");
@@ -206,7 +276,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
       throw;
     } catch (const std::exception& e) {
       m["status"] = "failed";
-      m["error"] = e.what();
+      m["error"] = stage_error(instance.id, e);
     }
     const double seconds = now_seconds() - start;
     m["finished_at"] = utc_timestamp();
@@ -217,8 +287,12 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     if (m["status"] != "done") {
       spdlog::error("{} failed after {}: {}", tag, format_seconds(seconds),
                     m["error"].get<std::string>());
-      throw Error("stage '{}' failed; fix the cause and continue with: hlm run --resume {}",
-                  instance.id, run_dir);
+      throw Error(
+          "stage '{}' failed. If the cause is outside the workflow (data, disk, this machine), "
+          "fix it and continue with: hlm run --resume {}. If it is in the workflow or its "
+          "overrides, change them and start a new run: {} (changed as needed); the stages it "
+          "shares with this run are reused from the stage cache",
+          instance.id, run_dir, rerun_command(run_dir));
     }
     remember_stage(runs_dir, key, stage_dir);
     spdlog::info("{} done in {}", tag, format_seconds(seconds));

@@ -30,6 +30,10 @@ std::string resolve_runs_dir(const workflow::Workflow& workflow, const std::stri
 std::string start_run_directory(const workflow::Workflow& workflow, const std::string& runs_dir,
                                 const std::vector<std::string>& overrides);
 
+// The runs folder (and with it the stage cache) a run directory belongs to: the one recorded
+// in its run.json, else the folder two levels up (runs/<workflow>/<run>).
+std::string runs_dir_of_run(const std::string& run_dir);
+
 // Returns the run directory. Throws hlm::Error when a stage fails (the run directory keeps
 // what finished; `hlm run --resume DIR` continues it).
 std::string run_workflow(const workflow::Workflow& workflow, const PluginHost& plugins,

@@ -32,7 +32,12 @@ void expect_training_left(int count, size_t records) {
 RecordSplit kfold_split(std::vector<std::string> records, int folds, int fold, uint64_t seed) {
   records = shuffled(std::move(records), seed);
   if (folds < 2 || size_t(folds) > records.size())
-    throw ConfigError("folds={} needs 2 to {} (the number of records)", folds, records.size());
+    throw ConfigError(
+        "folds={}: k-fold cross-validation needs from 2 folds up to one per record, and there "
+        "are {} record(s); {}",
+        folds, records.size(),
+        records.size() < 2 ? "give the stage at least 2 records, or set folds: 0 (off)"
+                           : "set folds from 2 to " + std::to_string(records.size()));
   if (fold < 0 || fold >= folds)
     throw ConfigError("fold={} is outside 0..{} (folds={})", fold, folds - 1, folds);
   RecordSplit split;

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "hlm/errors.h"
+#include "metrics/connection_threads.h"
 #include "metrics/http_routes.h"
 
 namespace hlm {
@@ -61,7 +62,7 @@ void text(httplib::Response& res, int status, const std::string& body) {
 }  // namespace
 
 void configure_metrics_server(httplib::Server& s, std::function<std::string()> render_metrics) {
-  s.new_task_queue = [] { return new httplib::ThreadPool(MetricsHttpServer::kWorkers); };
+  s.new_task_queue = [] { return new ConnectionThreads(MetricsHttpServer::kMaxConnections); };
   // A client that connects and sends nothing is dropped after kIdleSeconds; one that trickles
   // a request gets a few seconds per read. Prometheus sends its request at once (scrape
   // timeout 10 s).

@@ -1,8 +1,8 @@
 // The HTTP server for Prometheus scrapes of /metrics and for health checks, on cpp-httplib
-// (Debian's libcpp-httplib-dev): a pool of worker threads, so one slow, silent or malformed
-// client does not hold up a scrape. prometheus-cpp's own civetweb Exposer fails ("null
-// context when constructing CivetServer") in any process that links LibTorch 1.13, and the
-// hlm binary does.
+// (Debian's libcpp-httplib-dev): each connection on a thread of its own (up to
+// kMaxConnections), so slow, silent or malformed clients do not hold up a scrape. prometheus-cpp's
+// own civetweb Exposer fails ("null context when constructing CivetServer") in any process that
+// links LibTorch 1.13, and the hlm binary does.
 #pragma once
 #include <memory>
 #include <string>
@@ -23,9 +23,9 @@ namespace hlm {
 // /metrics), 404 for other paths and 405 for other methods.
 class MetricsHttpServer {
  public:
-  // Workers serving connections at once; a connection that sends nothing holds one for at
-  // most kIdleSeconds.
-  static constexpr int kWorkers = 8;
+  // Connections served at once (more wait for one to end); a connection that sends nothing
+  // holds one for at most kIdleSeconds, one that trickles its request 2 s per read.
+  static constexpr int kMaxConnections = 64;
   static constexpr int kIdleSeconds = 1;
 
   // Binds and listens on bind_address:port (port 0 = any free port) and starts serving.

@@ -338,7 +338,7 @@ void Metrics::close_jsonl() {
   impl_->jsonl = nullptr;
 }
 
-void Metrics::train_step(const std::string& stage, const TrainStep& s) {
+void Metrics::train_step(const std::string& stage, const TrainStep& s, bool to_jsonl) {
   Impl& m = *impl_;
   const Labels l = m.labels(stage);
   Counter& steps = m.train_steps.Add(l);
@@ -387,7 +387,7 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
     }
   }
 
-  m.write_jsonl(l, values, {{"step", s.step}});
+  if (to_jsonl) m.write_jsonl(l, values, {{"step", s.step}});
   for (const auto& [name, seconds] :
        {std::pair{"forward", s.forward_seconds}, std::pair{"backward", s.backward_seconds},
         std::pair{"optimizer", s.optimizer_seconds}}) {
@@ -395,7 +395,8 @@ void Metrics::train_step(const std::string& stage, const TrainStep& s) {
     with_phase["phase"] = name;
     Counter& c = m.phase.Add(with_phase);
     c.Increment(seconds);
-    m.write_jsonl(with_phase, {{"hlm_train_phase_seconds_total", c.Value()}}, {{"step", s.step}});
+    if (to_jsonl)
+      m.write_jsonl(with_phase, {{"hlm_train_phase_seconds_total", c.Value()}}, {{"step", s.step}});
   }
 }
 

@@ -66,7 +66,9 @@ class Metrics {
   void open_jsonl(const std::string& path);
   void close_jsonl();
 
-  void train_step(const std::string& stage, const TrainStep& s);
+  // Every step updates the series; to_jsonl also writes it to metrics.jsonl (the trainer
+  // passes its log_every's steps, so the file grows at the rate of the log).
+  void train_step(const std::string& stage, const TrainStep& s, bool to_jsonl = true);
   void eval_loss(const std::string& stage, double loss, uint64_t step = 0);
   // Set by the process that launched the ranks (StallWatcher), labelled with the watched rank.
   void train_stalled(const std::string& stage, int rank, bool stalled);

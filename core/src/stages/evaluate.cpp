@@ -629,6 +629,13 @@ StageOutput run_evaluate(StageContext& ctx) {
           scope += (scope.empty() ? "" : "; ") + model_scope;
       }
       const std::vector<ScoredItem> items = mean.take();
+      if (items.empty())
+        throw DataError(
+            "{}:{}: stage '{}' scored no items of {}{} ({}): its records give no segment of the "
+            "model's length, or none was held out; check the records evaluated and the "
+            "finetune stage's holdout settings (a score over nothing is no result)",
+            ctx.instance.file, ctx.instance.line, ctx.instance.id, dataset.name,
+            label.empty() ? "" : " [" + label + "]", scope.empty() ? "no models" : scope);
       const std::string ensemble = seeds.size() > 1
                                        ? ", the mean of " + std::to_string(seeds.size()) +
                                              " seeds' probabilities (an ensemble)"
@@ -730,7 +737,7 @@ StageKind evaluate_stage() {
             "and its own rhythm as reference (the unit of AF detectors that classify each beat); "
             "results under datasets.NAME.by_beat",
             false},
-           {"by_beat_overlap", "int", "1",
+           {"by_beat_overlap", "int[1,]", "1",
             "with by_beat: segments start every segment_beats / by_beat_overlap beats (rounded "
             "up) and each beat takes the mean of the up to by_beat_overlap segments that hold "
             "it (a window nearer to one centred on the beat); the model scores about that many "
@@ -738,7 +745,7 @@ StageKind evaluate_stage() {
             false},
            {"protocol_note", "string", "\"\"",
             "how this run's protocol differs from the published ones (shown with them)", false},
-           {"threads", "int", "1", "intra-op threads", false},
+           {"threads", "int[1,]", "1", "intra-op threads", false},
            device_param_spec()},
           run_evaluate,
           /*external_inputs=*/nullptr,

@@ -83,9 +83,9 @@ StageKind pretrain_stage() {
   params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})",
                     "process-group backend for world_size > 1", false});
-  params.push_back({"world_size", "int", "1",
+  params.push_back({"world_size", "int[1,]", "1",
                     "data-parallel ranks (hlm submit sets nodes x ntasks_per_node)", false});
-  params.push_back({"max_restarts", "int", "3",
+  params.push_back({"max_restarts", "int[0,]", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint",
                     false});
   return {"pretrain",

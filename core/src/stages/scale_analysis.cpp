@@ -213,7 +213,8 @@ StageKind scale_analysis_stage() {
                     "`backend` (a backend plugin) or `nodes` (SLURM nodes the ranks spread over); "
                     "every combination is measured at every world size",
                     false});
-  params.push_back({"repeats", "int", "3", "runs of every point (median and range kept)", false});
+  params.push_back(
+      {"repeats", "int[1,]", "3", "runs of every point (median and range kept)", false});
   params.push_back({"scaling", "string", "\"strong\"",
                     "strong (N ranks share the steps, the paper's setting) or weak (each rank "
                     "runs all steps)",

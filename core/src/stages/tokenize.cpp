@@ -46,6 +46,37 @@ std::vector<RecordRef> list_records(const std::vector<std::shared_ptr<Dataset>>&
   return records;
 }
 
+// Failed records named on the console (report.md names them all).
+constexpr size_t kFailuresShown = 20;
+
+// The slowest rate at which a QRS complex (about 0.1 s wide) still spans a few samples: a
+// record sampled slower has a wrong header or is no ECG, and would yield noise as "beats".
+constexpr double kMinEcgHz = 50.0;
+
+// A record the tokenizer can find beats in, or DataError naming what is wrong with it.
+void check_tokenizable(const Record& record) {
+  const std::string where = record.source.empty() ? record.name : record.source;
+  if (!record.signals.empty() && record.digital.empty())
+    throw DataError(
+        "{}: its header lists {} signal(s) in {}, but that file is missing beside the header "
+        "or is not a regular file (a pipe, a device); fetch the record's signal files, or leave "
+        "the record out (a record of annotations alone has no beats to tokenize)",
+        where, record.signals.size(), record.signals.front().file_name);
+  if (record.sampling_hz < kMinEcgHz)
+    throw DataError(
+        "{}: sampled at {} Hz, below the {} Hz an ECG's QRS complexes need to be found; check "
+        "the sampling frequency on its header's record line, or leave the record out",
+        where, record.sampling_hz, kMinEcgHz);
+}
+
+// "a, b, c" or "a, b, c and 17 more".
+std::string record_list(const std::vector<RecordRef>& records) {
+  std::string out;
+  for (size_t i = 0; i < records.size() && i < 3; ++i) out += (i ? ", " : "") + records[i].name;
+  if (records.size() > 3) out += " and " + std::to_string(records.size() - 3) + " more";
+  return out;
+}
+
 StageOutput run_tokenize(StageContext& ctx) {
   const auto& p = ctx.params();
   const int threads = p.at("threads").get<int>();
@@ -65,6 +96,7 @@ StageOutput run_tokenize(StageContext& ctx) {
   auto read_and_extract = [&](size_t i, bool with_labels) -> std::optional<Beats> {
     try {
       const Record record = datasets[records[i].dataset]->read(records[i].name);
+      check_tokenizable(record);
       Beats beats = tokenizer->extract(record);
       if (!with_labels) return beats;
       RecordLabels l = labels_of(record, beats.positions);
@@ -110,8 +142,13 @@ StageOutput run_tokenize(StageContext& ctx) {
           "tokenize stopped by a signal while sampling beats for the codebook (nothing "
           "kept yet); continue with hlm run --resume RUN_DIR");
     if (sample.size() == 0)
-      throw DataError("no beats to fit the tokenizer on{}",
-                      (failures.empty() ? std::string() : "; first failure: " + failures.front()));
+      throw DataError(
+          "stage '{}': no beats to fit the tokenizer on in {} record(s) ({}){}", ctx.instance.id,
+          records.size(), record_list(records),
+          failures.empty()
+              ? std::string(": the detector found none; check the tokenizer's lead, the "
+                            "records' sampling rates and their signal files")
+              : "; " + std::to_string(failures.size()) + " failed, first: " + failures.front());
     const Beats rows = sample.take();
     tokenizer->fit({&rows});
     tokenizer->save_state(codebook);
@@ -145,8 +182,14 @@ StageOutput run_tokenize(StageContext& ctx) {
         writer.record_count(), records.size());
   writer.finish();
   const double seconds = now_seconds() - start;
+  for (size_t f = 0; f < failures.size() && f < kFailuresShown; ++f)
+    ctx.progress("record " + failures[f]);
+  if (failures.size() > kFailuresShown)
+    ctx.progress("and " + std::to_string(failures.size() - kFailuresShown) +
+                 " more failed records (report.md lists them all)");
   if (failures.size() == records.size())
-    throw DataError("every record failed; first: {}", failures.front());
+    throw DataError("stage '{}': every record failed; first: {}", ctx.instance.id,
+                    failures.front());
 
   auto store = TokenStore::open(store_path);
   out.artifacts["token_store"] = store_path;
@@ -215,8 +258,8 @@ StageKind tokenize_stage() {
           "5",
           {{"datasets", "list:plugin:dataset", "", "datasets to read (each a plugin block)", true},
            {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
-           {"threads", "int", "2", "records tokenized in parallel", false},
-           {"fit_sample_cap", "int", "400000",
+           {"threads", "int[1,]", "2", "records tokenized in parallel", false},
+           {"fit_sample_cap", "int[1,]", "400000",
             "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
           run_tokenize,
           tokenize_inputs,

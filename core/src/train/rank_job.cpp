@@ -165,8 +165,9 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   const std::string stage = job.value("stage", "pretrain");
   const int64_t log_every = std::max<int64_t>(1, train.options.log_every);
   train.on_step = [&](const TrainStep& s) {
-    metrics().train_step(stage, s);
-    if (env.rank == 0 && (s.step % log_every == 0 || s.step == train.options.steps))
+    const bool logged = s.step % log_every == 0 || s.step == train.options.steps;
+    metrics().train_step(stage, s, logged);
+    if (env.rank == 0 && logged)
       spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
                    train.options.steps, s.loss, s.learning_rate,
                    double(s.rank_tokens * train.env.world_size) / s.step_seconds);

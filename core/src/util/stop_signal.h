@@ -17,6 +17,10 @@ namespace hlm {
 void install_stop_handlers();
 // True once this process got a stop signal.
 bool stop_signal_received();
+// true: a stop signal ends the process at once with 128 + the signal (143 for SIGTERM), for
+// commands with nothing to save (validate, status, plugins); false (the default): it sets the
+// flag that stages and ranks poll to checkpoint and stop.
+void set_stop_ends_process(bool ends);
 // In a forked child before exec: the program it runs gets the usual signal mask back (a
 // blocked SIGTERM would survive exec and make srun or a rank deaf to stops).
 // Async-signal-safe.

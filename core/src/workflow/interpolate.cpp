@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <unordered_map>
 
 #include "hlm/util.h"
 #include "workflow/overrides.h"
@@ -20,8 +21,10 @@ class Interpolator {
  public:
   // already_resolved: vars hold no references any more (only literal "${" from "$${").
   Interpolator(Node& vars, bool already_resolved) : vars_(vars) {
-    if (already_resolved)
-      for (const auto& name : vars_.keys()) state_[name] = 2;
+    for (auto& [name, node] : vars_.entries) {
+      by_name_[name] = &node;
+      state_[name] = already_resolved ? 2 : 0;
+    }
   }
 
   // Resolves every var; after this, lookups need no further work.
@@ -47,7 +50,7 @@ class Interpolator {
     }
     state = 1;
     stack_.push_back(name);
-    walk(*vars_.find(name));
+    walk(*by_name_.at(name));
     stack_.pop_back();
     state_[name] = 2;
   }
@@ -55,12 +58,13 @@ class Interpolator {
   // The node a "vars.a.b" reference points at (path without the "vars." prefix).
   const Node& lookup(const std::string& path, const Loc& at) {
     const std::vector<std::string> parts = split_path(path);
-    if (!vars_.find(parts[0])) {
+    const auto var = by_name_.find(parts[0]);
+    if (var == by_name_.end()) {
       fail(at, "unknown var '" + parts[0] + "' in ${vars." + path + "}" +
                    suggest(parts[0], vars_.keys()));
     }
     resolve_var(parts[0], at);
-    const Node* node = vars_.find(parts[0]);
+    const Node* node = var->second;
     for (size_t i = 1; i < parts.size(); ++i) {
       const Node* next = nullptr;
       long long index = 0;
@@ -158,7 +162,10 @@ class Interpolator {
   }
 
   Node& vars_;
-  std::map<std::string, int> state_;  // 0 unresolved, 1 resolving, 2 done
+  // The vars by name (the block's entries are not added or removed while it works), so a
+  // lookup does not scan the block: resolving is linear in the number of vars.
+  std::unordered_map<std::string, Node*> by_name_;
+  std::unordered_map<std::string, int> state_;  // 0 unresolved, 1 resolving, 2 done
   std::vector<std::string> stack_;
 };
 

@@ -1,6 +1,7 @@
 // load_workflow: parse, apply overrides, interpolate, validate, expand. Each step throws
 // ConfigError at the first problem, before any stage runs.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +20,10 @@ using detail::fail;
 using detail::Node;
 
 namespace {
+
+// Workflows are a few KiB; the bound keeps a wrong path (a data file, /dev/zero) from
+// filling memory.
+constexpr size_t kMaxWorkflowBytes = size_t(16) << 20;
 
 const std::vector<std::string> kTopKeys = {"name", "vars", "settings", "runner", "stages"};
 
@@ -112,11 +117,22 @@ Workflow load_workflow_text(const std::string& text, const std::string& file_lab
 
 Workflow load_workflow(const std::string& path, const std::vector<std::string>& overrides,
                        const Schema& schema) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status))
+    throw ConfigError("{}: a folder, not a workflow file; give the workflow's .yaml file", path);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw ConfigError("{}: not a regular file (a device or pipe); give the workflow's .yaml file",
+                      path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("{}: cannot read the workflow file (check the path)", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_workflow_text(text.str(), path, overrides, schema);
+  std::string text(kMaxWorkflowBytes + 1, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  text.resize(size_t(in.gcount()));
+  if (text.size() > kMaxWorkflowBytes)
+    throw ConfigError("{}: larger than {} MiB, which no workflow needs; is it the right file?",
+                      path, kMaxWorkflowBytes >> 20);
+  return load_workflow_text(text, path, overrides, schema);
 }
 
 }  // namespace hlm::workflow

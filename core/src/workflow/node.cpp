@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <regex>
+#include <unordered_map>
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
@@ -82,9 +83,26 @@ Loc loc_of(const YAML::Mark& mark, const std::string& file, bool with_lines, con
   return Loc{file, mark.line + 1, mark.column + 1};
 }
 
-Node convert(const YAML::Node& y, const std::string& file, bool with_lines, const Loc& parent) {
+// Aliases are references in yaml-cpp's tree but copies in ours: a few lines of aliases of
+// aliases would expand to billions of values. Far above any real workflow, far below memory.
+constexpr size_t kMaxValues = 1'000'000;
+constexpr int kMaxDepth = 64;
+
+struct Budget {
+  size_t values = 0;
+  int depth = 0;
+};
+
+Node convert(const YAML::Node& y, const std::string& file, bool with_lines, const Loc& parent,
+             Budget& budget) {
   Node n;
   n.loc = loc_of(y.Mark(), file, with_lines, parent);
+  if (++budget.values > kMaxValues)
+    fail(n.loc, "the workflow expands to more than " + std::to_string(kMaxValues) +
+                    " values (aliases of aliases?); write it without nested *aliases");
+  if (budget.depth >= kMaxDepth)
+    fail(n.loc, "blocks nested more than " + std::to_string(kMaxDepth) + " deep");
+  ++budget.depth;
   switch (y.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -98,17 +116,24 @@ Node convert(const YAML::Node& y, const std::string& file, bool with_lines, cons
       break;
     case YAML::NodeType::Sequence:
       n.kind = Node::Kind::Sequence;
-      for (const auto& item : y) n.items.push_back(convert(item, file, with_lines, n.loc));
+      for (const auto& item : y) n.items.push_back(convert(item, file, with_lines, n.loc, budget));
       break;
     case YAML::NodeType::Map:
       n.kind = Node::Kind::Map;
+      std::unordered_map<std::string, size_t> seen;  // key -> entry: linear in the map's size
       for (auto it = y.begin(); it != y.end(); ++it) {
         const Loc key_loc = loc_of(it->first.Mark(), file, with_lines, n.loc);
         if (!it->first.IsScalar()) fail(key_loc, "map keys must be plain names, not a list or map");
         const std::string key = it->first.Scalar();
-        if (n.find(key))
-          fail(key_loc, "duplicate key '" + key + "' (first at " + n.key_loc(key).str() + ")");
-        Node value = convert(it->second, file, with_lines, key_loc);
+        if (key == "<<" && it->first.Tag() != "!")
+          fail(key_loc,
+               "YAML merge keys (<<: *name) are not supported; write the keys out, or keep "
+               "shared values in vars: and use them as ${name}");
+        if (const auto first = seen.find(key); first != seen.end())
+          fail(key_loc,
+               "duplicate key '" + key + "' (first at " + n.key_locs[first->second].str() + ")");
+        seen.emplace(key, n.entries.size());
+        Node value = convert(it->second, file, with_lines, key_loc, budget);
         // An empty value ("params:") has the next token's mark; its key is where to point.
         if (value.is_null()) value.loc = key_loc;
         n.entries.emplace_back(key, std::move(value));
@@ -116,6 +141,7 @@ Node convert(const YAML::Node& y, const std::string& file, bool with_lines, cons
       }
       break;
   }
+  --budget.depth;
   return n;
 }
 
@@ -130,7 +156,8 @@ Node parse_yaml(const std::string& text, const std::string& file, bool with_line
                                                    : Loc{file, 0, 0};
     fail(at, "YAML syntax error: " + e.msg + " (check indentation, quoting and brackets)");
   }
-  return convert(doc, file, with_lines, Loc{file, with_lines ? 1 : 0, with_lines ? 1 : 0});
+  Budget budget;
+  return convert(doc, file, with_lines, Loc{file, with_lines ? 1 : 0, with_lines ? 1 : 0}, budget);
 }
 
 Node from_json(const nlohmann::json& value, const Loc& loc) {

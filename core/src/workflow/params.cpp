@@ -3,6 +3,7 @@
 #include "workflow/params.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "hlm/util.h"
 
@@ -33,11 +34,80 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
+// The interval of a number type: "int[1,]" (1 or more), "float(0,]" (above 0),
+// "float[0,1)", "int[1,65536]"; a missing bound is open-ended.
+struct Range {
+  std::string base;  // "int" or "float"
+  std::optional<double> lo, hi;
+  bool lo_open = false, hi_open = false;
+};
+
+std::optional<Range> range_of(const std::string& type) {
+  const size_t open = type.find_first_of("[(");
+  if (open == std::string::npos) return std::nullopt;
+  Range r;
+  r.base = type.substr(0, open);
+  const size_t comma = type.find(',', open);
+  const char close = type.back();
+  if ((r.base != "int" && r.base != "float") || comma == std::string::npos ||
+      (close != ']' && close != ')'))
+    return std::nullopt;
+  r.lo_open = type[open] == '(';
+  r.hi_open = close == ')';
+  const std::string lo = type.substr(open + 1, comma - open - 1);
+  const std::string hi = type.substr(comma + 1, type.size() - comma - 2);
+  double v = 0;
+  if (!lo.empty() && !parse_float(lo, &v)) return std::nullopt;
+  if (!lo.empty()) r.lo = v;
+  if (!hi.empty() && !parse_float(hi, &v)) return std::nullopt;
+  if (!hi.empty()) r.hi = v;
+  return r;
+}
+
+std::string number_text(double v) {
+  std::string s = nlohmann::json(v).dump();
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// "1 or more", "more than 0", "0 up to (not including) 1", "1 to 65536".
+std::string describe(const Range& r) {
+  const std::string lo = r.lo ? number_text(*r.lo) : "", hi = r.hi ? number_text(*r.hi) : "";
+  if (r.lo && !r.hi) return r.lo_open ? "more than " + lo : lo + " or more";
+  if (!r.lo && r.hi) return r.hi_open ? "less than " + hi : hi + " or less";
+  if (!r.lo) return "any number";
+  return (r.lo_open ? "more than " + lo + " and " : lo + " ") +
+         (r.hi_open ? "up to (not including) " + hi : "to " + hi);
+}
+
+bool within(const Range& r, double v) {
+  if (r.lo && (r.lo_open ? !(v > *r.lo) : !(v >= *r.lo))) return false;
+  if (r.hi && (r.hi_open ? !(v < *r.hi) : !(v <= *r.hi))) return false;
+  return true;
+}
+
 [[noreturn]] void wrong_type(const Node& v, const std::string& what, const std::string& expected,
                              const std::string& hint = "") {
   std::string got = v.describe();
   if (v.is_scalar() && v.quoted) got += " (a quoted string)";
   fail(v.loc, "wrong type for " + what + ": expected " + expected + ", got " + got + hint);
+}
+
+// A transformer block (a plugin declaring hlm/transformer.h's HLM_TRANSFORMER_PARAMS) splits
+// d_model among its n_head heads evenly: checked here, not when its stage starts.
+void check_attention_heads(const nlohmann::json& params, const Node& block,
+                           const std::string& what) {
+  if (!params.contains("d_model") || !params.contains("n_head") ||
+      !params["d_model"].is_number_integer() || !params["n_head"].is_number_integer())
+    return;
+  const long long d_model = params["d_model"], heads = params["n_head"];
+  if (heads > 0 && d_model % heads != 0) {
+    const Node* at = block.find("n_head") ? block.find("n_head") : block.find("d_model");
+    fail(at ? at->loc : block.loc, what + ": d_model " + std::to_string(d_model) +
+                                       " is not divisible by n_head " + std::to_string(heads) +
+                                       " (each head takes d_model / n_head dimensions); pick " +
+                                       "n_head among the divisors of d_model");
+  }
 }
 
 nlohmann::json check_plugin_block(const Node& v, const std::string& kind, const std::string& what,
@@ -63,6 +133,7 @@ nlohmann::json check_plugin_block(const Node& v, const std::string& kind, const 
   rest.erase("plugin");
   nlohmann::json out =
       check_params(rest, *specs, what + " (" + kind + " plugin '" + name + "')", schema);
+  check_attention_heads(out, v, what);
   out["plugin"] = name;
   return out;
 }
@@ -77,7 +148,7 @@ bool is_valid_type(const std::string& type) {
   if (starts_with(type, kPluginPrefix)) return type.size() > std::string(kPluginPrefix).size();
   if (starts_with(type, kListPrefix)) return is_valid_type(type.substr(5));
   if (starts_with(type, kChoicePrefix)) return !choices_of(type).empty();
-  return false;
+  return range_of(type).has_value();
 }
 
 nlohmann::json default_of(const ParamSpec& spec, const Loc& loc) {
@@ -114,6 +185,12 @@ nlohmann::json check_value(const Node& v, const std::string& type, const std::st
       }
     }
     return out;
+  }
+  if (const auto range = range_of(type)) {
+    const nlohmann::json value = check_value(v, range->base, what, schema);
+    if (!within(*range, value.get<double>()))
+      fail(v.loc, what + " is " + v.text + ", out of its range: allowed " + describe(*range));
+    return value;
   }
   if (starts_with(type, kChoicePrefix)) {
     const auto choices = choices_of(type);

@@ -57,12 +57,12 @@ Schema::Schema() {
        "0.0.0.0, for a Prometheus on another host)",
        false},
       {"runs_dir", "string", "\"runs\"", "where run directories are created", false},
-      {"stall_seconds", "float", "300",
+      {"stall_seconds", "float(0,]", "300",
        "a rank that finishes no training step for this long is reported stalled "
        "(hlm_train_stalled, a log line naming it and its phase, the stage's stalled_ranks); "
        "0 = never",
        false},
-      {"rendezvous_timeout_seconds", "float", "300",
+      {"rendezvous_timeout_seconds", "float(0,]", "300",
        "how long the ranks of a job wait for each other to start and connect (rank 0 names "
        "the ranks that never arrived; the others the endpoint they could not reach)",
        false},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_set>
 
 #include "workflow/conditions.h"
 #include "workflow/dag.h"
@@ -123,10 +124,23 @@ std::string id_text(const nlohmann::json& value) {
   return text;
 }
 
+// Instances a stage's matrix may make: each is a training or scoring run of its own, so a sweep
+// beyond this is a mistake (a list repeated by an alias, a misplaced range), not a study.
+constexpr size_t kMaxInstances = 10'000;
+
 std::vector<StageInstance> expand(const StageDef& def, const Schema& schema) {
   const auto& specs = *schema.stage_kind(def.kind);
   const std::string owner = "params of stage '" + def.id + "'";
+  size_t count = 1;
+  for (const auto& [key, values] : def.matrix) {
+    count *= std::max<size_t>(values.items.size(), 1);
+    if (count > kMaxInstances)
+      fail(def.loc, "the matrix of stage '" + def.id + "' makes more than " +
+                        std::to_string(kMaxInstances) +
+                        " instances; sweep fewer values, or split the study into workflows");
+  }
   std::vector<StageInstance> out;
+  std::unordered_set<std::string> ids;
   std::vector<size_t> pick(def.matrix.size(), 0);  // an odometer, last key fastest
   while (true) {
     Node params = def.params.is_null() ? Node::map_at(def.params.loc) : def.params;
@@ -152,11 +166,9 @@ std::vector<StageInstance> expand(const StageDef& def, const Schema& schema) {
       labels.push_back(key + "=" + id_text(value));
     }
     if (!labels.empty()) instance.id += "[" + join(labels, ",") + "]";
-    for (const auto& other : out) {
-      if (other.id == instance.id)
-        fail(def.loc, "matrix of stage '" + def.id + "' gives instance '" + instance.id +
-                          "' twice (remove the repeated value)");
-    }
+    if (!ids.insert(instance.id).second)
+      fail(def.loc, "matrix of stage '" + def.id + "' gives instance '" + instance.id +
+                        "' twice (remove the repeated value)");
     out.push_back(std::move(instance));
     size_t k = def.matrix.size();
     while (k > 0 && ++pick[k - 1] == def.matrix[k - 1].second.items.size()) pick[--k] = 0;
@@ -215,12 +227,10 @@ std::vector<StageInstance> build_stages(const Node& stages, const Schema& schema
   for (size_t i : order) {
     if (!kept[i]) continue;
     std::vector<std::string> needs;
-    for (const auto& edge : dag[i].needs) {
-      for (const auto& needed : instances[edge.target]) {
-        if (std::find(needs.begin(), needs.end(), needed.id) == needs.end())
-          needs.push_back(needed.id);
-      }
-    }
+    std::unordered_set<std::string> listed;
+    for (const auto& edge : dag[i].needs)
+      for (const auto& needed : instances[edge.target])
+        if (listed.insert(needed.id).second) needs.push_back(needed.id);
     for (const auto& instance : instances[i]) {
       out.push_back(instance);
       out.back().needs = needs;

@@ -40,7 +40,7 @@ const hlm_param_decl kParams[] = {
      "network interface Gloo binds on every rank, e.g. eth0 (\"\" = GLOO_SOCKET_IFNAME, else "
      "host)"},
     {"host", "string", "\"127.0.0.1\"", "address Gloo binds when no interface is named"},
-    {"timeout_s", "int", "300", "collective timeout in seconds"},
+    {"timeout_s", "int[1,]", "300", "collective timeout in seconds"},
 };
 
 hlm::Backend* make_gloo(const nlohmann::json& p) {

@@ -44,7 +44,7 @@ class NcclBackend : public hlm::Backend {
 };
 
 const hlm_param_decl kParams[] = {
-    {"timeout_s", "int", "300", "collective timeout in seconds (NCCL's watchdog)"},
+    {"timeout_s", "int[1,]", "300", "collective timeout in seconds (NCCL's watchdog)"},
     {"high_priority_stream", "bool", "false",
      "run NCCL's kernels on a high-priority CUDA stream, ahead of backward's"},
 };

@@ -27,10 +27,10 @@ class ShmBackend : public hlm::Backend {
 };
 
 const hlm_param_decl kParams[] = {
-    {"chunk_mb", "float", "4", "largest piece of a tensor moved at once, per rank"},
-    {"shared_mb", "float", "256",
+    {"chunk_mb", "float(0,]", "4", "largest piece of a tensor moved at once, per rank"},
+    {"shared_mb", "float(0,]", "256",
      "room per rank for tensors kept in shared memory (gradient buckets; the rest are copied)"},
-    {"timeout_s", "int", "300", "how long a rank waits for the others in a collective"},
+    {"timeout_s", "int[1,]", "300", "how long a rank waits for the others in a collective"},
 };
 
 hlm::Backend* make_shm(const nlohmann::json& p) {

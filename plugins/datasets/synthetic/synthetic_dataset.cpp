@@ -77,13 +77,14 @@ class SyntheticDataset final : public hlm::Dataset {
 hlm::Dataset* make_synthetic(const nlohmann::json& params) { return new SyntheticDataset(params); }
 
 const hlm_param_decl kSyntheticParams[] = {
-    {"records", "int", "4", "number of records, named syn000, syn001, ..."},
-    {"seconds", "float", "300", "length of each record"},
-    {"sampling_hz", "float", "360", "sampling rate"},
+    {"records", "int[1,]", "4", "number of records, named syn000, syn001, ..."},
+    {"seconds", "float(0,]", "300", "length of each record"},
+    {"sampling_hz", "float[50,10000]", "360", "sampling rate"},
     {"seed", "int", "0", "seed; each record derives its own from it and its index"},
-    {"pvc_rate", "float", "0.05", "probability that a beat is a premature ventricular beat (V)"},
-    {"af_fraction", "float", "0.25", "share of each record's time in atrial fibrillation"},
-    {"noise_mv", "float", "0.01", "white noise standard deviation, mV"},
+    {"pvc_rate", "float[0,1]", "0.05",
+     "probability that a beat is a premature ventricular beat (V)"},
+    {"af_fraction", "float[0,1]", "0.25", "share of each record's time in atrial fibrillation"},
+    {"noise_mv", "float[0,]", "0.01", "white noise standard deviation, mV"},
 };
 
 }  // namespace

@@ -15,6 +15,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Why a folder gave no records, and what to do: a RECORDS file whose entries name no header
+// hides the headers beside it.
+std::string no_records_reason(const std::string& dir) {
+  size_t headers = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    headers += e.is_regular_file() && e.path().extension() == ".hea";
+  const fs::path listing = fs::path(dir) / "RECORDS";
+  if (!fs::exists(listing))
+    return dir +
+           ": no WFDB records (no .hea header files and no RECORDS file); check the "
+           "dataset's dir";
+  size_t entries = 0;
+  std::ifstream in(listing);
+  for (std::string line; std::getline(in, line);)
+    entries += line.find_first_not_of(" \t\r") != std::string::npos && line[0] != '#';
+  return listing.string() + ": lists " + std::to_string(entries) + " record(s), none with a " +
+         ".hea header beside it, while the folder holds " + std::to_string(headers) +
+         " header(s); list the records to read in RECORDS (one name per line, no extension), "
+         "or remove RECORDS to read every header in the folder";
+}
+
 class WfdbDataset final : public hlm::Dataset {
  public:
   explicit WfdbDataset(const nlohmann::json& params)
@@ -40,8 +61,7 @@ class WfdbDataset final : public hlm::Dataset {
       records_.push_back(name);
     }
     if (wanted.empty()) records_ = available;
-    if (records_.empty())
-      throw hlm::DataError("{}: no WFDB records (no RECORDS file entries and no .hea files)", dir_);
+    if (records_.empty()) throw hlm::DataError("{}", no_records_reason(dir_));
     known_.insert(records_.begin(), records_.end());
     if (!rhythm_annotator_.empty()) {
       require_files(rhythm_annotator_, "rhythm_annotator");

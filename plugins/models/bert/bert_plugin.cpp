@@ -11,7 +11,8 @@ using BertModel = hlm::TransformerModel<Bert, hlm::Objective::kMasked>;
 
 const hlm_param_decl kParams[] = {
     HLM_TRANSFORMER_PARAMS,
-    {"mask_probability", "float", "0.15", "share of content tokens the objective masks (80/10/10)"},
+    {"mask_probability", "float(0,1)", "0.15",
+     "share of content tokens the objective masks (80/10/10)"},
 };
 
 hlm::Model* make_bert(const nlohmann::json& p) {

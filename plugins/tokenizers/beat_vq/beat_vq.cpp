@@ -421,23 +421,25 @@ class BeatVq final : public hlm::Tokenizer {
 hlm::Tokenizer* make_beat_vq(const nlohmann::json& params) { return new BeatVq(params); }
 
 const hlm_param_decl kBeatVqParams[] = {
-    {"codes", "int", "500", "codebook size K (tokens = K + 4 special tokens)"},
-    {"lead", "int", "0", "signal index whose beats are tokenized (when no lead_names match)"},
+    {"codes", "int[1,65535]", "500", "codebook size K (tokens = K + 4 special tokens)"},
+    {"lead", "int[0,]", "0", "signal index whose beats are tokenized (when no lead_names match)"},
     {"lead_names", "list:string", "[]",
      "signal names (header descriptions) to tokenize before `lead`: the first a record has wins, "
      "`lead` where it has none (MIT-BIH: [MLII], which record 114 has second)"},
-    {"sample_beats", "int", "200000", "k-means runs on at most this many beats, drawn at random"},
-    {"iters", "int", "25", "at most this many Lloyd iterations"},
+    {"sample_beats", "int[1,]", "200000",
+     "k-means runs on at most this many beats, drawn at random"},
+    {"iters", "int[1,]", "25", "at most this many Lloyd iterations"},
     {"seed", "int", "0", "seed of the k-means sample and k-means++ seeding"},
-    {"window_before_s", "float", "0.25", "window start before the R peak, seconds"},
-    {"window_after_s", "float", "0.40", "window end after the R peak, seconds"},
-    {"points", "int", "64", "points per beat window (linear interpolation)"},
+    {"window_before_s", "float(0,2]", "0.25", "window start before the R peak, seconds"},
+    {"window_after_s", "float(0,2]", "0.40", "window end after the R peak, seconds"},
+    {"points", "int[2,4096]", "64", "points per beat window (linear interpolation)"},
     {"baseline", "string", "\"highpass\"",
      "baseline removal: \"highpass\" (0.5 Hz) or \"median\" (200 ms + 600 ms medians)"},
-    {"lowpass_hz", "float", "40.0", "low-pass cutoff before windowing; 0 disables it"},
+    {"lowpass_hz", "float[0,]", "40.0", "low-pass cutoff before windowing; 0 disables it"},
     {"detect_all_leads", "bool", "false",
      "find beats on all leads together (R peaks on the tokenized lead)"},
-    {"threads", "int", "0", "threads for the codebook fit (0 = all cores); tokens do not change"},
+    {"threads", "int[0,]", "0",
+     "threads for the codebook fit (0 = all cores); tokens do not change"},
     {"codebook", "string", "\"\"", "a codebook file to use instead of fitting one"},
     {"shape", "string", "\"window\"",
      "what a code describes: \"window\" (the beat's samples) or \"relative\" (its RR features "
@@ -445,17 +447,17 @@ const hlm_param_decl kBeatVqParams[] = {
     {"template_descriptors", "bool", "false",
      "store with each beat 10 numbers describing its template (QRS width, P and T waves "
      "against the QRS) and the beat against it, for a head's `descriptors` input"},
-    {"shape_descriptor_leads", "int", "1",
+    {"shape_descriptor_leads", "int[1,]", "1",
      "with shape_descriptors: how many of the record's signals carry them, the tokenized one "
      "first, then the others of its length in order (each against its own template)"},
-    {"align_max_shift_s", "float", "0",
+    {"align_max_shift_s", "float[0,]", "0",
      "move each R peak by up to this many seconds to where its QRS matches its record's "
      "template best, before windows and RR intervals (0: off)"},
     {"template_beats", "string", "\"all\"",
      "which beats make a beat's template (its 50 neighbours either side): \"all\", or "
      "\"timely\", leaving out premature ones, so that bigeminy or a run of ectopic beats does "
      "not make the ectopic shape the template"},
-    {"shape_descriptors", "int", "0",
+    {"shape_descriptors", "int[0,]", "0",
      "store with each beat its window and its window minus its template at this many points, "
      "over the template's QRS (0: none), for a head's or the trees' `descriptors`"},
 };

@@ -181,13 +181,14 @@ const hlm_param_decl kRhythmParams[] = {
      "where beats come from: \"annotations\" (reference beat annotations, class from their code), "
      "\"detected\" (QRS detector, class N) or \"auto\" (annotations when the record has beat "
      "annotations, else detected)"},
-    {"lead", "int", "0", "signal whose R peaks are the beat positions (source detected)"},
+    {"lead", "int[0,]", "0", "signal whose R peaks are the beat positions (source detected)"},
     {"detect_all_leads", "bool", "true", "detect on all leads together (source detected)"},
-    {"bins", "int", "16", "RR-ratio bins (vocabulary = 5 classes x bins + 4 special tokens)"},
-    {"rr_min_ratio", "float", "0.5",
+    {"bins", "int[1,1000]", "16",
+     "RR-ratio bins (vocabulary = 5 classes x bins + 4 special tokens)"},
+    {"rr_min_ratio", "float(0,]", "0.5",
      "lower end of the log-spaced bins; smaller ratios go to bin 0"},
-    {"rr_max_ratio", "float", "2.0", "upper end of the bins; larger ratios go to the last bin"},
-    {"median_window", "int", "8", "RR intervals in the running median the ratio is taken to"},
+    {"rr_max_ratio", "float(0,]", "2.0", "upper end of the bins; larger ratios go to the last bin"},
+    {"median_window", "int[1,]", "8", "RR intervals in the running median the ratio is taken to"},
     {"beat_classes", "bool", "true",
      "false: every token in class N's row, the RR bin alone, whatever the source; the beats' "
      "labels are kept"},
