@@ -135,6 +135,20 @@ TEST(WfdbReader, RefusesARecordMissingOneOfItsSignalFiles) {
       << m;
 }
 
+// A header is read only up to its bound: a file of 5 MiB (a data file named .hea) or a
+// folder named so is refused at once, naming it.
+TEST(WfdbReader, RefusesAHeaderLargerThanItsBoundOrNotAFile) {
+  TempDir dir;
+  write_file(dir.file("big.hea"), std::string(5 << 20, '#'));
+  const std::string big = data_error([&] { hlm::wfdb::read_header(dir.file("big.hea")); });
+  EXPECT_NE(big.find(dir.file("big.hea") + ": 5242880 bytes, more than the 4 MiB"),
+            std::string::npos)
+      << big;
+  std::filesystem::create_directory(dir.file("folder.hea"));
+  const std::string folder = data_error([&] { hlm::wfdb::read_header(dir.file("folder.hea")); });
+  EXPECT_NE(folder.find("folder.hea: not a regular file"), std::string::npos) << folder;
+}
+
 TEST(WfdbReader, NamesTheLineOfAMalformedHeaderField) {
   TempDir dir;
   write_file(dir.file("h.hea"), "# a comment\nh 1 360 10\nh.dat 16 200 12 zero\n");

@@ -65,14 +65,15 @@ TEST(RunOwnership, AResumeFromAnotherDirectoryUsesTheRunsOwnStageCache) {
   ScratchDir runs("hlm_own_runs"), elsewhere("hlm_own_elsewhere");
   const fs::path run = interrupted_run(runs.path, "step 5/");
   ASSERT_FALSE(run.empty());
-  const auto resumed =
-      run_command("cd '" + elsewhere.path.string() + "' && '" + kHlm + "' run --resume '" +
-                  run.string() + "' 2>&1");
+  const auto resumed = run_command("cd '" + elsewhere.path.string() + "' && '" + kHlm +
+                                   "' run --resume '" + run.string() + "' 2>&1");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_FALSE(fs::exists(elsewhere.path / "runs")) << resumed.output;
   // The pretrain stage the resume finished is in the run's own cache: a new run reuses it.
-  const auto again = run_hlm("run tests/fixtures/train_small.yaml pretrain.steps=60 "
-                             "pretrain.log_every=1 --runs-dir " + runs.path.string());
+  const auto again = run_hlm(
+      "run tests/fixtures/train_small.yaml pretrain.steps=60 "
+      "pretrain.log_every=1 --runs-dir " +
+      runs.path.string());
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(again.output, "pretrain: reused from cache")) << again.output;
 }
@@ -106,7 +107,8 @@ TEST(RunOwnership, RanksEndWithAKilledLauncherAndALiveRunCannotBeResumedTwice) {
   std::string refused_output, live_status;
   const auto first = run_hlm_watching(
       "run tests/fixtures/train_small.yaml vars.world_size=2 pretrain.steps=100000 "
-      "pretrain.log_every=1 pretrain.checkpoint_every=5 --runs-dir " + runs.path.string(),
+      "pretrain.log_every=1 pretrain.checkpoint_every=5 --runs-dir " +
+          runs.path.string(),
       [&](pid_t pid, const std::string& line) {
         if (run.empty() && contains(line, "run directory ")) run = run_dir_of(line + "\n");
         if (killed || !contains(line, "step 20/")) return;
@@ -148,7 +150,8 @@ TEST(RunOwnership, AFailedStageAdvisesANewRunForAWorkflowCauseAndResumeForOthers
   const auto failed = run_hlm(
       "run tests/fixtures/train_small.yaml pretrain.steps=5 'pretrain.model={plugin: gpt, "
       "vocab_size: 8, context: 32, d_model: 32, n_layer: 1, n_head: 2, d_ff: 64}' "
-      "--runs-dir " + runs.path.string());
+      "--runs-dir " +
+      runs.path.string());
   ASSERT_NE(failed.exit_code, 0) << failed.output;
   const fs::path run = run_dir_of(failed.output);
   EXPECT_TRUE(contains(failed.output, "continue with: hlm run --resume " + run.string()))

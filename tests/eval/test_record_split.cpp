@@ -62,6 +62,25 @@ TEST(RecordSplit, ImpossibleSplitsAreConfigErrors) {
   EXPECT_THROW(hlm::eval::holdout_split(names(3), 3, 1), hlm::ConfigError);
 }
 
+// Before: "folds=2 needs 2 to 1 (the number of records)".
+TEST(RecordSplit, TooFewRecordsForTheFoldsSaysWhatToChange) {
+  try {
+    hlm::eval::kfold_split(names(1), 2, 0, 1);
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const hlm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("there are 1 record(s); give the stage at least 2 "
+                                         "records, or set folds: 0 (off)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    hlm::eval::kfold_split(names(3), 5, 0, 1);
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const hlm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("set folds from 2 to 3"), std::string::npos) << e.what();
+  }
+}
+
 namespace {
 
 // Items of N, S, V, F per record: six with N alone, two with S (40 and 50 beats), two with V

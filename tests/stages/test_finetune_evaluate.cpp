@@ -384,6 +384,34 @@ stages:
       << evaluate.output;
 }
 
+// Before: "accuracy nan on 0 items", the stage done and exit 0. Records of 4 s hold fewer
+// beats than the shortest segment (min_segment_beats 8): there is nothing to score.
+TEST(FinetuneEvaluate, AnEvaluationOverNoItemsFailsNamingWhy) {
+  hlm::test::ScratchDir dir("hlm_no_items");
+  std::ofstream(dir.path / "wf.yaml")
+      << "name: no-items\nvars:\n  model: {plugin: gpt, vocab_size: 84, context: 64, d_model: "
+         "32, n_layer: 1, n_head: 2, d_ff: 64}\nstages:\n"
+         "  - id: tokenize\n    kind: tokenize\n    params:\n      datasets: [{plugin: "
+         "synthetic, records: 4, seconds: 300, sampling_hz: 250, seed: 3, af_fraction: 0.5}]\n"
+         "      tokenizer: {plugin: rhythm}\n"
+         "  - id: short\n    kind: tokenize\n    params:\n      datasets: [{plugin: "
+         "synthetic, records: 2, seconds: 4, sampling_hz: 250, seed: 9}]\n"
+         "      tokenizer: {plugin: rhythm}\n"
+         "  - id: pretrain\n    kind: pretrain\n    needs: [tokenize]\n"
+         "    params: {model: \"${vars.model}\", steps: 5, batch: 8}\n"
+         "  - id: finetune\n    kind: finetune\n    needs: [pretrain, tokenize]\n"
+         "    params: {task: af, segment_beats: 16, steps: 5, batch: 8, holdout_records: "
+         "[syn000]}\n"
+         "  - id: evaluate\n    kind: evaluate\n    needs: [finetune, short]\n"
+         "    params: {datasets: [{name: short, stage: short}]}\n";
+  const auto r = run_hlm("run " + (dir.path / "wf.yaml").string() + " --runs-dir " +
+                         (dir.path / "runs").string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stage 'evaluate' scored no items of short"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("on 0 items"), std::string::npos) << r.output;
+}
+
 TEST(FinetuneEvaluate, SegmentTaskLabelsAfFromRhythmAnnotationsAndReportsAuroc) {
   hlm::test::ScratchDir runs("hlm_af_segments");
   const auto r = run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
@@ -470,7 +498,8 @@ TEST(FinetuneEvaluate, ByBeatKeysAreRefusedWhereTheyCannotAct) {
                  "by_beat_overlap=4 must be at least 1, and above 1 only with by_beat: true");
   expect_refused(run_hlm("run tests/fixtures/af_segments.yaml --runs-dir " + af.path.string() +
                          " evaluate.by_beat=true evaluate.by_beat_overlap=0"),
-                 "by_beat_overlap=0 must be at least 1");
+                 "'by_beat_overlap' in params of stage 'evaluate' is 0, out of its range: "
+                 "allowed 1 or more");
 }
 
 // by_beat_overlap: each beat scored from the mean of the overlapping segments that hold it.
@@ -666,7 +695,9 @@ TEST(FinetuneEvaluate, TreesKeysActOnlyWithTrees) {
   const std::string base = "run tests/fixtures/af_segments.yaml --runs-dir " + runs.path.string() +
                            " 'finetune.matrix.segment_beats=[16]'";
   const auto negative = run_hlm(base + " finetune.trees=-1");
-  expect_refused(negative, "trees=-1 must be 0 (off) or a number of rounds");
+  expect_refused(negative,
+                 "'trees' in params of stage 'finetune' is -1, out of its range: "
+                 "allowed 0 or more");
   const auto weight_alone = run_hlm(base + " finetune.trees_weight=0.3");
   expect_refused(weight_alone, "which trees: 0 turns off");
   const auto out_of_range = run_hlm(base + " finetune.trees_weight=1.5");

@@ -108,11 +108,16 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"scale-analysis.device", "refused before any work where it cannot run (ResolveDevice.*)"},
 };
 
+// Another value of the parameter's type, within its range ("int[1,]": the default + 1; a
+// fraction in [0, 1) moves towards 0.5).
 nlohmann::json changed(const hlm::workflow::ParamSpec& spec) {
   const nlohmann::json value = nlohmann::json::parse(spec.default_json);
-  if (spec.type == "bool") return !value.get<bool>();
-  if (spec.type == "int") return value.get<int64_t>() + 1;
-  if (spec.type == "float") return value.get<double>() + 0.25;
+  const std::string type = spec.type.substr(0, spec.type.find_first_of("[("));
+  if (type == "bool") return !value.get<bool>();
+  if (type == "int") return value.get<int64_t>() + 1;
+  if (type == "float" && spec.type.find(",1") != std::string::npos)
+    return (value.get<double>() + 0.5) / 2;
+  if (type == "float") return value.get<double>() + 0.25;
   ADD_FAILURE() << spec.name << ": no changed value for type " << spec.type;
   return value;
 }

@@ -84,6 +84,23 @@ TEST(TokenizeBadDataMessages, AnEmptyRecordsFileNamesTheHeadersBesideIt) {
       << r.output;
 }
 
+// Before: "no beats to fit the tokenizer on", naming no record. Flat signals hold no beat.
+TEST(TokenizeBadDataMessages, NoBeatsToFitACodebookOnNamesTheRecordsAndWhatToCheck) {
+  hlm::test::ScratchDir dir("hlm_bad_data_flat");
+  const fs::path data = two_records(dir.path);
+  for (const char* record : {"208", "209"}) {
+    const fs::path dat = data / (std::string(record) + ".dat");
+    const auto size = fs::file_size(dat);
+    std::ofstream(dat, std::ios::binary | std::ios::trunc) << std::string(size, '\0');
+  }
+  const auto r = run_in(dir.path);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "no beats to fit the tokenizer on in 2 record(s) (208, 209): "
+                       "the detector found none; check the tokenizer's lead"))
+      << r.output;
+}
+
 // Before: a header saying 1 Hz was read as such, and yielded hundreds of thousands of "beats".
 TEST(TokenizeBadDataMessages, ARecordSampledTooSlowlyForAnEcgIsRefusedNamingTheRate) {
   hlm::test::ScratchDir dir("hlm_bad_data_rate");

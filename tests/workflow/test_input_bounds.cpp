@@ -26,11 +26,13 @@ CommandResult validate(const std::string& args) { return run_hlm("validate " + a
 TEST(InputBounds, NumbersOutOfTheirRangeAreRefusedAtValidateNamingTheRange) {
   const std::string quickstart = "workflows/quickstart.yaml ";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"pretrain.batch=0", "'batch' in params of stage 'pretrain' is 0, out of its range: "
-                           "allowed 1 or more"},
+      {"pretrain.batch=0",
+       "'batch' in params of stage 'pretrain' is 0, out of its range: "
+       "allowed 1 or more"},
       {"pretrain.batch=-4", "allowed 1 or more"},
-      {"pretrain.lr=-1", "'lr' in params of stage 'pretrain' is -1, out of its range: allowed "
-                         "more than 0"},
+      {"pretrain.lr=-1",
+       "'lr' in params of stage 'pretrain' is -1, out of its range: allowed "
+       "more than 0"},
       {"pretrain.steps=-5", "allowed 1 or more"},
       {"finetune.steps=-1", "allowed 1 or more"},
       {"finetune.holdout_tail=-0.5", "allowed 0 up to (not including) 1"},
@@ -156,13 +158,20 @@ TEST(InputBounds, FlagsOutOfRangeAndUnknownFlagsAreUsageErrors) {
 }
 
 // A command with nothing to save ends at once on SIGTERM with 143 (before: it ran on until
-// done); qrs-eval over a folder of records is one that runs long enough to be signalled.
+// done). qrs-eval over 300 records (one MIT-BIH record's signals under 300 names) runs long
+// enough to be signalled.
 TEST(InputBounds, SigtermEndsACommandWithNothingToSaveAtOnce) {
-  const std::string mitdb = std::string(HLM_TEST_DATA_DIR) + "/mitdb";
-  if (!fs::exists(mitdb)) GTEST_SKIP() << "no MIT-BIH data at " << mitdb;
-  const auto r = hlm::test::run_command("'" HLM_BINARY_DIR "/bin/hlm' qrs-eval --threads 1 '" +
-                                        mitdb +
-                                        "' >/dev/null 2>&1 & pid=$!; sleep 1; kill -TERM $pid; "
-                                        "wait $pid; echo exit=$?");
+  const fs::path mitdb = fs::path(HLM_SOURCE_DIR) / "workflows/data/mitdb";
+  ScratchDir dir("hlm_bounds_sigterm");
+  fs::copy_file(mitdb / "208.dat", dir.path / "208.dat");
+  const std::string header = hlm::test::read_text(mitdb / "208.hea");
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "r" + std::to_string(1000 + i);
+    std::ofstream(dir.path / (name + ".hea")) << name << header.substr(header.find(' '));
+    fs::copy_file(mitdb / "208.atr", dir.path / (name + ".atr"));
+  }
+  const auto r = hlm::test::run_command(
+      "'" HLM_BINARY_DIR "/bin/hlm' qrs-eval --threads 1 '" + dir.path.string() +
+      "' >/dev/null 2>&1 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo exit=$?");
   EXPECT_TRUE(contains(r.output, "exit=143")) << r.output;
 }

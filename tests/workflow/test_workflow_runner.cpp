@@ -29,14 +29,16 @@ TEST(WorkflowRunner, TakesTheBlockAndOverridesOfItsKeys) {
 TEST(WorkflowRunner, RefusesAnUnknownKindKeyOrCount) {
   EXPECT_NE(error_of(kBasic, {"runner.kind=pbs"}).find("kind 'pbs' is not a runner"),
             std::string::npos);
-  EXPECT_NE(error_of(kBasic, {"runner.nodes=0"}).find("nodes must be at least 1"),
-            std::string::npos);
+  EXPECT_NE(error_of(kBasic, {"runner.nodes=0"})
+                .find("'nodes' in runner is 0, out of its range: allowed 1 or more"),
+            std::string::npos)
+      << error_of(kBasic, {"runner.nodes=0"});
   EXPECT_NE(error_of(kBasic, {"runner.node=2"})
                 .find("unknown key 'node' in runner (did you mean "
                       "'nodes'"),
             std::string::npos)
       << error_of(kBasic, {"runner.node=2"});
-  EXPECT_NE(error_of(kBasic, {"runner.gpus_per_node=-1"}).find("cannot be negative"),
+  EXPECT_NE(error_of(kBasic, {"runner.gpus_per_node=-1"}).find("allowed 0 or more"),
             std::string::npos);
   // Each becomes one word of the batch script.
   EXPECT_NE(error_of(kBasic, {"runner.partition=gpu nodes"}).find("cannot contain spaces"),

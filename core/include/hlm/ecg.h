@@ -52,6 +52,18 @@ struct Record {
   // N, A, O or ~ from its REFERENCE csv), else empty.
   std::string label;
 
+  // Why the record has no samples although its header lists signals ("" when it has samples
+  // or lists none): the signal file is missing or not a regular file, and the reader took the
+  // record for one of annotations alone.
+  std::string missing_samples() const {
+    if (!digital.empty() || signals.empty()) return "";
+    return "its header lists " + std::to_string(signals.size()) + " signal(s) in " +
+           signals.front().file_name +
+           ", but that file is missing beside the header or is not a regular file (a pipe, a "
+           "device), so only its annotations were read; fetch the record's signal files, or "
+           "leave the record out";
+  }
+
   // Signal `lead` in physical units (e.g. mV); invalid samples become 0.
   std::vector<float> physical(int lead) const {
     std::vector<float> out(digital.at(lead).size());

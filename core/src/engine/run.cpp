@@ -141,6 +141,10 @@ std::string runs_dir_of_run(const std::string& run_dir) {
 
 namespace {
 
+// Longer than an NFSv4 lease (90 s by default), after which the server drops a dead client's
+// locks.
+constexpr double kRequeuedLockWaitSeconds = 180;
+
 // `hlm run` of the workflow and overrides that made run_dir, as its run.json and overrides.txt
 // recorded them.
 std::string rerun_command(const std::string& run_dir) {
@@ -164,7 +168,10 @@ std::pair<std::string, std::string> open_run(const workflow::Workflow& wf,
     return {run_dir, runs_dir};
   }
   const std::string run_dir = fs::absolute(options.resume_dir).lexically_normal().string();
-  lock_run_directory(run_dir);
+  // A SLURM job (re)starting the run may find the lock of its previous allocation's dead node
+  // still held by the shared file system for a while: it waits, where a user is told at once.
+  lock_run_directory(
+      run_dir, options.launcher.kind == RankLauncher::Kind::srun ? kRequeuedLockWaitSeconds : 0.0);
   const std::string runs_dir = runs_dir_of_run(run_dir);
   if (!options.runs_dir.empty() && resolve_runs_dir(wf, options.runs_dir) != runs_dir)
     throw ConfigError(

@@ -406,9 +406,6 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
   const auto& p = ctx.params();
   const int rounds = p.at("trees");
   const double weight = p.at("trees_weight");
-  if (rounds < 0)
-    throw ConfigError("stage '{}': trees={} must be 0 (off) or a number of rounds", ctx.instance.id,
-                      rounds);
   if (!(weight >= 0.0 && weight <= 1.0) && weight != kWeightFromValidation)
     throw ConfigError(
         "stage '{}': trees_weight={} must be from 0 to 1, or -1 to fit it on the "

@@ -53,15 +53,9 @@ constexpr size_t kFailuresShown = 20;
 // record sampled slower has a wrong header or is no ECG, and would yield noise as "beats".
 constexpr double kMinEcgHz = 50.0;
 
-// A record the tokenizer can find beats in, or DataError naming what is wrong with it.
+// A record sampled as an ECG can be, or DataError naming its header's rate.
 void check_tokenizable(const Record& record) {
   const std::string where = record.source.empty() ? record.name : record.source;
-  if (!record.signals.empty() && record.digital.empty())
-    throw DataError(
-        "{}: its header lists {} signal(s) in {}, but that file is missing beside the header "
-        "or is not a regular file (a pipe, a device); fetch the record's signal files, or leave "
-        "the record out (a record of annotations alone has no beats to tokenize)",
-        where, record.signals.size(), record.signals.front().file_name);
   if (record.sampling_hz < kMinEcgHz)
     throw DataError(
         "{}: sampled at {} Hz, below the {} Hz an ECG's QRS complexes need to be found; check "

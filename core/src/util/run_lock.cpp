@@ -6,9 +6,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "hlm/errors.h"
 
@@ -61,14 +64,21 @@ RunLockHolder run_lock_holder(const std::string& run_dir) {
   return holder;
 }
 
-void lock_run_directory(const std::string& run_dir) {
+void lock_run_directory(const std::string& run_dir, double wait_seconds) {
   if (g_lock_fd >= 0 && g_locked_dir == run_dir) return;
   const std::string path = lock_path(run_dir);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     throw ConfigError("{}: cannot open the run's lock file: {}; check that {} is writable", path,
                       std::strerror(errno), run_dir);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(int64_t(std::max(0.0, wait_seconds) * 1000));
+  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  while (!locked && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    locked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (!locked) {
     RunLockHolder holder;
     holder.locked = true;
     read_holder(fd, holder);

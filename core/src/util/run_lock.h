@@ -21,8 +21,10 @@ struct RunLockHolder {
 };
 
 // Takes the lock on run_dir for the rest of this process's life, or throws hlm::ConfigError
-// naming the holder and what to do. Idempotent for the same run_dir.
-void lock_run_directory(const std::string& run_dir);
+// naming the holder and what to do. Waits up to wait_seconds for a held lock first (a job
+// requeued after its node failed waits out the file server's hold on the dead node's lock).
+// Idempotent for the same run_dir.
+void lock_run_directory(const std::string& run_dir, double wait_seconds = 0);
 
 // Who holds the lock of run_dir now (without taking it).
 RunLockHolder run_lock_holder(const std::string& run_dir);

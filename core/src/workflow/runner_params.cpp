@@ -58,10 +58,6 @@ std::string runner_problem(const nlohmann::json& runner) {
   const std::string kind = runner.at("kind");
   if (kind != "local" && kind != "slurm")
     return "kind '" + kind + "' is not a runner (local or slurm)";
-  for (const char* key : {"nodes", "ntasks_per_node"})
-    if (runner.at(key).get<long long>() < 1) return std::string(key) + " must be at least 1";
-  for (const char* key : {"gpus_per_node", "cpus_per_task", "signal_seconds"})
-    if (runner.at(key).get<long long>() < 0) return std::string(key) + " cannot be negative";
   for (const char* key : {"time", "partition", "account", "container", "hlm"})
     if (runner.at(key).get<std::string>().find_first_of(" \t\r\n") != std::string::npos)
       return std::string(key) + " '" + runner.at(key).get<std::string>() +

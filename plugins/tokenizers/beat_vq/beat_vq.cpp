@@ -287,6 +287,8 @@ class BeatVq final : public hlm::Tokenizer {
     for (const std::string& name : lead_names_)
       for (int k = 0; k < signals && k < static_cast<int>(record.signals.size()); ++k)
         if (record.signals[size_t(k)].description == name) return k;
+    if (const std::string missing = record.missing_samples(); !missing.empty())
+      throw hlm::DataError("beat-vq: record '{}' ({}): {}", record.name, record.source, missing);
     if (lead_ >= signals) {
       std::string names;
       for (const std::string& name : lead_names_) names += (names.empty() ? "" : ", ") + name;

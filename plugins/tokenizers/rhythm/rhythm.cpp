@@ -133,6 +133,11 @@ class Rhythm final : public hlm::Tokenizer {
   }
 
   std::vector<int64_t> detect(const hlm::Record& record) const {
+    if (const std::string missing = record.missing_samples(); !missing.empty())
+      throw hlm::DataError(
+          "rhythm: record '{}' ({}): {} (or take its beats from its annotations: source: "
+          "annotations)",
+          record.name, record.source, missing);
     if (lead_ >= int(record.digital.size()))
       throw hlm::DataError(
           "rhythm: record '{}' ({}) has {} signal(s) with samples; lead={}{}", record.name,
