@@ -23,6 +23,12 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // names (a RECORDS entry, a header's signal file) to the folder it was given in.
 bool is_inside_folder(const std::string& folder, const std::string& path);
 
+// Throws hlm::DataError naming path unless it is a regular file of at most max_bytes: a
+// folder, a device or a pipe read as a text file would never end, and a file far larger than
+// its kind ever is (`what`, e.g. "a WFDB header") is the wrong file. A missing file passes
+// (the caller's open names it).
+void require_text_file(const std::string& path, uintmax_t max_bytes, const std::string& what);
+
 // Seconds since an arbitrary fixed point (monotonic clock).
 inline double now_seconds() {
   using namespace std::chrono;

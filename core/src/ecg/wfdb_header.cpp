@@ -9,6 +9,7 @@
 
 #include "ecg/wfdb_internal.h"
 #include "hlm/errors.h"
+#include "hlm/util.h"
 #include "hlm/wfdb.h"
 
 namespace hlm::wfdb {
@@ -202,18 +203,8 @@ SignalInfo parse_signal_line(const LineParser& p, const std::string& line, const
 }  // namespace
 
 Header read_header(const std::string& hea_path) {
-  // Headers are a few KiB (a multi-segment one some hundred): the bound keeps a device, a pipe
-  // or a data file named .hea from filling memory.
-  constexpr uintmax_t kMaxHeaderBytes = uintmax_t(4) << 20;
-  std::error_code error;
-  const auto status = std::filesystem::status(hea_path, error);
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw DataError("{}: not a regular file (a folder, device or pipe); a header is a text file",
-                    hea_path);
-  if (const uintmax_t size = std::filesystem::file_size(hea_path, error);
-      !error && size > kMaxHeaderBytes)
-    throw DataError("{}: {} bytes, more than the {} MiB a WFDB header may hold; is it a header?",
-                    hea_path, size, kMaxHeaderBytes >> 20);
+  // Headers are a few KiB (a multi-segment one some hundred).
+  require_text_file(hea_path, uintmax_t(4) << 20, "a WFDB header");
   std::ifstream in(hea_path, std::ios::binary);
   if (!in)
     throw DataError("{}: cannot open the header (check the record name and directory)", hea_path);

@@ -249,6 +249,7 @@ std::vector<std::string> list_records(const std::string& dir) {
   if (!fs::is_directory(dir, ec))
     throw DataError("{}: not a directory (check the dataset's dir parameter)", dir);
   std::vector<std::string> names;
+  require_text_file(join(dir, "RECORDS"), uintmax_t(16) << 20, "a RECORDS list");
   std::ifstream listing(join(dir, "RECORDS"));
   if (listing) {
     std::string line;

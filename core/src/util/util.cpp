@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "hlm/errors.h"
+
 namespace hlm {
 
 uint64_t fnv1a64(const void* data, size_t size, uint64_t seed) {
@@ -33,6 +35,20 @@ bool is_inside_folder(const std::string& folder, const std::string& path) {
     ++t;
   }
   return true;
+}
+
+void require_text_file(const std::string& path, uintmax_t max_bytes, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return;
+  if (!fs::is_regular_file(status))
+    throw DataError("{}: not a regular file (a folder, device or pipe); {} is a text file", path,
+                    what);
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > max_bytes)
+    throw DataError("{}: {} bytes, more than the {} MiB {} may hold; is it the right file?", path,
+                    size, max_bytes >> 20, what);
 }
 
 std::string hex64(uint64_t value) {

@@ -110,6 +110,7 @@ class WfdbDataset final : public hlm::Dataset {
   // "record,label" lines (the PhysioNet Challenge REFERENCE format); every listed record of
   // this dataset must have one.
   void read_labels(const std::string& path) {
+    hlm::require_text_file(path, uintmax_t(64) << 20, "a record_labels csv");
     std::ifstream in(path);
     if (!in)
       throw hlm::ConfigError(
