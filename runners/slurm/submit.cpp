@@ -1,8 +1,6 @@
 // Submitting a workflow to SLURM and reporting on it (see submit.h).
 #include "slurm/submit.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -104,20 +102,6 @@ int64_t last_logged_step(const std::string& jsonl) {
       step = record["step"].get<int64_t>();
   }
   return step;
-}
-
-// Throws ConfigError unless run_dir holds a resolved workflow that parses as one.
-void check_run_directory(const std::string& run_dir) {
-  const std::string path = run_dir + "/workflow.resolved.yaml";
-  if (!fs::exists(path))
-    throw ConfigError("{}: not a run directory (no workflow.resolved.yaml)", run_dir);
-  try {
-    const YAML::Node resolved = YAML::LoadFile(path);
-    if (!resolved.IsMap() || !resolved["stages"])
-      throw ConfigError("{}: corrupt (not a workflow with stages)", path);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError("{}: corrupt, not valid YAML ({})", path, e.what());
-  }
 }
 
 // Who works in the run now, from its lock (util/run_lock.h).

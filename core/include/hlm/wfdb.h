@@ -3,6 +3,7 @@
 // Results match the WFDB Software Package's rdsamp and rdann.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,13 @@ Record read_record(const std::string& dir, const std::string& name,
 // Record names in `dir`: the RECORDS file's entries that have a header when RECORDS exists,
 // otherwise the names of all *.hea files; sorted.
 std::vector<std::string> list_records(const std::string& dir);
+
+// The entries of dir/RECORDS as written (blank and '#' lines left out, spaces trimmed), in
+// order; nullopt when there is no RECORDS file.
+std::optional<std::vector<std::string>> records_file_entries(const std::string& dir);
+
+// The names of the *.hea files in dir (regular files), in directory order.
+std::vector<std::string> header_names(const std::string& dir);
 
 // The mnemonic rdann prints for an MIT annotation code: "N", "V", "+", "~", "[15]", ...
 const char* annotation_mnemonic(uint8_t code);

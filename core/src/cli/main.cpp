@@ -60,9 +60,8 @@ std::string g_backtrace_path;
 // An error on one line; LibTorch's backtrace into the rank's file, never on the console.
 void report_error(const std::string& what) {
   std::fprintf(stderr, "error: %s\n", hlm::error_summary(what).c_str());
-  if (!hlm::has_backtrace(what)) return;
-  std::ofstream out(g_backtrace_path.empty() ? "/dev/null" : g_backtrace_path);
-  if (out << what << "\n" && !g_backtrace_path.empty())
+  if (!hlm::has_backtrace(what) || g_backtrace_path.empty()) return;
+  if (std::ofstream(g_backtrace_path) << what << "\n")
     std::fprintf(stderr, "(LibTorch's backtrace: %s)\n", g_backtrace_path.c_str());
 }
 
@@ -109,13 +108,7 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
 // shared with the old one come from the stage cache.
 void check_resume_arguments(const std::string& resume_dir, const std::string& workflow_path,
                             const std::vector<std::string>& overrides, int nproc) {
-  if (!std::filesystem::is_directory(resume_dir))
-    throw hlm::ConfigError("--resume {}: no such run directory", resume_dir);
-  if (!std::filesystem::exists(resume_dir + "/workflow.resolved.yaml"))
-    throw hlm::ConfigError(
-        "--resume {}: not a run directory (no workflow.resolved.yaml); give the folder that "
-        "`hlm run` printed as its run directory",
-        resume_dir);
+  hlm::check_run_directory(resume_dir);
   std::string given = workflow_path;
   for (const auto& o : overrides) given += (given.empty() ? "" : " ") + o;
   if (nproc > 0) given += (given.empty() ? "" : " ") + std::string("--nproc");

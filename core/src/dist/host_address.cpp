@@ -10,12 +10,6 @@
 
 namespace hlm {
 
-std::string node_name() {
-  if (const char* slurm = std::getenv("SLURMD_NODENAME"); slurm && *slurm) return slurm;
-  char name[256] = {};
-  return gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
-}
-
 std::string local_address_towards(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -243,20 +243,35 @@ Record read_record(const std::string& dir, const std::string& name, const ReadOp
   return r;
 }
 
+std::optional<std::vector<std::string>> records_file_entries(const std::string& dir) {
+  const std::string path = join(dir, "RECORDS");
+  require_text_file(path, uintmax_t(16) << 20, "a RECORDS list");
+  std::ifstream listing(path);
+  if (!listing) return std::nullopt;
+  std::vector<std::string> entries;
+  for (std::string line; std::getline(listing, line);) {
+    const size_t a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos || line[a] == '#') continue;
+    entries.push_back(line.substr(a, line.find_last_not_of(" \t\r") - a + 1));
+  }
+  return entries;
+}
+
+std::vector<std::string> header_names(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".hea")
+      names.push_back(e.path().stem().string());
+  return names;
+}
+
 std::vector<std::string> list_records(const std::string& dir) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
+  if (!std::filesystem::is_directory(dir, ec))
     throw DataError("{}: not a directory (check the dataset's dir parameter)", dir);
   std::vector<std::string> names;
-  require_text_file(join(dir, "RECORDS"), uintmax_t(16) << 20, "a RECORDS list");
-  std::ifstream listing(join(dir, "RECORDS"));
-  if (listing) {
-    std::string line;
-    while (std::getline(listing, line)) {
-      const size_t a = line.find_first_not_of(" \t\r");
-      if (a == std::string::npos || line[a] == '#') continue;
-      const std::string name = line.substr(a, line.find_last_not_of(" \t\r") - a + 1);
+  if (const auto entries = records_file_entries(dir)) {
+    for (const std::string& name : *entries) {
       if (!file_exists(join(dir, name + ".hea"))) continue;
       if (!is_inside_folder(dir, join(dir, name + ".hea")))
         throw DataError(
@@ -266,9 +281,7 @@ std::vector<std::string> list_records(const std::string& dir) {
       names.push_back(name);
     }
   } else {
-    for (const fs::directory_entry& e : fs::directory_iterator(dir))
-      if (e.is_regular_file() && e.path().extension() == ".hea")
-        names.push_back(e.path().stem().string());
+    names = header_names(dir);
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <cstring>
@@ -48,6 +49,22 @@ std::string new_run_directory(const std::string& runs_dir, const std::string& wo
     dir = base + "." + std::to_string(n);
   }
   return fs::absolute(dir).lexically_normal().string();
+}
+
+void check_run_directory(const std::string& run_dir) {
+  const std::string path = run_dir + "/workflow.resolved.yaml";
+  if (!fs::exists(path))
+    throw ConfigError(
+        "{}: not a run directory (no workflow.resolved.yaml); give the folder that `hlm run` "
+        "printed as its run directory",
+        run_dir);
+  try {
+    const YAML::Node resolved = YAML::LoadFile(path);
+    if (!resolved.IsMap() || !resolved["stages"])
+      throw ConfigError("{}: corrupt (not a workflow with stages)", path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("{}: corrupt, not valid YAML ({})", path, e.what());
+  }
 }
 
 void write_text_atomic(const std::string& path, const std::string& text) {

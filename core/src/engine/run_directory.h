@@ -11,6 +11,10 @@ namespace hlm {
 std::string new_run_directory(const std::string& runs_dir, const std::string& workflow_name,
                               const std::string& content);
 std::string utc_timestamp();  // ISO 8601, seconds
+
+// Throws hlm::ConfigError unless run_dir is a run directory: a folder holding a
+// workflow.resolved.yaml that parses as a workflow with stages.
+void check_run_directory(const std::string& run_dir);
 // Writes atomically (temp file + rename) so a crash never leaves half a file.
 void write_text_atomic(const std::string& path, const std::string& text);
 std::optional<nlohmann::json> read_json(const std::string& path);

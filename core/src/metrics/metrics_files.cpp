@@ -11,16 +11,10 @@
 #include "hlm/errors.h"
 #include "metrics/metrics.h"
 #include "util/atomic_file.h"
+#include "util/host.h"
 
 namespace hlm {
-namespace {
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 uint64_t process_resident_memory_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "hlm/errors.h"
+#include "util/host.h"
 
 namespace hlm {
 
@@ -24,12 +25,6 @@ std::string g_locked_dir;
 
 std::string lock_path(const std::string& run_dir) { return run_dir + "/run.lock"; }
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 // "PID HOST" as the holder wrote it.
 void read_holder(int fd, RunLockHolder& holder) {
   char buf[512] = {};
@@ -37,7 +32,7 @@ void read_holder(int fd, RunLockHolder& holder) {
   if (n <= 0) return;
   std::istringstream in(std::string(buf, size_t(n)));
   in >> holder.pid >> holder.host;
-  holder.on_this_host = holder.host == this_host();
+  holder.on_this_host = holder.host == host_name();
   holder.pid_alive = holder.pid > 0 && holder.on_this_host &&
                      (::kill(pid_t(holder.pid), 0) == 0 || errno == EPERM);
 }
@@ -88,7 +83,7 @@ void lock_run_directory(const std::string& run_dir, double wait_seconds) {
         "kill -TERM {} and resume after",
         run_dir, describe(holder), run_dir, holder.pid > 0 ? std::to_string(holder.pid) : "PID");
   }
-  const std::string line = std::to_string(::getpid()) + " " + this_host() + "\n";
+  const std::string line = std::to_string(::getpid()) + " " + host_name() + "\n";
   // A failed write leaves the lock held, with only the holder's name missing from the file.
   if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, line.data(), line.size(), 0);
   if (g_lock_fd >= 0) ::close(g_lock_fd);

@@ -18,20 +18,14 @@ namespace fs = std::filesystem;
 // Why a folder gave no records, and what to do: a RECORDS file whose entries name no header
 // hides the headers beside it.
 std::string no_records_reason(const std::string& dir) {
-  size_t headers = 0;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir))
-    headers += e.is_regular_file() && e.path().extension() == ".hea";
-  const fs::path listing = fs::path(dir) / "RECORDS";
-  if (!fs::exists(listing))
+  const auto entries = hlm::wfdb::records_file_entries(dir);
+  if (!entries)
     return dir +
            ": no WFDB records (no .hea header files and no RECORDS file); check the "
            "dataset's dir";
-  size_t entries = 0;
-  std::ifstream in(listing);
-  for (std::string line; std::getline(in, line);)
-    entries += line.find_first_not_of(" \t\r") != std::string::npos && line[0] != '#';
-  return listing.string() + ": lists " + std::to_string(entries) + " record(s), none with a " +
-         ".hea header beside it, while the folder holds " + std::to_string(headers) +
+  return (fs::path(dir) / "RECORDS").string() + ": lists " + std::to_string(entries->size()) +
+         " record(s), none with a .hea header beside it, while the folder holds " +
+         std::to_string(hlm::wfdb::header_names(dir).size()) +
          " header(s); list the records to read in RECORDS (one name per line, no extension), "
          "or remove RECORDS to read every header in the folder";
 }
