@@ -7,6 +7,7 @@
 #include "dist/dist_env.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
+#include "train/train_device.h"
 
 namespace {
 
@@ -87,6 +88,26 @@ TEST_F(LauncherVariables, SlurmsLocalIdPicksTheGpu) {
   const hlm::DistEnv env = hlm::DistEnv::from_environment();
   EXPECT_EQ(hlm::gpu_of_local_rank(env.local_rank, 4), 3);
   EXPECT_EQ(hlm::gpu_of_local_rank(env.local_rank, 1), 0);
+}
+
+TEST(RankDevice, CpuAndAutoWithoutAGpuTrainOnTheCpuAndCudaIsRefused) {
+  EXPECT_TRUE(hlm::rank_device("cpu", 3, "pretrain").is_cpu());
+  if (hlm::probe_gpus().visible > 0) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_TRUE(hlm::rank_device("auto", 0, "pretrain").is_cpu());
+  EXPECT_THROW(hlm::rank_device("cuda", 0, "pretrain"), hlm::ConfigError);
+}
+
+TEST(RankDevice, OutOfMemoryNamesTheStageBatchWindowAndWhatToLower) {
+  const std::string m =
+      hlm::out_of_memory_message("pretrain", 256, 1024, torch::Device(torch::kCUDA, 1),
+                                 "CUDA out of memory. Tried to allocate 2.00 GiB\nbacktrace line");
+  EXPECT_NE(m.find("stage 'pretrain': cuda:1 ran out of memory with batch 256 x window 1024"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("Tried to allocate 2.00 GiB"), std::string::npos) << m;
+  EXPECT_EQ(m.find("backtrace line"), std::string::npos) << m;
+  EXPECT_NE(m.find("pretrain.batch"), std::string::npos) << m;
+  EXPECT_NE(m.find("--resume"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// hlm::adamw_step against torch::optim::AdamW: same parameters after several steps, the
-// same optimizer state under the same keys (LibTorch's step continues where it left off),
-// clipping by grad_scale, and the one-pass gradient norm.
+// hlm::adamw_step and aten_fused_adamw_step (the GPU's path, whose ATen kernel runs on the CPU
+// too) against torch::optim::AdamW: same parameters after several steps, the same optimizer
+// state under the same keys (LibTorch's step continues where it left off), clipping by
+// grad_scale, and the gradient norm of fusable and other gradients.
 #include <gtest/gtest.h>
 
 #include "ops/fused_adamw.h"
@@ -82,6 +83,38 @@ TEST(FusedAdamW, GradScaleActsAsClippedGradients) {
   hlm::adamw_step(fused_opt);
   reference_opt.step();
   expect_close(fused, reference, 1e-6);
+}
+
+TEST(FusedAdamW, AtenFusedKernelMatchesLibTorchAdamWWithClippingAndHandsOver) {
+  const auto base = make_params();
+  auto fused = clones(base), reference = clones(base);
+  torch::optim::AdamW fused_opt(fused, options()), reference_opt(reference, options());
+  for (int step = 0; step < 6; ++step) {
+    set_gradients(fused, step);
+    set_gradients(reference, step);
+    const double scale = step == 1 ? 0.25 : 1.0;  // one clipped step
+    if (scale != 1.0)
+      for (auto& p : reference) p.mutable_grad().mul_(scale);
+    // Four steps through ATen's kernel, then LibTorch's own finds its step counts and moments.
+    if (step < 4)
+      hlm::aten_fused_adamw_step(fused_opt, scale);
+    else
+      fused_opt.step();
+    reference_opt.step();
+  }
+  expect_close(fused, reference, 1e-5);
+  EXPECT_GT((fused[3] - base[3]).abs().max().item<double>(), 0.1);
+}
+
+TEST(FusedAdamW, GradientNormCountsGradientsHlmsKernelCannotRead) {
+  auto params = clones(make_params());
+  set_gradients(params, 2);
+  const double contiguous = hlm::gradient_norm(params);
+  // The same gradients as non-contiguous views: the norm goes through ATen's, all at once.
+  for (auto& p : params)
+    if (p.dim() == 2) p.mutable_grad() = p.grad().t().contiguous().t();
+  ASSERT_FALSE(params[3].grad().is_contiguous());
+  EXPECT_NEAR(hlm::gradient_norm(params), contiguous, 1e-5 * contiguous);
 }
 
 TEST(FusedAdamW, GradientNormMatchesLibTorch) {

@@ -231,6 +231,8 @@ int main(int argc, char** argv) {
   bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
                              "record this step with LibTorch's profiler (chrome trace JSON)");
   bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
+  bench_pretrain->add_option("--device", pretrain_options.device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   bench_pretrain->add_option("--attention", pretrain_options.attention,
                              "the model's attention: auto, fused or written (out)");
   bench_pretrain->add_flag("!--no-bind-cores", pretrain_options.bind_cores,

@@ -17,9 +17,13 @@ double gradient_norm(const std::vector<at::Tensor>& params);
 
 // One AdamW step (LibTorch's arithmetic: decoupled weight decay, bias-corrected moments)
 // of every parameter with a gradient; each gradient is multiplied by grad_scale first
-// (gradient clipping). Falls back to optimizer.step() for amsgrad and for tensors that
-// are not contiguous float32 on the CPU.
+// (gradient clipping). On the CPU, hlm's kernel for contiguous float32 tensors; on a GPU,
+// aten_fused_adamw_step; otherwise (amsgrad, other CPU tensors) optimizer.step().
 void adamw_step(torch::optim::AdamW& optimizer, double grad_scale = 1.0);
+
+// The same step through ATen's fused multi-tensor kernel (what PyTorch's AdamW(fused=True)
+// calls): one launch per parameter group on a GPU. Any device; no amsgrad.
+void aten_fused_adamw_step(torch::optim::AdamW& optimizer, double grad_scale = 1.0);
 
 // Clips the gradients of params to a global L2 norm of at most max_norm (0 = no clipping,
 // torch::nn::utils::clip_grad_norm_'s factor max_norm / (norm + 1e-6)) inside the update,

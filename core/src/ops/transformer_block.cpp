@@ -80,7 +80,9 @@ at::Tensor TransformerBlockImpl::explicit_attention(const at::Tensor& q4, const 
   // With a causal bias one GEMM computes scale * q k^T + bias (0 or -inf): no separate
   // scaling and masking passes, and one [B*H, T, T] tensor less kept for backward.
   const at::Tensor bias =
-      mask.causal_bias.defined() ? mask.causal_bias.slice(0, 0, t).slice(1, 0, t) : at::Tensor();
+      mask.causal_bias.defined()
+          ? mask.causal_bias.slice(0, 0, t).slice(1, 0, t).to(q.device(), /*non_blocking=*/true)
+          : at::Tensor();
   auto att = gemm(q, k, /*transpose_a=*/false, /*transpose_b=*/true, scale, bias);
   if (mask.key_padding.defined())
     att = att.view({b, n_head_, t, t})

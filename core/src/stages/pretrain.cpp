@@ -93,7 +93,7 @@ StageKind pretrain_stage() {
           params,
           run_pretrain,
           /*external_inputs=*/nullptr,
-          refuse_unavailable_device};
+          check_training_device};
 }
 
 }  // namespace hlm

@@ -11,12 +11,16 @@ namespace hlm {
 workflow::ParamSpec device_param_spec() {
   return {"device", "string", "\"cpu\"",
           "where the model runs: cpu, cuda or auto (cuda when a GPU is visible); cuda is "
-          "refused before any work where no GPU is visible, and refused everywhere until the "
-          "training loop runs on CUDA",
+          "refused before any work where no GPU is visible. pretrain runs on CUDA; finetune, "
+          "evaluate and scale-analysis refuse cuda (not written yet)",
           false};
 }
 
-void refuse_unavailable_device(const workflow::StageInstance& instance) {
+namespace {
+
+// The device checks of every stage that runs a model; cuda_written: the stage's loop runs on
+// CUDA tensors.
+void check_device(const workflow::StageInstance& instance, bool cuda_written) {
   const std::string requested = instance.params.value("device", "cpu");
   const GpuProbe gpus = probe_gpus();
   const auto backend = instance.params.value("backend", nlohmann::json::object());
@@ -32,12 +36,21 @@ void refuse_unavailable_device(const workflow::StageInstance& instance) {
         "{}:{}: stage '{}' names the nccl backend, which all-reduces CUDA tensors, with device "
         "{} (the CPU); set {}.device=cuda, or use backend gloo",
         instance.file, instance.line, instance.id, requested, instance.id);
-  if (device == "cpu") return;
+  if (device == "cpu" || cuda_written) return;
   throw ConfigError(
-      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but this hlm trains and "
-      "evaluates on the CPU only so far (the CUDA training loop is not written yet); set "
-      "{}.device=cpu",
-      instance.file, instance.line, instance.id, requested, instance.id);
+      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but this hlm runs only "
+      "pretrain on CUDA so far ({} stages are not written for it yet); set {}.device=cpu",
+      instance.file, instance.line, instance.id, requested, instance.kind, instance.id);
+}
+
+}  // namespace
+
+void refuse_unavailable_device(const workflow::StageInstance& instance) {
+  check_device(instance, /*cuda_written=*/false);
+}
+
+void check_training_device(const workflow::StageInstance& instance) {
+  check_device(instance, /*cuda_written=*/true);
 }
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,
@@ -97,6 +110,7 @@ nlohmann::json training_options_json(const nlohmann::json& params) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& spec : training_param_specs("0", "0"))
     if (params.contains(spec.name)) out[spec.name] = params.at(spec.name);
+  if (params.contains("device")) out["device"] = params.at("device");
   return out;
 }
 

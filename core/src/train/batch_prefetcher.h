@@ -15,8 +15,12 @@ namespace hlm {
 class BatchPrefetcher {
  public:
   // Batch k holds samples first_sample(k) .. first_sample(k) + rows - 1; k counts from start.
+  // With `pinned` the buffers are in page-locked memory, from which a GPU copies without
+  // blocking; a buffer is refilled only after the next call to next(), so the caller must have
+  // waited for its copy by then (the trainer's loss.item() does).
   BatchPrefetcher(const WindowSampler& sampler, int64_t rows,
-                  std::function<uint64_t(int64_t)> first_sample, int64_t start);
+                  std::function<uint64_t(int64_t)> first_sample, int64_t start,
+                  bool pinned = false);
 
   struct Batch {
     at::Tensor inputs, targets;  // valid until the next call to next()

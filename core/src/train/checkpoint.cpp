@@ -43,6 +43,13 @@ void barrier(const c10::intrusive_ptr<c10d::Backend>& group) {
   if (group) group->barrier()->wait();
 }
 
+// Where a module's weights are: files load onto it whichever device wrote them (LibTorch
+// would otherwise move a GPU parameter to the CPU when it reads a CPU-written one).
+torch::Device device_of(const torch::nn::Module& module) {
+  const auto params = module.parameters();
+  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& dir, const CheckpointState& state, torch::nn::Module& model,
@@ -55,6 +62,9 @@ void save_checkpoint(const std::string& dir, const CheckpointState& state, torch
   {
     torch::serialize::OutputArchive archive;
     archive.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+    // A GPU's dropout draws from that GPU's generator.
+    if (const torch::Device device = device_of(model); device.is_cuda())
+      archive.write("cuda_rng", at::globalContext().defaultGenerator(device).get_state());
     write_archive(archive, out + "/rank" + std::to_string(rank) + ".pt");
   }
   if (rank == 0) {
@@ -103,18 +113,23 @@ CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& mode
         "(the data order depends on it)",
         path, state.world_size, world_size);
   torch::serialize::InputArchive model_archive, optimizer_archive, rank_archive;
-  model_archive.load_from(path + "/model.pt");
+  const torch::Device device = device_of(model);
+  model_archive.load_from(path + "/model.pt", device);
   model.load(model_archive);
-  optimizer_archive.load_from(path + "/optimizer.pt");
+  optimizer_archive.load_from(path + "/optimizer.pt", device);
   optimizer.load(optimizer_archive);
   const std::string rank_file = path + "/" + rank_name;
   if (!fs::exists(rank_file))
     throw CheckpointError("{}: missing; the checkpoint is damaged", rank_file);
   rank_archive.load_from(rank_file);
-  at::Tensor rng;
+  at::Tensor rng, cuda_rng;
   rank_archive.read("rng", rng);
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   generator.set_state(rng);
+  if (device.is_cuda() && rank_archive.try_read("cuda_rng", cuda_rng)) {
+    at::Generator gpu_generator = at::globalContext().defaultGenerator(device);
+    gpu_generator.set_state(cuda_rng);
+  }
   return state;
 }
 
@@ -128,7 +143,7 @@ void load_module(torch::nn::Module& module, const std::string& path) {
   if (!std::filesystem::exists(path))
     throw CheckpointError("{}: checkpoint not found; re-run the stage that writes it", path);
   torch::serialize::InputArchive archive;
-  archive.load_from(path);
+  archive.load_from(path, device_of(module));
   module.load(archive);
 }
 

@@ -30,6 +30,7 @@ CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& mode
 // Saves / loads one module's parameters and buffers (a LibTorch archive), atomically on save.
 // A missing file is a CheckpointError that names it.
 void save_module(torch::nn::Module& module, const std::string& path);
+// A load puts the tensors on the module's device, whichever device wrote them.
 void load_module(torch::nn::Module& module, const std::string& path);
 
 }  // namespace hlm

@@ -24,6 +24,7 @@
 #include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
 #include "ops/compute.h"
+#include "train/train_device.h"
 #include "train/trainer.h"
 #include "util/core_binding.h"
 
@@ -159,10 +160,11 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   nlohmann::json fabric;
   if (train.group && job.value("probe_fabric", false)) fabric = probe_fabric(train.group);
 
+  const std::string stage = job.value("stage", "pretrain");
+  train.device = rank_device(train.options.device, env.local_rank, stage);
   torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
   auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
   auto store = TokenStore::open(job.at("token_store"));
-  const std::string stage = job.value("stage", "pretrain");
   const int64_t log_every = std::max<int64_t>(1, train.options.log_every);
   train.on_step = [&](const TrainStep& s) {
     const bool logged = s.step % log_every == 0 || s.step == train.options.steps;
@@ -206,9 +208,13 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     // (srun) tells a stop from a failure by this file.
     write_text_atomic(stopped_marker(job_dir, env.rank), utc_timestamp() + "\n");
     throw;
+  } catch (const c10::OutOfMemoryError& e) {
+    throw Error(out_of_memory_message(stage, train.options.batch, model->context(), train.device,
+                                      e.what_without_backtrace()));
   }
   nlohmann::json result = {
       {"rank", env.rank},
+      {"device", train.device.str()},
       {"world_size", r.world_size},
       {"steps", r.steps},
       {"losses", r.losses},

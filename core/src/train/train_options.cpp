@@ -36,6 +36,7 @@ TrainOptions TrainOptions::from_params(const nlohmann::json& p) {
   read(p, "timing_skip_steps", o.timing_skip_steps);
   read(p, "save_weights", o.save_weights);
   read(p, "profile_step", o.profile_step);
+  read(p, "device", o.device);
   return o;
 }
 
@@ -66,7 +67,8 @@ nlohmann::json TrainOptions::to_json() const {
           {"timing_skip_steps", timing_skip_steps},
           {"save_weights", save_weights},
           {"profile_step", profile_step},
-          {"mask_probability", mask_probability}};
+          {"mask_probability", mask_probability},
+          {"device", device}};
 }
 
 double learning_rate_at(const TrainOptions& o, int64_t step) {

@@ -32,6 +32,7 @@ struct TrainOptions {
   bool save_weights = true;        // write model.pt at the end
   int64_t profile_step = 0;        // step recorded by LibTorch's profiler (0 = none)
   double mask_probability = 0.15;  // masked objective: share of content tokens predicted
+  std::string device = "cpu";      // the stage's device param: cpu, cuda or auto
 
   static TrainOptions from_params(const nlohmann::json& params);
   // Every field, under its param name: what a run actually used.

@@ -23,6 +23,7 @@
 #include "train/masking.h"
 #include "train/nonfinite_steps.h"
 #include "train/phase_timer.h"
+#include "train/train_device.h"
 #include "train/window_sampler.h"
 
 namespace hlm {
@@ -37,23 +38,26 @@ void check_vocabulary(const TokenStore& store, const Model& model) {
                       "; raise the model's vocab_size");
 }
 
-at::Tensor forward_logits(Model& model, const at::Tensor& inputs, bool bf16) {
-  const Bf16Autocast autocast(bf16);
+at::Tensor forward_logits(Model& model, const at::Tensor& inputs, bool bf16,
+                          const torch::Device& device) {
+  const Bf16Autocast autocast(bf16, device.type());
   return model.logits(model.hidden(inputs));
 }
 
 // Next-token loss for a causal model; for a masked model, the loss on a RoBERTa-corrupted copy
-// of the window whose mask depends only on mask_seed (so resume and every rank agree).
-at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets, bool bf16,
-                   double mask_probability, uint64_t mask_seed) {
+// of the window whose mask depends only on mask_seed (so resume and every rank agree). The
+// batch comes from the CPU (masked there) and is copied to `device`.
+at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets,
+                   const TrainOptions& o, const torch::Device& device, uint64_t mask_seed) {
   at::Tensor logits, wanted;
   if (model.objective() == Objective::kMasked) {
-    const MaskedBatch masked = mask_tokens(inputs, mask_probability, model.vocab_size(), mask_seed);
-    logits = forward_logits(model, masked.inputs, bf16);
-    wanted = masked.targets;
+    const MaskedBatch masked =
+        mask_tokens(inputs, o.mask_probability, model.vocab_size(), mask_seed);
+    logits = forward_logits(model, to_device(masked.inputs, device), o.bf16, device);
+    wanted = to_device(masked.targets, device);
   } else {
-    logits = forward_logits(model, inputs, bf16);
-    wanted = targets;
+    logits = forward_logits(model, to_device(inputs, device), o.bf16, device);
+    wanted = to_device(targets, device);
   }
   const int64_t vocab = logits.size(-1);
   return torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).view({-1, vocab}),
@@ -69,10 +73,13 @@ uint64_t mask_seed_of(const TrainOptions& o, const DistEnv& env, int64_t step, i
 // Rank 0 measures while the others wait, and every rank uses its figure: ranks measuring at
 // once on one machine measured each other's contention (in a 2-rank `hlm bench pretrain` on a
 // 2-core machine, MFU 0.81 where its tokens/s gave 0.70).
-double peak_flops_of_rank0(bool bf16, const GroupPtr& group, int rank) {
-  const double peak = rank == 0 ? measure_peak_flops(bf16) : 0.0;
+double peak_flops_of_rank0(bool bf16, const GroupPtr& group, int rank,
+                           const torch::Device& device) {
+  const double peak = rank == 0 ? device_peak_flops(device, bf16) : 0.0;
   if (!group) return peak;
-  std::vector<at::Tensor> value{torch::full({1}, peak, torch::kDouble)};
+  // On the training device: NCCL moves CUDA tensors only.
+  std::vector<at::Tensor> value{
+      torch::full({1}, peak, torch::TensorOptions().dtype(torch::kDouble).device(device))};
   group->broadcast(value, c10d::BroadcastOptions{})->wait();
   return value[0].item<double>();
 }
@@ -95,7 +102,8 @@ std::unique_ptr<torch::autograd::profiler::RecordProfile> profile_if_chosen(cons
 }
 
 // Mean loss over eval_batches batches of held-out windows (no gradients, dropout off).
-double held_out_loss(Model& model, const WindowSampler& held_out, const TrainOptions& o) {
+double held_out_loss(Model& model, const WindowSampler& held_out, const TrainOptions& o,
+                     const torch::Device& device) {
   torch::NoGradGuard no_grad;
   auto inputs = torch::empty({o.batch, model.context()}, torch::kLong);
   auto targets = torch::empty({o.batch, model.context()}, torch::kLong);
@@ -103,7 +111,7 @@ double held_out_loss(Model& model, const WindowSampler& held_out, const TrainOpt
   double sum = 0;
   for (int64_t b = 0; b < o.eval_batches; ++b) {
     held_out.fill(uint64_t(b * o.batch), inputs, targets);
-    sum += lm_loss(model, inputs, targets, o.bf16, o.mask_probability, uint64_t(b)).item<double>();
+    sum += lm_loss(model, inputs, targets, o, device, uint64_t(b)).item<double>();
   }
   model.module().train();
   return sum / double(std::max<int64_t>(1, o.eval_batches));
@@ -126,7 +134,11 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   if (tokens - split > uint64_t(context) + 2)
     held_out.emplace(store, split, tokens, context, o.seed + 1);
 
-  // Model and optimizer: every rank starts from rank 0's weights.
+  // Model and optimizer on the rank's device: every rank starts from rank 0's weights.
+  const torch::Device device = job.device;
+  std::unique_ptr<c10::DeviceGuard> on_gpu;  // what names no device goes to this GPU
+  if (device.is_cuda()) on_gpu = std::make_unique<c10::DeviceGuard>(device);
+  model.module().to(device);
   auto params = model.module().parameters();
   std::unique_ptr<GradientSync> sync;
   if (group) {
@@ -163,11 +175,11 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   BatchPrefetcher batches(
       train, o.batch,
       [&](int64_t k) { return uint64_t((k * env.world_size + env.rank) * o.batch); },
-      start_step * o.accumulation);
+      start_step * o.accumulation, /*pinned=*/device.is_cuda());
   const int64_t rank_tokens_per_step = o.batch * o.accumulation * context;
   const double flops_per_step =
       double(rank_tokens_per_step * env.world_size) * model.flops_per_token();
-  result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank);
+  result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank, device);
 
   NonFiniteSteps nonfinite(o.max_skipped_steps, job.out_dir.empty() ? "" : checkpoints,
                            skipped_before);
@@ -192,7 +204,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       const auto batch = batches.next(&stats.data_wait_seconds);
       timer.start(Phase::kForward);
       report(RankActivity::kForward);
-      auto loss = lm_loss(model, batch.inputs, batch.targets, o.bf16, o.mask_probability,
+      auto loss = lm_loss(model, batch.inputs, batch.targets, o, device,
                           mask_seed_of(o, env, step, micro)) /
                   double(o.accumulation);
       const double micro_loss = loss.item<double>();
@@ -202,6 +214,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       timer.start(Phase::kBackward);
       report(RankActivity::kBackward);
       loss.backward();
+      wait_for_device(device);  // the phase is the GPU's time, not the time to queue it
       timer.stop();
       stats.loss += micro_loss;
     }
@@ -220,6 +233,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip, [&](double norm) {
       return applied = nonfinite.admit(step + 1, loss_finite, norm);
     });
+    wait_for_device(device);
     timer.end_step();
 
     stats.rank_tokens = rank_tokens_per_step;
@@ -276,7 +290,7 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
       result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;
   result.mfu =
       result.tokens_per_s * model.flops_per_token() / (result.peak_flops * double(env.world_size));
-  if (held_out) result.eval_loss = held_out_loss(model, *held_out, o);
+  if (held_out) result.eval_loss = held_out_loss(model, *held_out, o, device);
   if (env.rank == 0 && !job.out_dir.empty() && o.save_weights) {
     std::filesystem::create_directories(job.out_dir);
     result.checkpoint = job.out_dir + "/model.pt";

@@ -45,7 +45,8 @@ enum class RankActivity : int32_t;  // heartbeat.h
 
 struct TrainJob {
   TrainOptions options;
-  std::string out_dir;  // checkpoints and weights go here
+  torch::Device device{torch::kCPU};  // where the model trains (train_device.h's rank_device)
+  std::string out_dir;                // checkpoints and weights go here
   DistEnv env;
   c10::intrusive_ptr<c10d::Backend> group;            // null for a single process
   std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty
