@@ -46,8 +46,10 @@ set(HLM_TORCH_LIBRARY_DIR "${TORCH_INSTALL_PREFIX}/lib")
 set(HLM_SYSTEM_HEADER_SHIM "${CMAKE_BINARY_DIR}/hlm-system-headers")
 file(REMOVE_RECURSE "${HLM_SYSTEM_HEADER_SHIM}")
 file(MAKE_DIRECTORY "${HLM_SYSTEM_HEADER_SHIM}")
-if(EXISTS /usr/include/fmt AND EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt")
-  file(CREATE_LINK /usr/include/fmt "${HLM_SYSTEM_HEADER_SHIM}/fmt" SYMBOLIC)
+# HLM_FMT_INCLUDE_DIR: where that fmt's headers are (tools/device-check's unpacked packages).
+set(HLM_FMT_INCLUDE_DIR "/usr/include" CACHE PATH "the folder holding the fmt headers spdlog uses")
+if(EXISTS "${HLM_FMT_INCLUDE_DIR}/fmt" AND EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt")
+  file(CREATE_LINK "${HLM_FMT_INCLUDE_DIR}/fmt" "${HLM_SYSTEM_HEADER_SHIM}/fmt" SYMBOLIC)
 endif()
 include_directories(BEFORE SYSTEM "${HLM_SYSTEM_HEADER_SHIM}")
 # Out-of-tree plugins get it through hlm::base (core/CMakeLists.txt).

@@ -30,6 +30,28 @@ std::vector<std::string> world_size_overrides(const workflow::Workflow& wf, int 
 
 namespace {
 
+// A stage that trains on GPUs needs a job that asks SLURM for them, and NCCL a GPU per rank
+// (it refuses two ranks on one GPU). `auto` runs on the CPU where the job gets no GPU.
+void check_gpus(const workflow::Workflow& wf) {
+  const int gpus = wf.runner.at("gpus_per_node"), ranks = wf.runner.at("ntasks_per_node");
+  for (const auto& stage : wf.stages) {
+    const bool cuda = stage.params.value("device", "cpu") == "cuda";
+    const auto backend = stage.params.value("backend", nlohmann::json::object());
+    const bool nccl = backend.is_object() && backend.value("plugin", "") == "nccl";
+    if ((cuda || nccl) && gpus == 0)
+      throw ConfigError(
+          "{}:{}: stage '{}' trains on GPUs ({}), but runner.gpus_per_node is 0, so the job "
+          "would get none; set runner.gpus_per_node to the GPUs of a node",
+          stage.file, stage.line, stage.id, cuda ? "device cuda" : "backend nccl");
+    if (nccl && ranks > gpus)
+      throw ConfigError(
+          "{}:{}: stage '{}' all-reduces over NCCL, which needs a GPU per rank, but "
+          "runner.ntasks_per_node {} is more than runner.gpus_per_node {}; lower "
+          "ntasks_per_node or use backend gloo",
+          stage.file, stage.line, stage.id, ranks, gpus);
+  }
+}
+
 // What a job on several nodes cannot do with these settings, checked before anything is written.
 void check_for_slurm(const workflow::Workflow& wf, const std::string& runs) {
   if (runs.find_first_of(" \t\n%") != std::string::npos)
@@ -45,6 +67,7 @@ void check_for_slurm(const workflow::Workflow& wf, const std::string& runs) {
         "settings.metrics_bind={} is one host's address, but the job runs on {} nodes whose "
         "ranks each bind it; use 0.0.0.0 (each rank is published at its node's address)",
         bind, wf.runner.at("nodes").get<int>());
+  check_gpus(wf);
 }
 
 }  // namespace

@@ -97,6 +97,15 @@ TEST(RankDevice, CpuAndAutoWithoutAGpuTrainOnTheCpuAndCudaIsRefused) {
   EXPECT_THROW(hlm::rank_device("cuda", 0, "pretrain"), hlm::ConfigError);
 }
 
+TEST(RankDevice, TheNvmlIndexFollowsCudaVisibleDevices) {
+  const torch::Device second(torch::kCUDA, 1);
+  EXPECT_EQ(hlm::nvml_index_of(second, nullptr), 1);
+  EXPECT_EQ(hlm::nvml_index_of(second, "3,5"), 5);
+  EXPECT_EQ(hlm::nvml_index_of(second, "3"), -1);  // not among the visible ones
+  EXPECT_EQ(hlm::nvml_index_of(second, "GPU-8f1c,GPU-22aa"), -1);
+  EXPECT_EQ(hlm::nvml_index_of(torch::Device(torch::kCPU), "0"), -1);
+}
+
 TEST(RankDevice, OutOfMemoryNamesTheStageBatchWindowAndWhatToLower) {
   const std::string m =
       hlm::out_of_memory_message("pretrain", 256, 1024, torch::Device(torch::kCUDA, 1),

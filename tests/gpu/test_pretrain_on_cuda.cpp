@@ -24,8 +24,8 @@ using hlm::test::ScratchDir;
 
 namespace {
 
-#define SKIP_WITHOUT_A_GPU()                                  \
-  if (torch::cuda::device_count() == 0)                       \
+#define SKIP_WITHOUT_A_GPU()            \
+  if (torch::cuda::device_count() == 0) \
   GTEST_SKIP() << "no CUDA device visible: " << hlm::probe_gpus().why_none
 
 const torch::Device kGpu(torch::kCUDA, 0);

@@ -46,6 +46,34 @@ TEST(Submit, RefusesOneHostsMetricsAddressForAJobOnSeveralNodes) {
   EXPECT_FALSE(fs::exists(runs.path / "train-small"));  // refused before anything was written
 }
 
+TEST(Submit, AGpuStageAsksSlurmForGpusAndNcclForOnePerRank) {
+  ScratchDir runs("hlm_submit_gpus");
+  const std::string workflow = "submit --dry-run tests/fixtures/train_small.yaml ";
+  const std::string where = " --runs-dir " + runs.path.string();
+  const auto none = run_hlm(workflow + "pretrain.device=cuda" + where);
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("stage 'pretrain' trains on GPUs (device cuda), but "
+                             "runner.gpus_per_node is 0"),
+            std::string::npos)
+      << none.output;
+  const auto shared = run_hlm(workflow +
+                              "pretrain.backend.plugin=nccl runner.ntasks_per_node=8 "
+                              "runner.gpus_per_node=4" +
+                              where);
+  EXPECT_EQ(shared.exit_code, 2) << shared.output;
+  EXPECT_NE(shared.output.find("runner.ntasks_per_node 8 is more than runner.gpus_per_node 4"),
+            std::string::npos)
+      << shared.output;
+  EXPECT_FALSE(fs::exists(runs.path / "train-small"));  // refused before anything was written
+  // The login node needs no GPU: the ranks' nodes resolve the device.
+  const auto asked = run_hlm(workflow +
+                             "pretrain.device=cuda pretrain.backend.plugin=nccl "
+                             "runner.ntasks_per_node=4 runner.gpus_per_node=4" +
+                             where);
+  ASSERT_EQ(asked.exit_code, 0) << asked.output;
+  EXPECT_NE(asked.output.find("#SBATCH --gpus-per-node=4"), std::string::npos) << asked.output;
+}
+
 TEST(Submit, AContainerWithoutTheSrunLauncherIsRefused) {
   const auto r = run_hlm("run tests/fixtures/train_small.yaml --container /images/hlm.sif");
   EXPECT_EQ(r.exit_code, 2);

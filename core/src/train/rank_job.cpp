@@ -162,6 +162,9 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
 
   const std::string stage = job.value("stage", "pretrain");
   train.device = rank_device(train.options.device, env.local_rank, stage);
+  // CPU energy is the node's, shared by its ranks; a GPU's energy is its rank's.
+  metrics().set_energy_share(std::max(1, env.local_world_size),
+                             nvml_index_of(train.device, std::getenv("CUDA_VISIBLE_DEVICES")));
   torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
   auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
   auto store = TokenStore::open(job.at("token_store"));

@@ -1,10 +1,12 @@
 // Devices of the training loop (see train_device.h).
 #include "train/train_device.h"
 
-#include <fmt/format.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
+#include <vector>
 
 #include "device/device.h"
 #include "hlm/backend.h"
@@ -20,6 +22,19 @@ torch::Device rank_device(const std::string& requested, int local_rank, const st
                        c10::DeviceIndex(gpu_of_local_rank(std::max(0, local_rank), gpus.visible)));
 }
 
+int nvml_index_of(const torch::Device& device, const char* visible) {
+  if (!device.is_cuda()) return -1;
+  const int cuda_index = std::max<int>(0, device.index());
+  if (visible == nullptr) return cuda_index;
+  std::vector<int> listed;
+  std::istringstream entries(visible);
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) return -1;
+    listed.push_back(std::stoi(entry));
+  }
+  return cuda_index < int(listed.size()) ? listed[size_t(cuda_index)] : -1;
+}
+
 at::Tensor to_device(const at::Tensor& host, const torch::Device& device) {
   if (device.is_cpu()) return host;
   return host.to(device, /*non_blocking=*/true);
@@ -27,16 +42,16 @@ at::Tensor to_device(const at::Tensor& host, const torch::Device& device) {
 
 void wait_for_device(const torch::Device& device) {
   // The current stream only: NCCL's all-reduce runs on streams of its own, timed apart.
-  if (device.is_cuda()) c10::impl::getDeviceGuardImpl(device.type())->getStream(device).synchronize();
+  if (device.is_cuda())
+    c10::impl::getDeviceGuardImpl(device.type())->getStream(device).synchronize();
 }
 
 double device_peak_flops(const torch::Device& device, bool bf16) {
   if (device.is_cpu()) return measure_peak_flops(bf16);
   torch::NoGradGuard no_grad;
   const int64_t n = 8192;  // large enough to reach the tensor cores' rate
-  const auto options = torch::TensorOptions()
-                           .device(device)
-                           .dtype(bf16 ? torch::kBFloat16 : torch::kFloat32);
+  const auto options =
+      torch::TensorOptions().device(device).dtype(bf16 ? torch::kBFloat16 : torch::kFloat32);
   // Its own generator on the CPU, as measure_peak_flops: the default CUDA one draws dropout.
   at::Generator generator = at::detail::createCPUGenerator(/*seed_val=*/0);
   const auto a = torch::randn({n, n}, generator).to(options);

@@ -15,6 +15,11 @@ namespace hlm {
 // stage when cuda is asked for and this host shows no GPU.
 torch::Device rank_device(const std::string& requested, int local_rank, const std::string& stage);
 
+// NVML's index of the GPU `device` names (NVML counts every GPU of the host; CUDA only those
+// CUDA_VISIBLE_DEVICES lists, given here as `visible`, null when unset); -1 for the CPU or a
+// list NVML's index cannot be read from (GPU UUIDs).
+int nvml_index_of(const torch::Device& device, const char* visible);
+
 // A batch tensor on `device`: itself on the CPU; on a GPU an asynchronous copy, which
 // overlaps with work queued before it when `host` is in pinned memory.
 at::Tensor to_device(const at::Tensor& host, const torch::Device& device);
