@@ -35,4 +35,7 @@ function(hlm_add_plugin target)
   # And LibTorch where it was built against it (cmake/HlmTorch.cmake).
   set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../..;${TORCH_INSTALL_PREFIX}/lib")
   install(TARGETS ${target} LIBRARY DESTINATION lib/hlm/plugins)
+  if(TARGET hlm_runtime)  # in-tree: part of what a run needs
+    add_dependencies(hlm_runtime ${target})
+  endif()
 endfunction()

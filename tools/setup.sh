@@ -52,7 +52,10 @@ bash tools/python-env.sh
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DHLM_WARNINGS_AS_ERRORS="${HLM_WARNINGS_AS_ERRORS:-OFF}" >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+# The quick start runs hlm and its plugins only; the tests are built for `test` and `build`.
+targets=()
+[[ $action == quickstart ]] && targets=(--target hlm_runtime)
+cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"
 
 case "$action" in
   quickstart) "$build_dir/bin/hlm" run workflows/quickstart.yaml ;;
