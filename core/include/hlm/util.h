@@ -43,10 +43,9 @@ inline double unix_seconds() {
 
 // Makes the C library keep large freed blocks for reuse instead of handing them back to the
 // kernel. Otherwise every record's signal-long buffers arrive as fresh pages, and faulting
-// and zeroing them costs more than decoding the record (the read stage of `hlm bench tokenize`
-// over the 26 mitdb records: 145 ms with the defaults, 63 ms with reuse, on an earlier 2-core
-// development machine). Peak memory is unchanged; the process keeps its high
-// water mark until it exits. Called once at start-up by the hlm binary.
+// and zeroing them costs more than decoding the record (the read stage of
+// `hlm bench tokenize`, docs/benchmarks.md). Peak memory is unchanged; the process keeps its
+// high water mark until it exits. Called once at start-up by the hlm binary.
 void reuse_freed_memory();
 
 }  // namespace hlm

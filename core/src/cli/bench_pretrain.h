@@ -23,8 +23,7 @@ struct BenchPretrainOptions {
   // then the slowest rank's (the host's ceiling for world_size coupled ranks).
   bool independent = false;
   std::string backend = "gloo";  // or "shm" (ranks on one host)
-  // The best of 25, 4 and 1 MB for hlm-gpt-small on 2 ranks in `hlm bench pretrain` on
-  // an earlier 2-core development machine (docs/benchmarks.md).
+  // The best of 25, 4 and 1 MB for hlm-gpt-small on 2 ranks (docs/benchmarks.md).
   double bucket_cap_mb = 4;
 };
 

@@ -39,9 +39,9 @@ constexpr float kOverOwnT = 1.25f;
 constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
 // A weak peak this close before a strong beat, after a gap more than twice as long, is the
 // beat's P wave or onset (prune_split_intervals): PR intervals reach 0.20 s, and up to 0.25 s
-// from the P wave's envelope peak to the QRS's in MIT-BIH 108 (first-degree AV block). At
-// 0.30 s the noise stress records lost 14 beats against 6 at 0.25 s for few more peaks turned
-// away (DS1 and the Challenge records, 2026-11-28).
+// from the P wave's envelope peak to the QRS's in MIT-BIH 108 (first-degree AV block); a
+// longer span loses beats on noisy records for few more peaks turned away
+// (docs/notebook/qrs-detector.md).
 constexpr double kLateSplitSeconds = 0.25;
 
 // A ring of the last 8 values; the median is recomputed only when a value changes.

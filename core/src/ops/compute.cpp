@@ -28,8 +28,8 @@ double measure_peak_flops(bool bf16) {
   auto a = torch::randn({n, n}, generator).to(dtype), b = torch::randn({n, n}, generator).to(dtype);
   gemm(a, b, false, false);  // warm-up; the same GEMM the models call (hlm/gemm.h)
   // The fastest of a few tenths of a second of GEMMs: freshly started ranks can share a core
-  // until the scheduler spreads them (taking the best of only 3 GEMMs, a 2-rank
-  // `hlm bench pretrain` on a 2-core machine measured half the one-core peak).
+  // until the scheduler spreads them, and the best of only 3 GEMMs then measured half the
+  // one-core peak.
   double best = 1e30;
   const double start = now_seconds();
   for (int i = 0; i < 3 || now_seconds() - start < 0.3; ++i) {

@@ -1,7 +1,7 @@
 // AdamW in one pass over each parameter's memory. torch::optim::AdamW makes about eight
 // passes per parameter (mul_, add_, mul_, addcmul_, sqrt, div, add_, addcdiv_) with
-// temporaries, memory-bound (for hlm-gpt-small, batch 16 x 128, one thread, ~8 ms of a ~165 ms
-// bf16 step on an earlier 2-core development machine (docs/benchmarks.md)).
+// temporaries, memory-bound: a visible share of a small model's step on one thread
+// (docs/benchmarks.md).
 // The update keeps LibTorch's state (exp_avg, exp_avg_sq, step, under LibTorch's keys), so
 // checkpoints written through torch::optim::AdamW's serialisation load either way.
 #pragma once

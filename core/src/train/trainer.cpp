@@ -71,8 +71,7 @@ uint64_t mask_seed_of(const TrainOptions& o, const DistEnv& env, int64_t step, i
 }
 
 // Rank 0 measures while the others wait, and every rank uses its figure: ranks measuring at
-// once on one machine measured each other's contention (in a 2-rank `hlm bench pretrain` on a
-// 2-core machine, MFU 0.81 where its tokens/s gave 0.70).
+// once on one host measure each other's contention, and their MFU then overstates.
 double peak_flops_of_rank0(bool bf16, const GroupPtr& group, int rank,
                            const torch::Device& device) {
   const double peak = rank == 0 ? device_peak_flops(device, bf16) : 0.0;

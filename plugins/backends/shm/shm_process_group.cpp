@@ -157,9 +157,8 @@ ShmProcessGroup::~ShmProcessGroup() {
 // the next generation. The others spin, yielding the core, for up to kSpinFor: the waits of a
 // training step (ranks a few ms apart) end there. Longer waits (a rank checkpointing or
 // evaluating alone, a stopped rank) sleep on the generation word (a futex shared between
-// processes) and leave the core free. With sleeping from the start, a 2-rank `hlm bench pretrain`
-// run on a 2-core machine had both ranks on one core for a step (510 against 290 ms; a woken task
-// may be placed beside the one that woke it).
+// processes) and leave the core free. Sleeping from the start let the scheduler place a woken
+// rank beside the one that woke it, both on one core for a step, nearly doubling it.
 constexpr std::chrono::milliseconds kSpinFor{50};
 
 void ShmProcessGroup::wait_for_all(const char* collective) {

@@ -1,12 +1,11 @@
 // A c10d process group for ranks on one host: collectives through a shared-memory segment
-// instead of TCP. Two ranks on two cores spend their CPU time on the model; Gloo's loopback
-// all-reduce of the reference model's 13 MB of gradients kept each waiting ~19 ms a step,
-// this one ~2 ms (all-reduce phase median of `hlm bench pretrain` at 2 ranks on an earlier
-// 2-core development machine; see README.md here). Supports broadcast, all-reduce (sum, average,
-// max, min of float, double, int32 and int64 tensors) and barrier; collectives run on the calling
-// thread and return completed work. Tensors from allocate_shared live in the segment: all-reducing
-// one copies nothing in or out (the trainer's gradient buckets). A rank that stops arriving
-// (killed) makes the others fail after the timeout, naming the collective.
+// instead of TCP. Two ranks on two cores spend their CPU time on the model, where Gloo's
+// loopback all-reduce keeps each waiting several times longer (the all-reduce phase of
+// `hlm bench pretrain` at 2 ranks; README.md here has the figures). Supports broadcast, all-reduce
+// (sum, average, max, min of float, double, int32 and int64 tensors) and barrier; collectives run
+// on the calling thread and return completed work. Tensors from allocate_shared live in the
+// segment: all-reducing one copies nothing in or out (the trainer's gradient buckets). A rank that
+// stops arriving (killed) makes the others fail after the timeout, naming the collective.
 #pragma once
 #include <atomic>
 #include <chrono>
