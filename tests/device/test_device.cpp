@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "device/device.h"
-#include "dist/dist_env.h"
+#include "distributed/dist_env.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
 #include "train/train_device.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "hlm/dsp/beat_match.h"
 #include "hlm/dsp/beat_window.h"
 #include "hlm/dsp/filter.h"

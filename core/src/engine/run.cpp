@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "engine/cache_key.h"
 #include "engine/run_directory.h"
 #include "engine/stage.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "launch/rank_launcher.h"
 #include "plugin/plugin_host.h"
-#include "train/rank_launcher.h"
 #include "workflow/workflow.h"
 
 namespace hlm {

@@ -20,15 +20,6 @@ namespace fs = std::filesystem;
 
 namespace hlm {
 
-std::string utc_timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string new_run_directory(const std::string& runs_dir, const std::string& workflow_name,
                               const std::string& content) {
   const std::time_t now = std::time(nullptr);
@@ -69,16 +60,6 @@ void check_run_directory(const std::string& run_dir) {
 
 void write_text_atomic(const std::string& path, const std::string& text) {
   write_file_atomic(path, text);
-}
-
-std::optional<nlohmann::json> read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
 }
 
 static std::string manifest_checksum(const nlohmann::json& manifest_without_checksum) {

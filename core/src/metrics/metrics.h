@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "train/train_step.h"
+#include "metrics/train_step.h"
 
 namespace hlm {
 

@@ -23,7 +23,7 @@ double ring_bandwidth_seconds(double bytes, int n, const Fabric& fabric);
 double ring_latency_seconds(int n, int buckets, const Fabric& fabric);
 
 // The latency and bandwidth that explain two measured all-reduces of different sizes on n
-// ranks (dist/fabric_probe.h): the small one is nearly all latency, the difference all
+// ranks (distributed/fabric_probe.h): the small one is nearly all latency, the difference all
 // bandwidth.
 Fabric fabric_from_probe(const std::string& name, int n, double small_bytes, double small_seconds,
                          double large_bytes, double large_seconds);

@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "engine/run_directory.h"
 #include "engine/stage.h"
 #include "hlm/errors.h"

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <optional>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "ecg/record_labels.h"
 #include "engine/fit_sample.h"
 #include "engine/stage.h"

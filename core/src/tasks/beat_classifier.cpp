@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "eval/classification_metrics.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"

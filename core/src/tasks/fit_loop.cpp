@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "ops/fused_adamw.h"
 #include "train/checkpoint.h"
 #include "train/nonfinite_steps.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <random>
 
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 #include "eval/classification_metrics.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/errors.h"

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <set>
 
-#include "engine/run_directory.h"
 #include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
 #include "metrics/stall_watcher.h"
@@ -14,15 +13,10 @@
 #include "slurm/srun_step.h"
 #include "train/nonfinite_steps.h"
 #include "train/rank_job.h"
+#include "util/atomic_file.h"
+#include "util/json_file.h"
 
 namespace hlm {
-
-RankLauncher::Kind RankLauncher::parse(const std::string& name) {
-  if (name == "local") return Kind::local;
-  if (name == "srun") return Kind::srun;
-  if (name == "job-file") return Kind::job_file;
-  throw ConfigError("launcher '{}' is not one of local, srun, job-file", name);
-}
 
 namespace {
 
@@ -163,7 +157,7 @@ nlohmann::json run_job_on_ranks(const nlohmann::json& job, int world_size,
   const std::string job_path = out_dir + "/job.json";
   nlohmann::json ranks_job = job;
   ranks_job["rendezvous_timeout_seconds"] = launcher.rendezvous_timeout_seconds;
-  write_text_atomic(job_path, ranks_job.dump(2));
+  write_file_atomic(job_path, ranks_job.dump(2));
   const std::string hlm = std::filesystem::read_symlink("/proc/self/exe").string();
   if (launcher.kind == RankLauncher::Kind::job_file)
     throw JobFileWritten("{}", job_file_note(job_path, world_size, hlm));

@@ -12,10 +12,9 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "dist/fabric_probe.h"
-#include "dist/host_address.h"
-#include "dist/preemption.h"
-#include "engine/run_directory.h"
+#include "distributed/fabric_probe.h"
+#include "distributed/host_address.h"
+#include "distributed/preemption.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
 #include "hlm/model.h"
@@ -26,7 +25,9 @@
 #include "ops/compute.h"
 #include "train/train_device.h"
 #include "train/trainer.h"
+#include "util/atomic_file.h"
 #include "util/core_binding.h"
+#include "util/json_file.h"
 
 namespace hlm {
 
@@ -209,7 +210,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   } catch (const Preempted&) {
     // Every rank stopped after the same checkpoint; a launcher that sees only a failed step
     // (srun) tells a stop from a failure by this file.
-    write_text_atomic(stopped_marker(job_dir, env.rank), utc_timestamp() + "\n");
+    write_file_atomic(stopped_marker(job_dir, env.rank), utc_timestamp() + "\n");
     throw;
   } catch (const c10::OutOfMemoryError& e) {
     throw Error(out_of_memory_message(stage, train.options.batch, model->context(), train.device,
@@ -249,7 +250,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   if (!fabric.is_null()) result["fabric_probe"] = fabric;
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(job_dir);
-  write_text_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
+  write_file_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));
   return result;
 }
 

@@ -6,11 +6,11 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "dist/dist_env.h"
-#include "dist/preemption.h"
+#include "distributed/dist_env.h"
+#include "distributed/preemption.h"
 #include "hlm/errors.h"
+#include "launch/rank_launcher.h"
 #include "plugin/plugin_host.h"
-#include "train/rank_launcher.h"
 
 namespace hlm {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "dist/gradient_sync.h"
-#include "dist/preemption.h"
+#include "distributed/gradient_sync.h"
+#include "distributed/preemption.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "metrics/heartbeat.h"

@@ -7,11 +7,11 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
-#include "dist/dist_env.h"
+#include "distributed/dist_env.h"
 #include "hlm/model.h"
 #include "hlm/token_store.h"
+#include "metrics/train_step.h"
 #include "train/train_options.h"
-#include "train/train_step.h"
 
 namespace hlm {
 

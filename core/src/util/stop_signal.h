@@ -1,5 +1,5 @@
 // Stop signals: SIGTERM or SIGUSR1 (SLURM's warning before the time limit) set a flag that the
-// trainer and the launchers poll (see dist/preemption.h for what they do with it).
+// trainer and the launchers poll (see distributed/preemption.h for what they do with it).
 //
 // The signals are blocked in every thread started from main on and taken by one thread that
 // does nothing but wait for them. A handler run on an ordinary thread is not safe here: oneDNN's

@@ -1,5 +1,5 @@
 // Reads the rank layout from the environment (see dist_env.h).
-#include "dist/dist_env.h"
+#include "distributed/dist_env.h"
 
 #include <netdb.h>
 
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "dist/slurm_layout.h"
+#include "distributed/slurm_layout.h"
 #include "hlm/errors.h"
 
 namespace hlm {

@@ -1,5 +1,5 @@
 // Submitting a workflow to SLURM and reporting on it (see submit.h).
-#include "slurm/submit.h"
+#include "engine/submit.h"
 
 #include <filesystem>
 #include <fstream>

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "dist/slurm_layout.h"
+#include "distributed/slurm_layout.h"
 #include "support/hlm_cli.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // All-reduce timings of a process group (see fabric_probe.h).
-#include "dist/fabric_probe.h"
+#include "distributed/fabric_probe.h"
 
 #include <torch/torch.h>
 

@@ -1,5 +1,5 @@
 // Node name and local address of a rank (see host_address.h).
-#include "dist/host_address.h"
+#include "distributed/host_address.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "dist/dist_env.h"
-#include "dist/slurm_layout.h"
+#include "distributed/dist_env.h"
+#include "distributed/slurm_layout.h"
 #include "hlm/errors.h"
 
 namespace {

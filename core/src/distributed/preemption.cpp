@@ -1,5 +1,5 @@
 // The stop flag's agreement across ranks (see preemption.h).
-#include "dist/preemption.h"
+#include "distributed/preemption.h"
 
 #include <torch/torch.h>
 

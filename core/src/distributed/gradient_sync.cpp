@@ -1,5 +1,5 @@
 // Bucketed, overlapped gradient all-reduce (see gradient_sync.h).
-#include "dist/gradient_sync.h"
+#include "distributed/gradient_sync.h"
 
 #include "hlm/backend.h"
 #include "hlm/util.h"

@@ -9,7 +9,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
-#include "dist/gradient_sync.h"
+#include "distributed/gradient_sync.h"
 #include "hlm/backend.h"
 #include "plugin/plugin_host.h"
 
