@@ -103,8 +103,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"scale-analysis.cluster", "hardware predicted (test_scale_analysis)"},
     {"scale-analysis.overlap", "the model's overlap (test_scale_analysis)"},
     {"pretrain.device", "refused before any work where it cannot run (DeviceRefusal.*)"},
-    {"finetune.device", "refused before any work where it cannot run (ResolveDevice.*)"},
-    {"evaluate.device", "refused before any work where it cannot run (ResolveDevice.*)"},
+    {"finetune.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
+    {"evaluate.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
     {"scale-analysis.device", "refused before any work where it cannot run (ResolveDevice.*)"},
 };
 

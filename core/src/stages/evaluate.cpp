@@ -33,6 +33,7 @@
 #include "tasks/item_mean.h"
 #include "tasks/predictions_csv.h"
 #include "tasks/score_items.h"
+#include "train/train_device.h"
 #include "util/atomic_file.h"
 
 namespace hlm {
@@ -176,6 +177,8 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
   }
   const nlohmann::json& model_block = results.at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
+  // The classifiers put their heads and batches where the model is.
+  model->module().to(rank_device(ctx.params().value("device", "cpu"), 0, ctx.instance.id));
   if (!own)
     expect_same_descriptor_columns(ctx, dataset, store, results,
                                    ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
@@ -749,7 +752,7 @@ StageKind evaluate_stage() {
            device_param_spec()},
           run_evaluate,
           /*external_inputs=*/nullptr,
-          refuse_unavailable_device};
+          check_training_device};
 }
 
 }  // namespace hlm

@@ -24,6 +24,7 @@
 #include "tasks/segment_classifier.h"
 #include "tasks/segment_labels.h"
 #include "train/checkpoint.h"
+#include "train/train_device.h"
 #include "train/train_options.h"
 
 namespace hlm {
@@ -492,6 +493,8 @@ StageOutput run_finetune(StageContext& ctx) {
   // From scratch: the same architecture and head with the plugin's random initial weights.
   if (head.backbone != "scratch")
     load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
+  // The classifiers put their heads and batches where the model is.
+  model->module().to(rank_device(p.value("device", "cpu"), 0, ctx.instance.id));
 
   std::vector<std::string> holdout = p.at("holdout_records"), validation;
   const std::vector<std::string> train = training_records(p, store, holdout, validation);
@@ -892,7 +895,7 @@ StageKind finetune_stage() {
           params,
           run_finetune,
           /*external_inputs=*/nullptr,
-          refuse_unavailable_device};
+          check_training_device};
 }
 
 }  // namespace hlm

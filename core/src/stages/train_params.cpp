@@ -11,8 +11,8 @@ namespace hlm {
 workflow::ParamSpec device_param_spec() {
   return {"device", "string", "\"cpu\"",
           "where the model runs: cpu, cuda or auto (cuda when a GPU is visible); cuda is "
-          "refused before any work where no GPU is visible. pretrain runs on CUDA; finetune, "
-          "evaluate and scale-analysis refuse cuda (not written yet)",
+          "refused before any work where no GPU is visible. pretrain, finetune and evaluate run "
+          "on CUDA; scale-analysis refuses cuda (not written yet)",
           false};
 }
 
@@ -38,8 +38,8 @@ void check_device(const workflow::StageInstance& instance, bool cuda_written) {
         instance.file, instance.line, instance.id, requested, instance.id);
   if (device == "cpu" || cuda_written) return;
   throw ConfigError(
-      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but this hlm runs only "
-      "pretrain on CUDA so far ({} stages are not written for it yet); set {}.device=cpu",
+      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but {} stages run on the "
+      "CPU only so far (pretrain, finetune and evaluate run on CUDA); set {}.device=cpu",
       instance.file, instance.line, instance.id, requested, instance.kind, instance.id);
 }
 

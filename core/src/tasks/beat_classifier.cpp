@@ -12,6 +12,7 @@
 #include "tasks/classifier_parts.h"
 #include "tasks/input_scaling.h"
 #include "train/autocast_guard.h"
+#include "train/train_device.h"
 
 namespace hlm {
 
@@ -56,6 +57,8 @@ BeatClassifier::BeatClassifier(std::shared_ptr<Model> model, uint64_t seed, Head
     : model_(std::move(model)), options_(std::move(options)), features_(options_, codebook) {
   torch::manual_seed(seed);
   head_ = HeadLayers(model_->d_model() + features_.count(), options_.hidden_units, kBeatClassCount);
+  device_ = device_of(model_->module());  // the head computes where the model does
+  head_.to(device_);
   if (!options_.input_mean.empty() && options_.input_mean.size() != size_t(features_.count()))
     throw DataError(
         "the beat head was fine-tuned with {} scaled inputs per beat and reads {}; re-run the "
@@ -82,8 +85,9 @@ void BeatClassifier::fit_input_scaling(std::vector<float>& features,
 }
 
 at::Tensor BeatClassifier::logits(const at::Tensor& tokens, const at::Tensor& features) {
-  at::Tensor hidden = backbone_hidden(*model_, options_, tokens);
-  if (features_.count() > 0) hidden = torch::cat({hidden, features.to(hidden.dtype())}, -1);
+  at::Tensor hidden = backbone_hidden(*model_, options_, to_device(tokens, device_));
+  if (features_.count() > 0)
+    hidden = torch::cat({hidden, to_device(features, device_).to(hidden.dtype())}, -1);
   return head_(hidden);
 }
 
@@ -170,7 +174,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
   // Model and head in one archive, so a checkpoint holds the whole classifier.
   torch::nn::Module bundle;
   bundle_classifier(bundle, *model_, head_);
-  const auto weights = class_weights(store, windows, options_.class_weights);
+  const auto weights = class_weights(store, windows, options_.class_weights).to(device_);
   std::vector<float> beat_features = features_.of(store);
   // Recomputed on a resume: the same windows give the same scaling.
   fit_input_scaling(beat_features, windows);
@@ -194,11 +198,12 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
                features, labels);
     at::Tensor logits;
     {
-      const Bf16Autocast autocast(o.bf16);
+      const Bf16Autocast autocast(o.bf16, device_.type());
       logits = this->logits(tokens, features);
     }
     return torch::nn::functional::cross_entropy(
-        logits.to(torch::kFloat32).view({-1, kBeatClassCount}), labels.view({-1}),
+        logits.to(torch::kFloat32).view({-1, kBeatClassCount}),
+        to_device(labels, device_).view({-1}),
         torch::nn::functional::CrossEntropyFuncOptions().weight(weights).ignore_index(
             kIgnoreLabel));
   };
@@ -249,7 +254,8 @@ void BeatClassifier::score(const TokenStore& store, const std::vector<BeatWindow
     auto features = torch::zeros({rows, length, features_.count()}, torch::kFloat32);
     for (int64_t row = 0; row < rows; ++row)
       fill_row(store, beat_features, windows[first + size_t(row)], row, length, tokens, features);
-    const auto logits = this->logits(tokens, features).to(torch::kFloat32).contiguous();
+    const auto logits =
+        this->logits(tokens, features).to(torch::kFloat32).to(torch::kCPU).contiguous();
     const float* z = logits.data_ptr<float>();
     for (int64_t row = 0; row < rows; ++row) {
       const BeatWindow& w = windows[first + size_t(row)];

@@ -87,6 +87,7 @@ class BeatClassifier {
   HeadOptions options_;
   BeatFeatures features_;
   HeadLayers head_;
+  torch::Device device_{torch::kCPU};  // the model's: batches are copied there
 };
 
 }  // namespace hlm

@@ -32,6 +32,11 @@ std::vector<torch::Tensor> HeadLayers::parameters() const {
   return all;
 }
 
+void HeadLayers::to(const torch::Device& device) {
+  out->to(device);
+  if (hidden) hidden->to(device);
+}
+
 TrainableParameters trainable_parameters(Model& model, const HeadOptions& options,
                                          HeadLayers& head) {
   TrainableParameters params;

@@ -26,6 +26,7 @@ class HeadLayers {
   HeadLayers(int64_t inputs, int hidden_units, int64_t classes);
   at::Tensor operator()(const at::Tensor& x);
   std::vector<torch::Tensor> parameters() const;
+  void to(const torch::Device& device);
   torch::nn::Linear hidden{nullptr};  // absent without hidden units
   torch::nn::Linear out{nullptr};
 };

@@ -13,6 +13,7 @@
 #include "tasks/classifier_parts.h"
 #include "tasks/input_scaling.h"
 #include "train/autocast_guard.h"
+#include "train/train_device.h"
 
 namespace hlm {
 
@@ -47,6 +48,8 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
     : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
   torch::manual_seed(seed);
   head_ = HeadLayers(model_->d_model() + statistic_count(), options_.hidden_units, classes_);
+  device_ = device_of(model_->module());  // the head computes where the model does
+  head_.to(device_);
   if (!options_.input_mean.empty() && options_.input_mean.size() != size_t(statistic_count()))
     throw DataError(
         "the segment head was fine-tuned with {} scaled statistics and reads {}; re-run the "
@@ -56,8 +59,13 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
 }
 
 void SegmentClassifier::set_scaling_tensors() {
-  input_mean_ = torch::tensor(options_.input_mean);
-  input_scale_ = torch::tensor(options_.input_scale);
+  input_mean_ = torch::tensor(options_.input_mean).to(device_);
+  input_scale_ = torch::tensor(options_.input_scale).to(device_);
+}
+
+SegmentClassifier::Batch SegmentClassifier::Batch::to(const torch::Device& device) const {
+  return {to_device(tokens, device), to_device(mask, device),        to_device(rr, device),
+          to_device(rhythm, device), to_device(descriptors, device), to_device(pattern, device)};
 }
 
 int SegmentClassifier::statistic_count() const {
@@ -193,7 +201,8 @@ void SegmentClassifier::fit_input_scaling(const TokenStore& store, const StoreIn
   set_scaling_tensors();
 }
 
-at::Tensor SegmentClassifier::logits(const Batch& batch) {
+at::Tensor SegmentClassifier::logits(const Batch& host) {
+  const Batch batch = host.to(device_);
   auto pooled = masked_mean(backbone_hidden(*model_, options_, batch.tokens), batch.mask);
   if (statistic_count() == 0) return head_(pooled);
   auto stats = statistics(batch);
@@ -214,7 +223,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
     counts[size_t(s.label)] += 1;
     width = std::max(width, s.length);
   }
-  const auto weights = torch::tensor(loss_weights(counts, options_.class_weights));
+  const auto weights = torch::tensor(loss_weights(counts, options_.class_weights)).to(device_);
   const StoreInputs inputs = store_inputs(store);
   // Recomputed on a resume: the same segments give the same scaling.
   fit_input_scaling(store, inputs, segments);
@@ -241,11 +250,11 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
       labels[int64_t(row)] = int64_t(segments[rows[row]].label);
     at::Tensor logits;
     {
-      const Bf16Autocast autocast(o.bf16);
+      const Bf16Autocast autocast(o.bf16, device_.type());
       logits = this->logits(batch);
     }
     return torch::nn::functional::cross_entropy(
-        logits.to(torch::kFloat32), labels,
+        logits.to(torch::kFloat32), to_device(labels, device_),
         torch::nn::functional::CrossEntropyFuncOptions().weight(weights));
   };
   if (!validation.empty())
@@ -275,7 +284,8 @@ std::vector<float> SegmentClassifier::predict(const TokenStore& store,
   out.reserve(segments.size() * size_t(classes_));
   for_each_batch(store, inputs, segments, 16, [&](const Batch& batch, size_t) {
     if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
-    const auto probs = torch::softmax(logits(batch).to(torch::kFloat32), -1).contiguous();
+    const auto probs =
+        torch::softmax(logits(batch).to(torch::kFloat32), -1).to(torch::kCPU).contiguous();
     out.insert(out.end(), probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
   });
   return out;

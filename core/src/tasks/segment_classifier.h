@@ -83,6 +83,7 @@ class SegmentClassifier {
   // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
   struct Batch {
     at::Tensor tokens, mask, rr, rhythm, descriptors, pattern;
+    Batch to(const torch::Device& device) const;  // each tensor copied there
   };
   StoreInputs store_inputs(const TokenStore& store) const;
   Batch make_batch(int64_t rows, int64_t width) const;
@@ -113,6 +114,7 @@ class SegmentClassifier {
   HeadOptions options_;
   int classes_;
   HeadLayers head_;
+  torch::Device device_{torch::kCPU};  // the model's: batches are copied there
   at::Tensor input_mean_, input_scale_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
+#include "train/train_device.h"
 #include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -41,13 +42,6 @@ void write_archive(torch::serialize::OutputArchive& archive, const std::string& 
 
 void barrier(const c10::intrusive_ptr<c10d::Backend>& group) {
   if (group) group->barrier()->wait();
-}
-
-// Where a module's weights are: files load onto it whichever device wrote them (LibTorch
-// would otherwise move a GPU parameter to the CPU when it reads a CPU-written one).
-torch::Device device_of(const torch::nn::Module& module) {
-  const auto params = module.parameters();
-  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
 }
 
 }  // namespace
@@ -113,6 +107,8 @@ CheckpointState load_checkpoint(const std::string& path, torch::nn::Module& mode
         "(the data order depends on it)",
         path, state.world_size, world_size);
   torch::serialize::InputArchive model_archive, optimizer_archive, rank_archive;
+  // Onto the module's device, whichever device wrote the files (LibTorch would otherwise move
+  // a GPU parameter to the CPU when it reads a CPU-written one).
   const torch::Device device = device_of(model);
   model_archive.load_from(path + "/model.pt", device);
   model.load(model_archive);

@@ -35,6 +35,11 @@ int nvml_index_of(const torch::Device& device, const char* visible) {
   return cuda_index < int(listed.size()) ? listed[size_t(cuda_index)] : -1;
 }
 
+torch::Device device_of(const torch::nn::Module& module) {
+  const auto params = module.parameters();
+  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
 at::Tensor to_device(const at::Tensor& host, const torch::Device& device) {
   if (device.is_cpu()) return host;
   return host.to(device, /*non_blocking=*/true);

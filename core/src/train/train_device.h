@@ -20,6 +20,9 @@ torch::Device rank_device(const std::string& requested, int local_rank, const st
 // list NVML's index cannot be read from (GPU UUIDs).
 int nvml_index_of(const torch::Device& device, const char* visible);
 
+// Where a module's weights are (the CPU for a module without parameters).
+torch::Device device_of(const torch::nn::Module& module);
+
 // A batch tensor on `device`: itself on the CPU; on a GPU an asynchronous copy, which
 // overlaps with work queued before it when `host` is in pinned memory.
 at::Tensor to_device(const at::Tensor& host, const torch::Device& device);
