@@ -18,8 +18,8 @@ using hlm::test::ScratchDir;
 namespace {
 
 nlohmann::json evaluate_results(const std::string& devices, const ScratchDir& runs) {
-  const auto r =
-      run_hlm("run tests/fixtures/finetune_cv.yaml " + devices + " --runs-dir " + runs.path.string());
+  const auto r = run_hlm("run tests/fixtures/finetune_cv.yaml " + devices + " --runs-dir " +
+                         runs.path.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(hlm::test::run_dir_of(r.output) / "evaluate" / "results.json");
   return in ? nlohmann::json::parse(in) : nlohmann::json();
@@ -30,8 +30,8 @@ TEST(WorkflowOnCuda, PretrainFinetuneAndEvaluateOnTheGpuScoreAsOnTheCpu) {
     GTEST_SKIP() << "no CUDA device visible: " << hlm::probe_gpus().why_none;
   ScratchDir cpu_runs("hlm_workflow_cpu"), gpu_runs("hlm_workflow_cuda");
   const auto cpu = evaluate_results("", cpu_runs);
-  const auto gpu = evaluate_results(
-      "pretrain.device=cuda finetune.device=cuda evaluate.device=cuda", gpu_runs);
+  const auto gpu =
+      evaluate_results("pretrain.device=cuda finetune.device=cuda evaluate.device=cuda", gpu_runs);
   ASSERT_TRUE(cpu.contains("datasets") && gpu.contains("datasets")) << gpu.dump();
   ASSERT_EQ(gpu["datasets"].size(), cpu["datasets"].size());
   for (const auto& [name, scored] : cpu["datasets"].items()) {

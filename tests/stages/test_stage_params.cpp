@@ -105,7 +105,7 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"pretrain.device", "refused before any work where it cannot run (DeviceRefusal.*)"},
     {"finetune.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
     {"evaluate.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
-    {"scale-analysis.device", "refused before any work where it cannot run (ResolveDevice.*)"},
+    {"scale-analysis.device", "the ranks' device, as pretrain's (PretrainOnCuda.*)"},
 };
 
 // Another value of the parameter's type, within its range ("int[1,]": the default + 1; a

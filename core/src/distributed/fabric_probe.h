@@ -8,8 +8,10 @@ namespace hlm {
 
 // Median times of all-reduces of one float (latency) and of `large_bytes` (bandwidth), after
 // a warm-up, as {"small_bytes", "small_seconds", "large_bytes", "large_seconds", "ranks"}.
-// Collective: every rank of the group calls it.
+// Collective: every rank of the group calls it. The tensors are on `device` (the rank's
+// training device: NCCL all-reduces CUDA tensors only), and a GPU is waited for.
 nlohmann::json probe_fabric(const c10::intrusive_ptr<c10d::Backend>& group,
+                            const torch::Device& device = torch::Device(torch::kCPU),
                             int64_t large_bytes = 4 << 20);
 
 }  // namespace hlm

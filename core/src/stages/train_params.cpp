@@ -11,16 +11,11 @@ namespace hlm {
 workflow::ParamSpec device_param_spec() {
   return {"device", "string", "\"cpu\"",
           "where the model runs: cpu, cuda or auto (cuda when a GPU is visible); cuda is "
-          "refused before any work where no GPU is visible. pretrain, finetune and evaluate run "
-          "on CUDA; scale-analysis refuses cuda (not written yet)",
+          "refused before any work where no GPU is visible",
           false};
 }
 
-namespace {
-
-// The device checks of every stage that runs a model; cuda_written: the stage's loop runs on
-// CUDA tensors.
-void check_device(const workflow::StageInstance& instance, bool cuda_written) {
+void check_training_device(const workflow::StageInstance& instance) {
   const std::string requested = instance.params.value("device", "cpu");
   const GpuProbe gpus = probe_gpus();
   const auto backend = instance.params.value("backend", nlohmann::json::object());
@@ -36,21 +31,6 @@ void check_device(const workflow::StageInstance& instance, bool cuda_written) {
         "{}:{}: stage '{}' names the nccl backend, which all-reduces CUDA tensors, with device "
         "{} (the CPU); set {}.device=cuda, or use backend gloo",
         instance.file, instance.line, instance.id, requested, instance.id);
-  if (device == "cpu" || cuda_written) return;
-  throw ConfigError(
-      "{}:{}: stage '{}': device {} resolves to cuda on this machine, but {} stages run on the "
-      "CPU only so far (pretrain, finetune and evaluate run on CUDA); set {}.device=cpu",
-      instance.file, instance.line, instance.id, requested, instance.kind, instance.id);
-}
-
-}  // namespace
-
-void refuse_unavailable_device(const workflow::StageInstance& instance) {
-  check_device(instance, /*cuda_written=*/false);
-}
-
-void check_training_device(const workflow::StageInstance& instance) {
-  check_device(instance, /*cuda_written=*/true);
 }
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,

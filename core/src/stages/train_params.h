@@ -18,13 +18,10 @@ std::vector<workflow::ParamSpec> training_param_specs(
 nlohmann::json training_options_json(const nlohmann::json& params);
 
 // The `device` param of the stages that run a model (pretrain, finetune, evaluate,
-// scale-analysis): not a training option, it acts through refuse_unavailable_device.
+// scale-analysis): not a training option; TrainOptions carries it to the ranks.
 workflow::ParamSpec device_param_spec();
-// StageKind::preflight of pretrain, finetune and evaluate: resolves `device` on this machine
-// and refuses, before any work, one that cannot run here (cuda with no GPU visible; the nccl
-// backend on the CPU).
+// StageKind::preflight of those stages: resolves `device` on this machine and refuses, before
+// any work, one that cannot run here (cuda with no GPU visible; the nccl backend on the CPU).
 void check_training_device(const workflow::StageInstance& instance);
-// The same for scale-analysis, which also refuses cuda: its loop runs on the CPU only so far.
-void refuse_unavailable_device(const workflow::StageInstance& instance);
 
 }  // namespace hlm

@@ -156,16 +156,17 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     binding = bind_rank_to_cores(env.local_rank, env.local_world_size, train.options.threads);
   if (env.local_world_size > 1) spdlog::info("rank {}: {}", env.rank, binding.reason);
   set_compute_threads(train.options.threads);
-  std::shared_ptr<Backend> backend;
-  if (train.env.distributed()) train.group = make_group(job, plugins, env, backend);
-  nlohmann::json fabric;
-  if (train.group && job.value("probe_fabric", false)) fabric = probe_fabric(train.group);
-
   const std::string stage = job.value("stage", "pretrain");
   train.device = rank_device(train.options.device, env.local_rank, stage);
   // CPU energy is the node's, shared by its ranks; a GPU's energy is its rank's.
   metrics().set_energy_share(std::max(1, env.local_world_size),
                              nvml_index_of(train.device, std::getenv("CUDA_VISIBLE_DEVICES")));
+  std::shared_ptr<Backend> backend;
+  if (train.env.distributed()) train.group = make_group(job, plugins, env, backend);
+  nlohmann::json fabric;
+  if (train.group && job.value("probe_fabric", false))
+    fabric = probe_fabric(train.group, train.device);
+
   torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
   auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
   auto store = TokenStore::open(job.at("token_store"));
