@@ -133,206 +133,236 @@ CLI::Validator runs_folder_check() {
       "DIR");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  hlm::install_stop_handlers();  // first: every thread started later inherits the signal mask
-  hlm::reuse_freed_memory();
-  CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
-  app.require_subcommand(1);
+// Every option of every subcommand, and which subcommand was given.
+struct CommandLine {
   std::vector<std::string> plugin_dirs;
-  app.add_option("--plugin-path", plugin_dirs, "extra folders to search for plugins")
-      ->check(CLI::ExistingDirectory);
-
-  std::string workflow_path, resume_dir, runs_dir, job_path;
+  std::string workflow_path, resume_dir, runs_dir, job_path, status_dir;
   std::vector<std::string> overrides;
   bool dry_run = false;
-  int metrics_port = -1;
-  int nproc = 0;
-  auto* run =
-      app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
-  run->add_option("workflow", workflow_path, "workflow YAML file");
-  run->add_option("overrides", overrides, "stage.key=value overrides");
-  run->add_flag("--dry-run", dry_run, "print the resolved plan and stop");
-  run->add_option("--resume", resume_dir, "continue a failed or interrupted run directory");
-  run->add_option("--metrics-port", metrics_port, "Prometheus port (0 = any free port)")
-      ->check(CLI::Range(0, 65535));
-  run->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)")
-      ->check(runs_folder_check());
-  run->add_option("--nproc", nproc, "ranks per training stage on this host (sets world_size)")
-      ->check(CLI::Range(1, 4096));
+  int metrics_port = -1, nproc = 0;
   std::string launcher_name = "local", container;
   bool gpus = false;
-  run->add_option("--launcher", launcher_name,
-                  "how training ranks start: local (this host), srun (inside a SLURM job), "
-                  "job-file (write the rank job for torchrun or srun, and stop)");
-  run->add_option("--container", container, "srun: run the ranks in this Apptainer image");
-  run->add_flag("--gpus", gpus, "srun: give the ranks the node's GPUs (apptainer --nv)");
-  auto* submit = app.add_subcommand(
-      "submit", "submit a workflow as a SLURM batch job: hlm submit WORKFLOW.yaml [overrides]");
-  submit->add_option("workflow", workflow_path, "workflow YAML file")->required();
-  submit->add_option("overrides", overrides, "stage.key=value or runner.key=value overrides");
-  submit->add_option("--runs-dir", runs_dir, "where run directories go (default: runs)")
-      ->check(runs_folder_check());
-  submit->add_flag("--dry-run", dry_run,
-                   "write the run directory and its job.sbatch, print the script, submit nothing");
-  std::string status_dir;
-  auto* status = app.add_subcommand("status", "a run's SLURM job and stages: hlm status RUN_DIR");
-  status->add_option("run_dir", status_dir, "run directory")->required();
-  auto* validate = app.add_subcommand("validate", "validate a workflow and exit");
-  validate->add_option("workflow", workflow_path, "workflow YAML file")->required();
-  validate->add_option("overrides", overrides, "stage.key=value overrides");
-  auto* plugins = app.add_subcommand("plugins", "list the plugins found, with their parameters");
-  auto* rank = app.add_subcommand("rank", "run one rank of a training job (used by runners)");
-  rank->add_option("job", job_path, "job JSON written by the launching stage")->required();
-  rank->group("");  // internal: hidden from --help
-  std::string data_dir;
+  std::string data_dir;  // qrs-eval, bench tokenize
   std::vector<std::string> record_names;
   int threads = 0, codes = 500;
   bool all_leads = false;
-  auto* qrs_eval = app.add_subcommand(
+  hlm::QrsEvalOptions qrs;
+  hlm::BenchPretrainOptions pretrain;
+  CLI::App *run = nullptr, *submit = nullptr, *status = nullptr, *validate = nullptr,
+           *plugins = nullptr, *rank = nullptr, *qrs_eval = nullptr, *bench_pretrain = nullptr,
+           *bench_gemm = nullptr, *bench_tokenize = nullptr;
+};
+
+void declare_run(CLI::App& app, CommandLine& c) {
+  c.run = app.add_subcommand("run", "run a workflow: hlm run WORKFLOW.yaml [stage.key=value ...]");
+  c.run->add_option("workflow", c.workflow_path, "workflow YAML file");
+  c.run->add_option("overrides", c.overrides, "stage.key=value overrides");
+  c.run->add_flag("--dry-run", c.dry_run, "print the resolved plan and stop");
+  c.run->add_option("--resume", c.resume_dir, "continue a failed or interrupted run directory");
+  c.run->add_option("--metrics-port", c.metrics_port, "Prometheus port (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
+  c.run->add_option("--runs-dir", c.runs_dir, "where run directories go (default: runs)")
+      ->check(runs_folder_check());
+  c.run->add_option("--nproc", c.nproc, "ranks per training stage on this host (sets world_size)")
+      ->check(CLI::Range(1, 4096));
+  c.run->add_option("--launcher", c.launcher_name,
+                    "how training ranks start: local (this host), srun (inside a SLURM job), "
+                    "job-file (write the rank job for torchrun or srun, and stop)");
+  c.run->add_option("--container", c.container, "srun: run the ranks in this Apptainer image");
+  c.run->add_flag("--gpus", c.gpus, "srun: give the ranks the node's GPUs (apptainer --nv)");
+}
+
+void declare_workflow_commands(CLI::App& app, CommandLine& c) {
+  c.submit = app.add_subcommand(
+      "submit", "submit a workflow as a SLURM batch job: hlm submit WORKFLOW.yaml [overrides]");
+  c.submit->add_option("workflow", c.workflow_path, "workflow YAML file")->required();
+  c.submit->add_option("overrides", c.overrides, "stage.key=value or runner.key=value overrides");
+  c.submit->add_option("--runs-dir", c.runs_dir, "where run directories go (default: runs)")
+      ->check(runs_folder_check());
+  c.submit->add_flag(
+      "--dry-run", c.dry_run,
+      "write the run directory and its job.sbatch, print the script, submit nothing");
+  c.status = app.add_subcommand("status", "a run's SLURM job and stages: hlm status RUN_DIR");
+  c.status->add_option("run_dir", c.status_dir, "run directory")->required();
+  c.validate = app.add_subcommand("validate", "validate a workflow and exit");
+  c.validate->add_option("workflow", c.workflow_path, "workflow YAML file")->required();
+  c.validate->add_option("overrides", c.overrides, "stage.key=value overrides");
+  c.plugins = app.add_subcommand("plugins", "list the plugins found, with their parameters");
+  c.rank = app.add_subcommand("rank", "run one rank of a training job (used by runners)");
+  c.rank->add_option("job", c.job_path, "job JSON written by the launching stage")->required();
+  c.rank->group("");  // internal: hidden from --help
+}
+
+void declare_qrs_eval(CLI::App& app, CommandLine& c) {
+  c.qrs_eval = app.add_subcommand(
       "qrs-eval", "score the QRS detector like WFDB's bxb: hlm qrs-eval DIR [RECORD ...]");
-  qrs_eval->add_option("dir", data_dir, "WFDB folder with signals and reference annotations")
+  c.qrs_eval->add_option("dir", c.data_dir, "WFDB folder with signals and reference annotations")
       ->required();
-  qrs_eval->add_option("records", record_names, "records to score (default: all in DIR)");
-  qrs_eval->add_option("--threads", threads, "records scored in parallel (0 = one per core)");
-  int qrs_lead = -1;
-  qrs_eval->add_option(
-      "--lead", qrs_lead,
+  c.qrs_eval->add_option("records", c.record_names, "records to score (default: all in DIR)");
+  c.qrs_eval->add_option("--threads", c.qrs.threads,
+                         "records scored in parallel (0 = one per core)");
+  c.qrs_eval->add_option(
+      "--lead", c.qrs.lead,
       "detect on this lead alone, as beat-vq does by default (default: every lead)");
-  std::string qrs_errors_csv;
-  qrs_eval->add_option("--errors", qrs_errors_csv,
-                       "also write each missed beat and each false detection to this CSV file");
-  std::string qrs_annotator = "atr";
-  qrs_eval->add_option("--annotator", qrs_annotator,
-                       "the reference beats' annotation file suffix (default: atr)");
-  double qrs_rate_hz = 0.0;
-  qrs_eval->add_option("--rate", qrs_rate_hz,
-                       "score every record resampled to this rate in Hz, its annotations moved "
-                       "with it (default: each record's own rate)");
+  c.qrs_eval->add_option("--errors", c.qrs.errors_csv,
+                         "also write each missed beat and each false detection to this CSV file");
+  c.qrs_eval->add_option("--annotator", c.qrs.annotator,
+                         "the reference beats' annotation file suffix (default: atr)");
+  c.qrs_eval->add_option("--rate", c.qrs.rate_hz,
+                         "score every record resampled to this rate in Hz, its annotations moved "
+                         "with it (default: each record's own rate)");
+}
+
+void declare_bench_pretrain(CLI::App& bench, CommandLine& c) {
+  hlm::BenchPretrainOptions& o = c.pretrain;
+  auto* b = c.bench_pretrain =
+      bench.add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
+  b->add_option("--steps", o.steps, "timed steps");
+  b->add_option("--warmup", o.warmup, "untimed steps first");
+  b->add_option("--batch", o.batch, "sequences per rank per step");
+  b->add_option("--accumulation", o.accumulation,
+                "micro-batches the step's sequences are split into");
+  b->add_option("--context", o.context, "tokens per sequence");
+  b->add_option("--threads", o.threads, "intra-op threads per rank");
+  b->add_option("--world-size", o.world_size, "ranks (Gloo)");
+  b->add_option("--bucket-cap-mb", o.bucket_cap_mb, "all-reduce bucket size");
+  b->add_option("--backend", o.backend, "gloo or shm (ranks on one host)");
+  b->add_option("--profile-step", o.profile_step,
+                "record this step with LibTorch's profiler (chrome trace JSON)");
+  b->add_flag("--bf16", o.bf16, "bf16 autocast");
+  b->add_option("--device", o.device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  b->add_option("--attention", o.attention, "the model's attention: auto, fused or written (out)");
+  b->add_flag("!--no-bind-cores", o.bind_cores,
+              "leave ranks unpinned (default: each on cores of its own)");
+  b->add_flag("--independent", o.independent,
+              "ranks train alone side by side; tokens_per_s is the slowest's");
+}
+
+void declare_bench(CLI::App& app, CommandLine& c) {
   auto* bench = app.add_subcommand(
       "bench", "benchmarks: hlm bench tokenize DIR | hlm bench pretrain | hlm bench gemm");
   bench->require_subcommand(1);
-  hlm::BenchPretrainOptions pretrain_options;
-  auto* bench_pretrain =
-      bench->add_subcommand("pretrain", "train the reference GPT on random tokens, as JSON");
-  bench_pretrain->add_option("--steps", pretrain_options.steps, "timed steps");
-  bench_pretrain->add_option("--warmup", pretrain_options.warmup, "untimed steps first");
-  bench_pretrain->add_option("--batch", pretrain_options.batch, "sequences per rank per step");
-  bench_pretrain->add_option("--accumulation", pretrain_options.accumulation,
-                             "micro-batches the step's sequences are split into");
-  bench_pretrain->add_option("--context", pretrain_options.context, "tokens per sequence");
-  bench_pretrain->add_option("--threads", pretrain_options.threads, "intra-op threads per rank");
-  bench_pretrain->add_option("--world-size", pretrain_options.world_size, "ranks (Gloo)");
-  bench_pretrain->add_option("--bucket-cap-mb", pretrain_options.bucket_cap_mb,
-                             "all-reduce bucket size");
-  bench_pretrain->add_option("--backend", pretrain_options.backend,
-                             "gloo or shm (ranks on one host)");
-  bench_pretrain->add_option("--profile-step", pretrain_options.profile_step,
-                             "record this step with LibTorch's profiler (chrome trace JSON)");
-  bench_pretrain->add_flag("--bf16", pretrain_options.bf16, "bf16 autocast");
-  bench_pretrain->add_option("--device", pretrain_options.device, "cpu, cuda or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  bench_pretrain->add_option("--attention", pretrain_options.attention,
-                             "the model's attention: auto, fused or written (out)");
-  bench_pretrain->add_flag("!--no-bind-cores", pretrain_options.bind_cores,
-                           "leave ranks unpinned (default: each on cores of its own)");
-  bench_pretrain->add_flag("--independent", pretrain_options.independent,
-                           "ranks train alone side by side; tokens_per_s is the slowest's");
-  auto* bench_gemm = bench->add_subcommand("gemm", "one-core GEMM peaks (fp32, bf16), as JSON");
-  auto* bench_tokenize =
+  declare_bench_pretrain(*bench, c);
+  c.bench_gemm = bench->add_subcommand("gemm", "one-core GEMM peaks (fp32, bf16), as JSON");
+  c.bench_tokenize =
       bench->add_subcommand("tokenize", "beat-vq beats/s per stage on a WFDB folder, as JSON");
-  bench_tokenize->add_option("dir", data_dir, "WFDB folder")->required();
-  bench_tokenize->add_option("--threads", threads, "records in parallel (0 = one per core)");
-  bench_tokenize->add_option("--codes", codes, "codebook size K");
-  bench_tokenize->add_flag("--all-leads", all_leads,
-                           "detect on every lead (beat-vq detect_all_leads)");
+  c.bench_tokenize->add_option("dir", c.data_dir, "WFDB folder")->required();
+  c.bench_tokenize->add_option("--threads", c.threads, "records in parallel (0 = one per core)");
+  c.bench_tokenize->add_option("--codes", c.codes, "codebook size K");
+  c.bench_tokenize->add_flag("--all-leads", c.all_leads,
+                             "detect on every lead (beat-vq detect_all_leads)");
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+// The workflow `hlm run`, `submit` or `validate` names (or the one a resumed run resolved),
+// with the overrides and --nproc applied.
+hlm::workflow::Workflow load_workflow(CommandLine& c, const hlm::workflow::Schema& schema) {
+  if (*c.run && !c.resume_dir.empty()) {
+    check_resume_arguments(c.resume_dir, c.workflow_path, c.overrides, c.nproc);
+    c.workflow_path = c.resume_dir + "/workflow.resolved.yaml";
   }
-  try {
-    // A stop signal ends a command at once (validate, status, plugins, qrs-eval), except where
-    // work is saved first: runs (stages checkpoint), ranks and benchmarks stop gracefully.
-    hlm::set_stop_ends_process(!(*run || *submit || *rank || *bench_pretrain || *bench_tokenize));
-    if (*qrs_eval)
-      return hlm::qrs_eval_command(data_dir, record_names,
-                                   {threads, qrs_lead, qrs_errors_csv, qrs_rate_hz, qrs_annotator});
-    if (*bench_gemm) return hlm::bench_gemm_command();
-    if (*bench_tokenize) return hlm::bench_tokenize_command(data_dir, threads, codes, all_leads);
-    const auto host = load_plugins(plugin_dirs);
-    if (*bench_pretrain) return hlm::bench_pretrain_command(host, pretrain_options);
-    if (*plugins) return list_plugins(host);
-    if (*rank) return run_rank(host, job_path);
-    if (*status) {
-      std::fputs(hlm::run_status(status_dir).c_str(), stdout);
-      return 0;
-    }
-    const auto schema = hlm::build_schema(host);
-    if (*run && !resume_dir.empty()) {
-      check_resume_arguments(resume_dir, workflow_path, overrides, nproc);
-      workflow_path = resume_dir + "/workflow.resolved.yaml";
-    }
-    if (workflow_path.empty())
-      throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
-    auto wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
-    if (nproc > 0) {  // like torchrun --nproc-per-node: every pretrain stage runs on nproc ranks
-      for (const auto& stage : wf.stages)
-        if (stage.kind == "pretrain")
-          overrides.push_back(stage.base_id + ".world_size=" + std::to_string(nproc));
-      wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
-    }
-    if (*validate) {
-      std::printf("%s: valid (%zu stage instances)\n", workflow_path.c_str(), wf.stages.size());
-      return 0;
-    }
-    // runner kind slurm: `hlm run` submits, as `hlm submit` does; the job itself runs with
-    // --launcher srun.
-    if (*submit || (wf.runner.at("kind") == "slurm" && launcher_name == "local" &&
-                    resume_dir.empty() && !dry_run)) {
-      const int world =
-          wf.runner.at("nodes").get<int>() * wf.runner.at("ntasks_per_node").get<int>();
-      for (const auto& o : hlm::world_size_overrides(wf, world)) overrides.push_back(o);
-      wf = hlm::workflow::load_workflow(workflow_path, overrides, schema);
-      const auto submitted =
-          hlm::submit_workflow(wf, overrides, runs_dir,
-                               std::filesystem::read_symlink("/proc/self/exe").string(), dry_run);
-      if (dry_run) {
-        std::ifstream script(submitted.script);
-        std::cout << script.rdbuf();
-        std::fprintf(stderr, "wrote %s (not submitted)\n", submitted.script.c_str());
-      } else {
-        std::printf("submitted job %s; hlm status %s\n", submitted.job_id.c_str(),
-                    submitted.run_dir.c_str());
-      }
-      return 0;
-    }
-    if (dry_run) {
-      const std::string runs = hlm::resolve_runs_dir(wf, runs_dir);
-      std::fputs(hlm::workflow::dry_run_plan(
-                     wf,
-                     [&](const auto& instance, const auto& needed) {
-                       const hlm::CacheKey key = hlm::stage_cache_key(instance, needed, host);
-                       return hlm::workflow::PlannedCache{
-                           key.key, hlm::cache_reuse_note(key, runs, wf.name, instance.id)};
-                     })
-                     .c_str(),
-                 stdout);
-      return 0;
-    }
-    hlm::RunOptions options{overrides, runs_dir, resume_dir, metrics_port, {}};
-    options.launcher.kind = hlm::RankLauncher::parse(launcher_name);
-    options.launcher.container = container;
-    options.launcher.gpus = gpus;
-    if ((!container.empty() || gpus) && options.launcher.kind != hlm::RankLauncher::Kind::srun)
-      throw hlm::ConfigError(
-          "--container and --gpus start ranks in an image under srun: add "
-          "--launcher srun (inside a SLURM job), or leave them out");
-    const std::string dir = hlm::run_workflow(wf, host, options);
-    std::printf("%s/report.md\n", dir.c_str());
+  if (c.workflow_path.empty())
+    throw hlm::ConfigError("hlm run: give a workflow file or --resume RUN_DIR");
+  auto wf = hlm::workflow::load_workflow(c.workflow_path, c.overrides, schema);
+  if (c.nproc > 0) {  // like torchrun --nproc-per-node: every pretrain stage runs on nproc ranks
+    for (const auto& stage : wf.stages)
+      if (stage.kind == "pretrain")
+        c.overrides.push_back(stage.base_id + ".world_size=" + std::to_string(c.nproc));
+    wf = hlm::workflow::load_workflow(c.workflow_path, c.overrides, schema);
+  }
+  return wf;
+}
+
+// hlm submit, or hlm run of a workflow whose runner is slurm: the run folder and its batch job.
+int submit_job(CommandLine& c, hlm::workflow::Workflow wf, const hlm::workflow::Schema& schema) {
+  const int world = wf.runner.at("nodes").get<int>() * wf.runner.at("ntasks_per_node").get<int>();
+  for (const auto& o : hlm::world_size_overrides(wf, world)) c.overrides.push_back(o);
+  wf = hlm::workflow::load_workflow(c.workflow_path, c.overrides, schema);
+  const auto submitted =
+      hlm::submit_workflow(wf, c.overrides, c.runs_dir,
+                           std::filesystem::read_symlink("/proc/self/exe").string(), c.dry_run);
+  if (c.dry_run) {
+    std::ifstream script(submitted.script);
+    std::cout << script.rdbuf();
+    std::fprintf(stderr, "wrote %s (not submitted)\n", submitted.script.c_str());
+  } else {
+    std::printf("submitted job %s; hlm status %s\n", submitted.job_id.c_str(),
+                submitted.run_dir.c_str());
+  }
+  return 0;
+}
+
+int print_plan(const CommandLine& c, const hlm::workflow::Workflow& wf,
+               const hlm::PluginHost& host) {
+  const std::string runs = hlm::resolve_runs_dir(wf, c.runs_dir);
+  std::fputs(hlm::workflow::dry_run_plan(
+                 wf,
+                 [&](const auto& instance, const auto& needed) {
+                   const hlm::CacheKey key = hlm::stage_cache_key(instance, needed, host);
+                   return hlm::workflow::PlannedCache{
+                       key.key, hlm::cache_reuse_note(key, runs, wf.name, instance.id)};
+                 })
+                 .c_str(),
+             stdout);
+  return 0;
+}
+
+int start_run(const CommandLine& c, const hlm::workflow::Workflow& wf,
+              const hlm::PluginHost& host) {
+  hlm::RunOptions options{c.overrides, c.runs_dir, c.resume_dir, c.metrics_port, {}};
+  options.launcher.kind = hlm::RankLauncher::parse(c.launcher_name);
+  options.launcher.container = c.container;
+  options.launcher.gpus = c.gpus;
+  if ((!c.container.empty() || c.gpus) && options.launcher.kind != hlm::RankLauncher::Kind::srun)
+    throw hlm::ConfigError(
+        "--container and --gpus start ranks in an image under srun: add "
+        "--launcher srun (inside a SLURM job), or leave them out");
+  const std::string dir = hlm::run_workflow(wf, host, options);
+  std::printf("%s/report.md\n", dir.c_str());
+  return 0;
+}
+
+// run, submit and validate: the commands that read a workflow.
+int workflow_command(CommandLine& c, const hlm::PluginHost& host) {
+  const auto schema = hlm::build_schema(host);
+  const auto wf = load_workflow(c, schema);
+  if (*c.validate) {
+    std::printf("%s: valid (%zu stage instances)\n", c.workflow_path.c_str(), wf.stages.size());
     return 0;
+  }
+  // runner kind slurm: `hlm run` submits, as `hlm submit` does; the job itself runs with
+  // --launcher srun.
+  if (*c.submit || (wf.runner.at("kind") == "slurm" && c.launcher_name == "local" &&
+                    c.resume_dir.empty() && !c.dry_run))
+    return submit_job(c, wf, schema);
+  if (c.dry_run) return print_plan(c, wf, host);
+  return start_run(c, wf, host);
+}
+
+int dispatch(CommandLine& c) {
+  // A stop signal ends a command at once (validate, status, plugins, qrs-eval), except where
+  // work is saved first: runs (stages checkpoint), ranks and benchmarks stop gracefully.
+  hlm::set_stop_ends_process(
+      !(*c.run || *c.submit || *c.rank || *c.bench_pretrain || *c.bench_tokenize));
+  if (*c.qrs_eval) return hlm::qrs_eval_command(c.data_dir, c.record_names, c.qrs);
+  if (*c.bench_gemm) return hlm::bench_gemm_command();
+  if (*c.bench_tokenize)
+    return hlm::bench_tokenize_command(c.data_dir, c.threads, c.codes, c.all_leads);
+  const auto host = load_plugins(c.plugin_dirs);
+  if (*c.bench_pretrain) return hlm::bench_pretrain_command(host, c.pretrain);
+  if (*c.plugins) return list_plugins(host);
+  if (*c.rank) return run_rank(host, c.job_path);
+  if (*c.status) {
+    std::fputs(hlm::run_status(c.status_dir).c_str(), stdout);
+    return 0;
+  }
+  return workflow_command(c, host);
+}
+
+// The exit status of a command that ended with `error`, after saying why.
+int exit_status_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
   } catch (const hlm::JobFileWritten& e) {
     std::printf("%s\n", e.what());
     return 0;
@@ -351,5 +381,31 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     report_error(e.what());
     return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hlm::install_stop_handlers();  // first: every thread started later inherits the signal mask
+  hlm::reuse_freed_memory();
+  CLI::App app{"hlm: train and evaluate heart language models from YAML workflows"};
+  app.require_subcommand(1);
+  CommandLine c;
+  app.add_option("--plugin-path", c.plugin_dirs, "extra folders to search for plugins")
+      ->check(CLI::ExistingDirectory);
+  declare_run(app, c);
+  declare_workflow_commands(app, c);
+  declare_qrs_eval(app, c);
+  declare_bench(app, c);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+  }
+  try {
+    return dispatch(c);
+  } catch (...) {
+    return exit_status_of(std::current_exception());
   }
 }
