@@ -2,8 +2,10 @@
 #include "train/checkpoint_layout.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "hlm/errors.h"
 #include "hlm/util.h"
@@ -96,6 +98,27 @@ void verify_checkpoint_checksums(const std::string& path, const std::vector<std:
   }
 }
 
+namespace {
+
+// meta.json's integer `key`, which must be a whole number in [low, high] (a JSON float such
+// as 7e82 would not fit: converting it is undefined behaviour, not an error).
+int64_t whole_number(const nlohmann::json& meta, const char* key, int64_t low, int64_t high,
+                     std::optional<int64_t> fallback = std::nullopt) {
+  if (!meta.contains(key) && fallback) return *fallback;
+  const nlohmann::json& value = meta.at(key);
+  if (!value.is_number_integer())
+    throw nlohmann::json::type_error::create(302, std::string(key) + " is not a whole number",
+                                             &value);
+  const int64_t number = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(high)
+                             ? high + 1
+                             : value.get<int64_t>();
+  if (number < low || number > high)
+    throw nlohmann::json::out_of_range::create(406, std::string(key) + " is out of range", &value);
+  return number;
+}
+
+}  // namespace
+
 CheckpointState read_checkpoint_meta(const std::string& path) {
   const std::string meta_path = path + "/meta.json";
   std::ifstream meta_file(meta_path);
@@ -106,11 +129,11 @@ CheckpointState read_checkpoint_meta(const std::string& path) {
   try {
     const auto meta = nlohmann::json::parse(meta_file);
     CheckpointState state;
-    state.step = meta.at("step").get<int64_t>();
-    state.world_size = meta.at("world_size").get<int>();
+    state.step = whole_number(meta, "step", 0, INT64_MAX);
+    state.world_size = int(whole_number(meta, "world_size", 1, 1 << 20));
     state.losses = meta.at("losses").get<std::vector<double>>();
     state.train_seconds = meta.value("train_seconds", 0.0);
-    state.skipped_steps = meta.value("skipped_steps", int64_t(0));
+    state.skipped_steps = whole_number(meta, "skipped_steps", 0, INT64_MAX, 0);
     return state;
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(
