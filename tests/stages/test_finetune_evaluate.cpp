@@ -156,6 +156,19 @@ TEST(FinetuneEvaluate, ResultsJsonHoldsEveryDatasetAndTheConfusionPlotIsAnImage)
   png.read(magic, 8);
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
   EXPECT_TRUE(fs::exists(artifacts["confusion_1_svg"].get<std::string>()));
+  // report.md links every plot relative to the run folder, so the folder can move.
+  std::ifstream report_file(run.run_dir / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(report_file)),
+                           std::istreambuf_iterator<char>());
+  const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");
+  int images = 0;
+  for (std::sregex_iterator it(report.begin(), report.end(), image), end; it != end; ++it) {
+    const std::string link = (*it)[1].str();
+    EXPECT_NE(link.front(), '/') << link;
+    EXPECT_TRUE(fs::exists(run.run_dir / link)) << link;
+    ++images;
+  }
+  EXPECT_GE(images, 1) << report;
 }
 
 // backbone=scratch beside backbone=full: the difference of macro F1 on each dataset, with a

@@ -13,6 +13,7 @@
 // tasks/beats_of_segments.h).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -686,7 +687,9 @@ StageOutput run_evaluate(StageContext& ctx) {
                                  ctx.stage_dir + "/plots", &note)) {
         out.artifacts[stem + "_png"] = plot.png;
         out.artifacts[stem + "_svg"] = plot.svg;
-        out.report_md += "\n![" + plot.title + "](" + plot.png + ")\n";
+        // report.md sits in the run folder: a relative link moves with it.
+        out.report_md += "\n![" + plot.title + "](" + ctx.instance.id + "/plots/" +
+                         std::filesystem::path(plot.png).filename().string() + ")\n";
       }
       if (!note.empty()) out.report_md += "\n(" + note + ")\n";
       out.report_md += "\n";
