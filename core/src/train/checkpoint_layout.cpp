@@ -109,12 +109,11 @@ int64_t whole_number(const nlohmann::json& meta, const char* key, int64_t low, i
   if (!value.is_number_integer())
     throw nlohmann::json::type_error::create(302, std::string(key) + " is not a whole number",
                                              &value);
-  const int64_t number = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(high)
-                             ? high + 1
-                             : value.get<int64_t>();
-  if (number < low || number > high)
+  // An unsigned value above `high` may not fit int64_t either: compared as unsigned first.
+  const bool too_large = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(high);
+  if (too_large || value.get<int64_t>() < low || value.get<int64_t>() > high)
     throw nlohmann::json::out_of_range::create(406, std::string(key) + " is out of range", &value);
-  return number;
+  return value.get<int64_t>();
 }
 
 }  // namespace
