@@ -78,9 +78,6 @@ int run_rank(const hlm::PluginHost& host, const std::string& job_path) {
   const char* run = std::getenv("HLM_METRICS_RUN");
   const char* targets = std::getenv("HLM_METRICS_TARGETS");
   hlm::metrics().set_labels(run ? run : job.value("stage", "rank"), env.rank);
-  // CPU energy is the node's: each rank on it is charged an equal share; run_rank_job adds
-  // the energy of the GPU a rank trains on.
-  hlm::metrics().set_energy_share(env.local_world_size, -1);
   const hlm::WithdrawTargetAtScopeExit withdraw_target;
   if (run && targets) {
     const char* bind_variable = std::getenv("HLM_METRICS_BIND");

@@ -18,6 +18,7 @@
 #include "hlm/util.h"
 #include "metrics/energy.h"
 #include "metrics/metrics.h"
+#include "util/atomic_file.h"
 #include "util/error_text.h"
 #include "util/run_lock.h"
 
@@ -120,13 +121,13 @@ std::string start_run_directory(const workflow::Workflow& wf, const std::string&
                                 const std::vector<std::string>& overrides) {
   const std::string resolved = wf.resolved_yaml();
   const std::string run_dir = new_run_directory(runs_dir, wf.name, resolved + utc_timestamp());
-  write_text_atomic(run_dir + "/workflow.resolved.yaml", resolved);
+  write_file_atomic(run_dir + "/workflow.resolved.yaml", resolved);
   std::string lines;
   for (const auto& o : overrides) lines += o + "\n";
-  write_text_atomic(run_dir + "/overrides.txt", lines);
+  write_file_atomic(run_dir + "/overrides.txt", lines);
   const std::string source =
       wf.file.empty() ? "" : fs::absolute(wf.file).lexically_normal().string();
-  write_text_atomic(run_dir + "/run.json",
+  write_file_atomic(run_dir + "/run.json",
                     nlohmann::json{{"runs_dir", runs_dir}, {"workflow", source}}.dump(2) + "\n");
   return run_dir;
 }
@@ -306,7 +307,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
     manifests[instance.id] = m;
     ordered.push_back(m);
   }
-  write_text_atomic(run_dir + "/report.md", report(wf, run_dir, ordered));
+  write_file_atomic(run_dir + "/report.md", report(wf, run_dir, ordered));
   spdlog::info("report: {}/report.md", run_dir);
   metrics().close_jsonl();
   return run_dir;

@@ -58,10 +58,6 @@ void check_run_directory(const std::string& run_dir) {
   }
 }
 
-void write_text_atomic(const std::string& path, const std::string& text) {
-  write_file_atomic(path, text);
-}
-
 static std::string manifest_checksum(const nlohmann::json& manifest_without_checksum) {
   return hex64(fnv1a64(manifest_without_checksum.dump()));
 }
@@ -69,7 +65,7 @@ static std::string manifest_checksum(const nlohmann::json& manifest_without_chec
 void write_manifest(const std::string& stage_dir, nlohmann::json manifest) {
   manifest.erase("checksum");
   manifest["checksum"] = manifest_checksum(manifest);
-  write_text_atomic(stage_dir + "/manifest.json", manifest.dump(2));
+  write_file_atomic(stage_dir + "/manifest.json", manifest.dump(2));
 }
 
 std::optional<nlohmann::json> read_manifest(const std::string& stage_dir) {
@@ -127,7 +123,7 @@ std::optional<std::string> cached_stage_dir(const std::string& runs_dir, const s
 void remember_stage(const std::string& runs_dir, const std::string& key,
                     const std::string& stage_dir) {
   fs::create_directories(runs_dir + "/.cache");
-  write_text_atomic(runs_dir + "/.cache/" + key, stage_dir + "\n");
+  write_file_atomic(runs_dir + "/.cache/" + key, stage_dir + "\n");
 }
 
 }  // namespace hlm

@@ -16,8 +16,6 @@ std::string new_run_directory(const std::string& runs_dir, const std::string& wo
 // Throws hlm::ConfigError unless run_dir is a run directory: a folder holding a
 // workflow.resolved.yaml that parses as a workflow with stages.
 void check_run_directory(const std::string& run_dir);
-// Writes atomically (temp file + rename) so a crash never leaves half a file.
-void write_text_atomic(const std::string& path, const std::string& text);
 
 // A stage's manifest.json carries "checksum": the FNV-1a of the manifest without that key. A
 // flipped byte in a finished stage's results would otherwise flow into every later stage, the

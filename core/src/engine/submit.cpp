@@ -12,6 +12,7 @@
 #include "slurm/sbatch_script.h"
 #include "slurm/slurm_commands.h"
 #include "train/checkpoint.h"
+#include "util/atomic_file.h"
 #include "util/run_lock.h"
 
 namespace fs = std::filesystem;
@@ -81,7 +82,7 @@ Submission submit_workflow(const workflow::Workflow& wf, const std::vector<std::
   BatchJob job{wf.name, out.run_dir, runs, hlm, wf.runner};
   if (const std::string on_nodes = wf.runner.at("hlm"); !on_nodes.empty()) job.hlm = on_nodes;
   out.script = out.run_dir + "/job.sbatch";
-  write_text_atomic(out.script, sbatch_script(job));
+  write_file_atomic(out.script, sbatch_script(job));
   if (dry_run) return out;
   const CommandOutput submitted = run_program({"sbatch", "--parsable", out.script});
   if (submitted.status != 0)
@@ -93,7 +94,7 @@ Submission submit_workflow(const workflow::Workflow& wf, const std::vector<std::
   std::istringstream first_line(submitted.output);
   std::getline(first_line, out.job_id);
   out.job_id = out.job_id.substr(0, out.job_id.find(';'));
-  write_text_atomic(
+  write_file_atomic(
       out.run_dir + "/slurm_job.json",
       nlohmann::json{
           {"job_id", out.job_id}, {"script", out.script}, {"submitted_at", utc_timestamp()}}

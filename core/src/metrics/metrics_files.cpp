@@ -14,7 +14,6 @@
 #include "util/host.h"
 
 namespace hlm {
-namespace {}  // namespace
 
 uint64_t process_resident_memory_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
