@@ -68,6 +68,50 @@ double timed_stage(std::vector<RecordRun>& runs, int threads, Fn fn) {
   return now_seconds() - start;
 }
 
+// k-means over every beat's 64 features, as beat-vq fits its codebook.
+dsp::Codebook fit_codebook(const std::vector<RecordRun>& runs, int codes, int threads,
+                           const std::string& dir) {
+  std::vector<const float*> rows;
+  for (const RecordRun& r : runs)
+    if (r.error.empty())
+      for (size_t i = 0; i < r.positions.size(); ++i) rows.push_back(&r.features[i * 64]);
+  if (rows.empty()) throw DataError("{}: no beats found in any record", dir);
+  dsp::KmeansOptions km;
+  km.codes = codes;
+  km.threads = threads;
+  return dsp::kmeans_fit(rows, 64, km);
+}
+
+// The records' counts summed, and the detector's matches against their reference beats; a
+// failed record is named on stderr and counted.
+struct Totals {
+  double detect_cpu = 0;
+  int64_t samples = 0, detected = 0, tokenized = 0, reference = 0;
+  dsp::MatchCounts counts;
+  int failed = 0;
+};
+
+Totals totals_of(const std::vector<RecordRun>& runs, const std::vector<std::string>& names,
+                 const std::string& dir) {
+  Totals t;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RecordRun& r = runs[i];
+    if (!r.error.empty()) {
+      std::fprintf(stderr, "bench tokenize: %s/%s: %s\n", dir.c_str(), names[i].c_str(),
+                   r.error.c_str());
+      ++t.failed;
+      continue;
+    }
+    const std::vector<int64_t> reference_beats = dsp::reference_beats(r.record.annotations);
+    t.detect_cpu += r.detect_cpu_seconds;
+    t.samples += int64_t(r.leads[0].size()), t.detected += int64_t(r.peaks.size());
+    t.reference += int64_t(reference_beats.size()), t.tokenized += int64_t(r.tokens.size());
+    t.counts +=
+        dsp::match_beats(reference_beats, r.peaks, dsp::match_window_samples(r.record.sampling_hz));
+  }
+  return t;
+}
+
 }  // namespace
 
 int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads) {
@@ -109,15 +153,7 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
 
   // The codebook is fitted once and reused by later runs, so its time stays out of the total.
   const double fit_start = now_seconds();
-  std::vector<const float*> rows;
-  for (const RecordRun& r : runs)
-    if (r.error.empty())
-      for (size_t i = 0; i < r.positions.size(); ++i) rows.push_back(&r.features[i * 64]);
-  if (rows.empty()) throw DataError("{}: no beats found in any record", dir);
-  dsp::KmeansOptions km;
-  km.codes = codes;
-  km.threads = threads;
-  const dsp::Codebook codebook = dsp::kmeans_fit(rows, 64, km);
+  const dsp::Codebook codebook = fit_codebook(runs, codes, threads, dir);
   const double fit_seconds = now_seconds() - fit_start;
 
   wall[kAssign] = timed_stage(runs, threads, [&](RecordRun& r) {
@@ -126,26 +162,8 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
     for (uint32_t& t : r.tokens) t += kFirstContentToken;
   });
 
-  double detect_cpu = 0;
-  int64_t samples = 0, detected = 0, tokenized = 0, reference = 0;
-  dsp::MatchCounts counts;
-  int failed = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const RecordRun& r = runs[i];
-    if (!r.error.empty()) {
-      std::fprintf(stderr, "bench tokenize: %s/%s: %s\n", dir.c_str(), names[i].c_str(),
-                   r.error.c_str());
-      ++failed;
-      continue;
-    }
-    const std::vector<int64_t> reference_beats = dsp::reference_beats(r.record.annotations);
-    detect_cpu += r.detect_cpu_seconds;
-    samples += int64_t(r.leads[0].size()), detected += int64_t(r.peaks.size());
-    reference += int64_t(reference_beats.size()), tokenized += int64_t(r.tokens.size());
-    counts +=
-        dsp::match_beats(reference_beats, r.peaks, dsp::match_window_samples(r.record.sampling_hz));
-  }
-  const double beats = double(detected);
+  const Totals t = totals_of(runs, names, dir);
+  const double beats = double(t.detected);
   nlohmann::json stages = nlohmann::json::object();
   double total = 0;
   for (int s = 0; s < kStageCount; ++s) {
@@ -155,30 +173,30 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const nlohmann::json out = {{"impl", "hlm-cpp"},
-                              {"records", names.size() - size_t(failed)},
-                              {"failed_records", failed},
+                              {"records", names.size() - size_t(t.failed)},
+                              {"failed_records", t.failed},
                               {"threads", threads},
                               {"codes", codes},
                               {"detect_leads", all_leads ? "all" : "first"},
-                              {"samples", samples},
-                              {"beats_detected", detected},
-                              {"beats_tokenized", tokenized},
-                              {"reference_beats", reference},
-                              {"tp", counts.tp},
-                              {"fn", counts.fn},
-                              {"fp", counts.fp},
-                              {"se", counts.sensitivity()},
-                              {"ppv", counts.positive_predictivity()},
+                              {"samples", t.samples},
+                              {"beats_detected", t.detected},
+                              {"beats_tokenized", t.tokenized},
+                              {"reference_beats", t.reference},
+                              {"tp", t.counts.tp},
+                              {"fn", t.counts.fn},
+                              {"fp", t.counts.fp},
+                              {"se", t.counts.sensitivity()},
+                              {"ppv", t.counts.positive_predictivity()},
                               {"stages", stages},
                               {"fit_seconds", fit_seconds},
                               {"total_seconds", total},
                               {"beats_per_s", rate(beats, total)},
-                              {"detect_beats_per_s_one_core", rate(beats, detect_cpu)},
+                              {"detect_beats_per_s_one_core", rate(beats, t.detect_cpu)},
                               {"wall_seconds", now_seconds() - start},
                               {"peak_rss_bytes", int64_t(usage.ru_maxrss) * 1024},
                               {"cpu_count", std::thread::hardware_concurrency()}};
   std::printf("%s\n", out.dump().c_str());
-  return failed ? 1 : 0;
+  return t.failed ? 1 : 0;
 }
 
 }  // namespace hlm

@@ -87,148 +87,183 @@ struct Recent {
     med = c[4];
   }
 };
-}  // namespace
 
-std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptions& options) {
-  const int64_t refractory = std::llround(options.refractory_seconds * kRateHz);
-  const int64_t t_wave = std::llround(options.t_wave_seconds * kRateHz);
-  // The fused envelope is scaled to a beat level near 1, which seeds the running estimates.
-  Recent<float> beat_h(0.6f), noise_h(0.02f), beat_slow(0.6f);
-  Recent<int64_t> rr(static_cast<int64_t>(0.8 * kRateHz));
-  std::vector<Candidate> beats;
-  // Whether the last beat looks ectopic (premature, or found by the ectopic path), and the
-  // intervals between beats that do not: the sinus rhythm the pause after a missed PVC is
-  // measured against. Kept apart from `rr` so that T waves, once taken, cannot make the next sinus
-  // interval look like a pause (a T wave and the beat after it span one interval; a PVC and
-  // its compensatory pause, two).
-  bool last_ectopic = false;
-  Recent<int64_t> sinus_rr(static_cast<int64_t>(0.8 * kRateHz));
-  size_t sinus_seen = 0;
-  bool sinus_pushed_last = false;
-  // The slow-band height of each sinus beat's own T wave (its tallest candidate within the T
-  // wave's reach, 0 where none), pushed with each sinus interval: a PVC on the T wave stands
-  // taller than the T wave alone did, a T wave left alone by 2:1 AV block does not.
-  Recent<float> t_slow(0.0f);
-  // The candidates last taken for noise, so one found again by search-back leaves the noise
-  // level: else, in bigeminy, the PVCs turned away as T waves and then found fill the noise
-  // estimate until its floor locks them out.
-  std::vector<std::pair<size_t, Recent<float>::Pushed>> noise_pushes;
-  size_t since = 0;       // first candidate after the last beat
-  size_t noise_seen = 0;  // noise heights pushed so far
-  auto threshold = [&] {
-    const float q = beat_h.median(), z = noise_h.median();
+// The decision pass over the candidates, in order: its running estimates are the members, and
+// each candidate is searched back from (search_back) and then taken, merged or noted (step).
+class Decider {
+ public:
+  Decider(const std::vector<Candidate>& cand, const QrsOptions& options)
+      : cand_(cand),
+        options_(options),
+        refractory_(std::llround(options.refractory_seconds * kRateHz)),
+        t_wave_(std::llround(options.t_wave_seconds * kRateHz)) {}
+
+  std::vector<Candidate> run() {
+    for (size_t ci = 0; ci < cand_.size(); ++ci) {
+      search_back(ci);
+      step(ci);
+    }
+    return prune_split_intervals(beats_);
+  }
+
+ private:
+  float threshold() const {
+    const float q = beat_h_.median(), z = noise_h_.median();
     return z + kThreshold * (q - z);
-  };
+  }
+
   // An ectopic beat comes early and a pause follows it: no candidate clears the threshold
   // sooner after it than the last beat came before it. (This also turns away P waves and the
   // onsets of taller complexes.) The look-ahead stops at two mean intervals, so a long gap is
   // not scanned again and again.
-  auto pause_follows = [&](size_t ci) {
+  bool pause_follows(size_t ci) const {
     const float th = threshold();
-    const int64_t before = cand[ci].i - beats.back().i;
-    const int64_t end = cand[ci].i + std::min<int64_t>(before, std::llround(2.0 * rr.mean()));
+    const int64_t before = cand_[ci].i - beats_.back().i;
+    const int64_t end = cand_[ci].i + std::min<int64_t>(before, std::llround(2.0 * rr_.mean()));
     size_t k = ci + 1;
-    for (; k < cand.size() && cand[k].i < end; ++k)
-      if (cand[k].height > th) return false;
-    return k < cand.size();  // at the record's end the pause cannot be seen
-  };
+    for (; k < cand_.size() && cand_[k].i < end; ++k)
+      if (cand_[k].height > th) return false;
+    return k < cand_.size();  // at the record's end the pause cannot be seen
+  }
+
   // The ectopic path: wide or small ventricular beats, which the main band shrinks to the
   // height of T waves, keep their height in the slow band. Without it the PVCs of a bigeminy
   // below the threshold are missed wholesale: the median of the last 8 beat heights stays with
   // the sinus beats, and the detected RR, doubled, is regular. Only once the noise level is
   // measured (at first it is a guess, and the T waves of the first beats would clear twice
   // that), and, unless `in_t_reach`, beyond the T wave's reach of the last beat.
-  auto ectopic = [&](size_t ci, float factor, bool in_t_reach) {
-    const Candidate& c = cand[ci];
-    const float q = beat_h.median(), z = noise_h.median();
+  bool ectopic(size_t ci, float factor, bool in_t_reach) const {
+    const Candidate& c = cand_[ci];
+    const float q = beat_h_.median(), z = noise_h_.median();
     // Search-back lowers the share of the way from the noise, never the margin over it.
     const float floor = std::max(factor * (z + kEctopicThreshold * (q - z)), kEctopicOverNoise * z);
-    const bool settled = noise_seen >= kNoiseSettled && !beats.empty() &&
-                         (in_t_reach || c.i - beats.back().i >= t_wave);
-    return settled && c.slow >= kEctopicSlow * beat_slow.median() && c.height > floor &&
+    const bool settled = noise_seen_ >= kNoiseSettled && !beats_.empty() &&
+                         (in_t_reach || c.i - beats_.back().i >= t_wave_);
+    return settled && c.slow >= kEctopicSlow * beat_slow_.median() && c.height > floor &&
            pause_follows(ci);
-  };
+  }
+
   // Whether candidate ci is tall enough for a beat, with the thresholds scaled by `factor`.
-  auto clears = [&](size_t ci, float factor) {
-    return cand[ci].height > factor * threshold() || ectopic(ci, factor, false);
-  };
-  auto t_like = [&](const Candidate& c) {
-    return !beats.empty() && c.i - beats.back().i < t_wave &&
-           c.slope < kTWaveSlope * beats.back().slope && c.height < kTWaveHeight * beat_h.median();
-  };
-  auto accept = [&](size_t ci, bool by_ectopic_path) {
-    sinus_pushed_last = false;
+  bool clears(size_t ci, float factor) const {
+    return cand_[ci].height > factor * threshold() || ectopic(ci, factor, false);
+  }
+
+  bool t_like(const Candidate& c) const {
+    return !beats_.empty() && c.i - beats_.back().i < t_wave_ &&
+           c.slope < kTWaveSlope * beats_.back().slope &&
+           c.height < kTWaveHeight * beat_h_.median();
+  }
+
+  void accept(size_t ci, bool by_ectopic_path) {
+    sinus_pushed_last_ = false;
     bool ectopic_here = by_ectopic_path;
-    if (!beats.empty()) {
-      const int64_t interval = cand[ci].i - beats.back().i;
-      ectopic_here = ectopic_here || double(interval) < kPremature * rr.mean();
-      rr.push(interval);
-      if (!ectopic_here && !last_ectopic) {
-        sinus_rr.push(interval);
+    if (!beats_.empty()) {
+      const int64_t interval = cand_[ci].i - beats_.back().i;
+      ectopic_here = ectopic_here || double(interval) < kPremature * rr_.mean();
+      rr_.push(interval);
+      if (!ectopic_here && !last_ectopic_) {
+        sinus_rr_.push(interval);
         float own_t = 0.0f;
-        for (size_t k = since; k < ci && cand[k].i - beats.back().i < t_wave; ++k)
-          own_t = std::max(own_t, cand[k].slow);
-        t_slow.push(own_t);
-        ++sinus_seen;
-        sinus_pushed_last = true;
+        for (size_t k = since_; k < ci && cand_[k].i - beats_.back().i < t_wave_; ++k)
+          own_t = std::max(own_t, cand_[k].slow);
+        t_slow_.push(own_t);
+        ++sinus_seen_;
+        sinus_pushed_last_ = true;
       }
     }
-    last_ectopic = ectopic_here;
-    beat_h.push(cand[ci].height);
-    beat_slow.push(cand[ci].slow);
-    beats.push_back(cand[ci]);
-    since = ci + 1;
-  };
-  for (size_t ci = 0; ci < cand.size(); ++ci) {
-    const Candidate& c = cand[ci];
-    // Search-back: a gap long against the mean interval is searched again at half the
-    // threshold; a pause against the sinus interval (see kEctopicPause), inside the T wave's
-    // reach too, by the ectopic path.
-    const double gap = beats.empty() ? 0.0 : double(c.i - beats.back().i);
-    const bool long_gap = gap > options.search_back_rr * rr.mean();
+    last_ectopic_ = ectopic_here;
+    beat_h_.push(cand_[ci].height);
+    beat_slow_.push(cand_[ci].slow);
+    beats_.push_back(cand_[ci]);
+    since_ = ci + 1;
+  }
+
+  // Search-back before candidate ci: a gap long against the mean interval is searched again at
+  // half the threshold; a pause against the sinus interval (see kEctopicPause), inside the T
+  // wave's reach too, by the ectopic path.
+  void search_back(size_t ci) {
+    const Candidate& c = cand_[ci];
+    const double gap = beats_.empty() ? 0.0 : double(c.i - beats_.back().i);
+    const bool long_gap = gap > options_.search_back_rr * rr_.mean();
     const bool after_premature =
-        beats.size() >= 2 &&
-        double(beats.back().i - beats[beats.size() - 2].i) < kPremature * rr.mean();
-    const bool pause_gap = sinus_seen >= kSinusSettled && !after_premature &&
-                           gap > kEctopicPause * double(sinus_rr.median());
-    if (long_gap || pause_gap) {
-      auto by_threshold = [&](size_t j) {
-        return long_gap && !t_like(cand[j]) && cand[j].height > kSearchBack * threshold();
-      };
-      size_t best = cand.size();
-      for (size_t j = since; j < ci; ++j)
-        if (cand[j].i - beats.back().i >= refractory && c.i - cand[j].i >= refractory &&
-            ((long_gap && !t_like(cand[j]) && clears(j, kSearchBack)) ||
-             (pause_gap && cand[j].slow > kOverOwnT * t_slow.median() &&
-              ectopic(j, kSearchBack, true))) &&
-            (best == cand.size() || cand[j].height > cand[best].height))
-          best = j;
-      if (best != cand.size()) {
-        const bool ectopic_path = !by_threshold(best);
-        for (const auto& [j, pushed] : noise_pushes)
-          if (j == best) noise_h.undo(pushed);
-        accept(best, ectopic_path);
-      }
-    }
-    const bool near = !beats.empty() && c.i - beats.back().i < refractory;
+        beats_.size() >= 2 &&
+        double(beats_.back().i - beats_[beats_.size() - 2].i) < kPremature * rr_.mean();
+    const bool pause_gap = sinus_seen_ >= kSinusSettled && !after_premature &&
+                           gap > kEctopicPause * double(sinus_rr_.median());
+    if (!long_gap && !pause_gap) return;
+    auto by_threshold = [&](size_t j) {
+      return long_gap && !t_like(cand_[j]) && cand_[j].height > kSearchBack * threshold();
+    };
+    size_t best = cand_.size();
+    for (size_t j = since_; j < ci; ++j)
+      if (cand_[j].i - beats_.back().i >= refractory_ && c.i - cand_[j].i >= refractory_ &&
+          ((long_gap && !t_like(cand_[j]) && clears(j, kSearchBack)) ||
+           (pause_gap && cand_[j].slow > kOverOwnT * t_slow_.median() &&
+            ectopic(j, kSearchBack, true))) &&
+          (best == cand_.size() || cand_[j].height > cand_[best].height))
+        best = j;
+    if (best == cand_.size()) return;
+    const bool ectopic_path = !by_threshold(best);
+    for (const auto& [j, pushed] : noise_pushes_)
+      if (j == best) noise_h_.undo(pushed);
+    accept(best, ectopic_path);
+  }
+
+  // Candidate ci taken as a beat, as the bigger complex the last beat was the onset of, or as
+  // noise.
+  void step(size_t ci) {
+    const Candidate& c = cand_[ci];
+    const bool near = !beats_.empty() && c.i - beats_.back().i < refractory_;
     if (!near && !t_like(c) && clears(ci, 1.0f)) {
       accept(ci, c.height <= threshold());
-    } else if (near && c.height > beats.back().height && c.height > threshold()) {
+    } else if (near && c.height > beats_.back().height && c.height > threshold()) {
       // The beat just taken was the onset (or P wave) of this bigger complex.
-      beats.back() = c;
-      beat_h.replace_last(c.height);
-      beat_slow.replace_last(c.slow);
-      if (beats.size() > 1) rr.replace_last(c.i - beats[beats.size() - 2].i);
-      if (sinus_pushed_last) sinus_rr.replace_last(c.i - beats[beats.size() - 2].i);
-      last_ectopic = false;
-      since = ci + 1;
+      beats_.back() = c;
+      beat_h_.replace_last(c.height);
+      beat_slow_.replace_last(c.slow);
+      if (beats_.size() > 1) rr_.replace_last(c.i - beats_[beats_.size() - 2].i);
+      if (sinus_pushed_last_) sinus_rr_.replace_last(c.i - beats_[beats_.size() - 2].i);
+      last_ectopic_ = false;
+      since_ = ci + 1;
     } else if (!near) {
-      if (noise_pushes.size() == 8) noise_pushes.erase(noise_pushes.begin());
-      noise_pushes.emplace_back(ci, noise_h.push(c.height));
-      ++noise_seen;
+      if (noise_pushes_.size() == 8) noise_pushes_.erase(noise_pushes_.begin());
+      noise_pushes_.emplace_back(ci, noise_h_.push(c.height));
+      ++noise_seen_;
     }
   }
-  return prune_split_intervals(beats);
+
+  const std::vector<Candidate>& cand_;
+  const QrsOptions& options_;
+  const int64_t refractory_, t_wave_;
+  // The fused envelope is scaled to a beat level near 1, which seeds the running estimates.
+  Recent<float> beat_h_{0.6f}, noise_h_{0.02f}, beat_slow_{0.6f};
+  Recent<int64_t> rr_{static_cast<int64_t>(0.8 * kRateHz)};
+  std::vector<Candidate> beats_;
+  // Whether the last beat looks ectopic (premature, or found by the ectopic path), and the
+  // intervals between beats that do not: the sinus rhythm the pause after a missed PVC is
+  // measured against. Kept apart from `rr_` so that T waves, once taken, cannot make the next
+  // sinus interval look like a pause (a T wave and the beat after it span one interval; a PVC
+  // and its compensatory pause, two).
+  bool last_ectopic_ = false;
+  Recent<int64_t> sinus_rr_{static_cast<int64_t>(0.8 * kRateHz)};
+  size_t sinus_seen_ = 0;
+  bool sinus_pushed_last_ = false;
+  // The slow-band height of each sinus beat's own T wave (its tallest candidate within the T
+  // wave's reach, 0 where none), pushed with each sinus interval: a PVC on the T wave stands
+  // taller than the T wave alone did, a T wave left alone by 2:1 AV block does not.
+  Recent<float> t_slow_{0.0f};
+  // The candidates last taken for noise, so one found again by search-back leaves the noise
+  // level: else, in bigeminy, the PVCs turned away as T waves and then found fill the noise
+  // estimate until its floor locks them out.
+  std::vector<std::pair<size_t, Recent<float>::Pushed>> noise_pushes_;
+  size_t since_ = 0;       // first candidate after the last beat
+  size_t noise_seen_ = 0;  // noise heights pushed so far
+};
+
+}  // namespace
+
+std::vector<Candidate> decide(const std::vector<Candidate>& cand, const QrsOptions& options) {
+  return Decider(cand, options).run();
 }
 
 std::vector<Candidate> prune_split_intervals(const std::vector<Candidate>& beats) {

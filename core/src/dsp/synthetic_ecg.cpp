@@ -61,7 +61,9 @@ Annotation rhythm_annotation(int64_t sample, bool af) {
 }
 }  // namespace
 
-Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
+namespace {
+
+void check_options(const SyntheticEcgOptions& o) {
   check(o.seconds > 0 && o.seconds <= 7 * 24 * 3600.0, "seconds must be in (0, 604800]");
   check(o.sampling_hz >= 50 && o.sampling_hz <= 10000, "sampling_hz must be in [50, 10000]");
   check(o.heart_rate_bpm >= 20 && o.heart_rate_bpm <= 200, "heart_rate_bpm must be in [20, 200]");
@@ -79,16 +81,15 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
         "rr_std_seconds, noise_mv and baseline_mv must be >= 0");
   check(o.gain_adu_per_mv > 0, "gain_adu_per_mv must be > 0");
   check(o.leads == 1 || o.leads == 2, "leads must be 1 or 2");
+}
 
-  const SyntheticRhythm rhythm = synthesize_rhythm(o);
-  Random rng(o.seed ^ 0x5eed0002ULL);
+using Leads = std::vector<std::vector<double>>;
+
+// Every beat's waves: per-record lead gain, respiratory modulation of amplitude, a little beat
+// jitter; PVCs with their own (wider, taller) waves, AF beats without P waves.
+void add_beats(Leads& x, const SyntheticRhythm& rhythm, const SyntheticEcgOptions& o, Random& rng,
+               const double lead_gain[2], double resp_phase) {
   const double fs = o.sampling_hz;
-  const size_t n = static_cast<size_t>(std::llround(o.seconds * fs));
-  std::vector<std::vector<double>> x(o.leads, std::vector<double>(n, 0.0));
-
-  // Waves: per-record lead gain, respiratory modulation of amplitude, a little beat jitter.
-  const double resp_phase = rng.unit() * kTwoPi;
-  double lead_gain[2] = {rng.uniform(0.8, 1.25), rng.uniform(0.8, 1.25)};
   double prev_t = -1.0;
   for (const SyntheticBeatTime& b : rhythm.beats) {
     const double rr = prev_t < 0 ? 60.0 / o.heart_rate_bpm : b.seconds - prev_t;
@@ -113,15 +114,19 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
       }
     }
   }
-
   // The P waves of blocked sinus impulses, alone (2:1 AV block).
   for (const double t : rhythm.blocked_p_waves)
     for (int lead = 0; lead < o.leads; ++lead) {
       const Wave& p = kNormal[lead][0];
       add_gaussian(x[lead], fs, t + p.offset_s, p.width_s, p.amp_mv * lead_gain[lead]);
     }
+}
 
-  // Fibrillatory waves in AF: 5-7 Hz with a wandering frequency, faded in and out over 0.3 s.
+// Fibrillatory waves in AF: 5-7 Hz with a wandering frequency, faded in and out over 0.3 s.
+void add_fibrillation(Leads& x, const SyntheticRhythm& rhythm, const SyntheticEcgOptions& o,
+                      Random& rng) {
+  const double fs = o.sampling_hz;
+  const size_t n = x[0].size();
   const double f_phase0 = rng.unit() * kTwoPi, f_mod_phase = rng.unit() * kTwoPi;
   for (const auto& ep : rhythm.af_episodes) {
     double phase = f_phase0;
@@ -136,21 +141,28 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
       if (o.leads > 1) x[1][i] += 0.09 * fade * f;
     }
   }
+}
 
-  // Baseline wander (respiration and a slow drift) and white noise.
+// Baseline wander (respiration and a slow drift) and white noise.
+void add_baseline_and_noise(Leads& x, const SyntheticEcgOptions& o, Random& rng) {
+  const double fs = o.sampling_hz;
   const double bw_phase[2] = {rng.unit() * kTwoPi, rng.unit() * kTwoPi};
   for (int lead = 0; lead < o.leads; ++lead)
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < x[lead].size(); ++i) {
       const double t = double(i) / fs;
       x[lead][i] += o.baseline_mv * (0.6 * std::sin(kTwoPi * 0.25 * t + bw_phase[0] + lead) +
                                      0.4 * std::sin(kTwoPi * 0.07 * t + bw_phase[1])) +
                     o.noise_mv * rng.normal();
     }
+}
 
+// The signals in millivolts as a 16-bit WFDB record (format 16, the options' gain).
+Record digitise(const std::string& name, const Leads& x, const SyntheticEcgOptions& o) {
+  const size_t n = x[0].size();
   Record rec;
   rec.name = name;
   rec.source = "synthetic ECG (seed " + std::to_string(o.seed) + ")";
-  rec.sampling_hz = fs;
+  rec.sampling_hz = o.sampling_hz;
   rec.frames = static_cast<int64_t>(n);
   for (int lead = 0; lead < o.leads; ++lead) {
     SignalInfo s;
@@ -168,7 +180,12 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
     rec.signals.push_back(s);
     rec.digital.push_back(std::move(d));
   }
+  return rec;
+}
 
+// The rhythm's annotations (AF on and off) and every beat's, in sample order.
+void annotate(Record& rec, const SyntheticRhythm& rhythm, const SyntheticEcgOptions& o) {
+  const double fs = o.sampling_hz;
   bool af_now = !rhythm.af_episodes.empty() && rhythm.af_episodes.front().first <= 0.0;
   rec.annotations.push_back(rhythm_annotation(0, af_now));
   for (const auto& ep : rhythm.af_episodes) {
@@ -180,7 +197,7 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
   for (const SyntheticBeatTime& b : rhythm.beats) {
     Annotation a;
     a.sample = std::llround(b.seconds * fs);
-    if (a.sample >= static_cast<int64_t>(n)) continue;
+    if (a.sample >= rec.frames) continue;
     a.code = static_cast<uint8_t>(b.kind);
     rec.annotations.push_back(a);
   }
@@ -188,6 +205,23 @@ Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
                    [](const Annotation& a, const Annotation& b) { return a.sample < b.sample; });
   rec.comments.push_back("synthetic ECG: " + std::to_string(rhythm.beats.size()) + " beats, " +
                          std::to_string(rhythm.af_episodes.size()) + " AF episode(s)");
+}
+
+}  // namespace
+
+Record synthesize_ecg(const std::string& name, const SyntheticEcgOptions& o) {
+  check_options(o);
+  const SyntheticRhythm rhythm = synthesize_rhythm(o);
+  Random rng(o.seed ^ 0x5eed0002ULL);
+  const size_t n = static_cast<size_t>(std::llround(o.seconds * o.sampling_hz));
+  Leads x(o.leads, std::vector<double>(n, 0.0));
+  const double resp_phase = rng.unit() * kTwoPi;
+  const double lead_gain[2] = {rng.uniform(0.8, 1.25), rng.uniform(0.8, 1.25)};
+  add_beats(x, rhythm, o, rng, lead_gain, resp_phase);
+  add_fibrillation(x, rhythm, o, rng);
+  add_baseline_and_noise(x, o, rng);
+  Record rec = digitise(name, x, o);
+  annotate(rec, rhythm, o);
   return rec;
 }
 

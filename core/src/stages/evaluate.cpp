@@ -179,7 +179,7 @@ std::vector<ScoredItem> predict_dataset(StageContext& ctx, const nlohmann::json&
   const nlohmann::json& model_block = results.at("model");
   auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
   // The classifiers put their heads and batches where the model is.
-  model->module().to(rank_device(ctx.params().value("device", "cpu"), 0, ctx.instance.id));
+  model->module().to(rank_device(ctx.params().value("device", "auto"), 0, ctx.instance.id));
   if (!own)
     expect_same_descriptor_columns(ctx, dataset, store, results,
                                    ctx.inputs.at(dataset.stage).value("results", nlohmann::json()));
@@ -571,6 +571,115 @@ std::string published_table(const StageContext& ctx, const nlohmann::json& datas
   return md + (note.empty() ? "" : "\nThis run: " + note + "\n") + "\n";
 }
 
+using ModelGroups = std::map<std::string, std::vector<const nlohmann::json*>>;
+
+// by_beat (task af segments scored beat by beat) and its overlap, refused where they cannot act.
+void check_by_beat(const StageContext& ctx, const ModelGroups& models, bool by_beat,
+                   int64_t overlap) {
+  if (overlap < 1 || (overlap > 1 && !by_beat))
+    throw ConfigError(
+        "{}:{}: stage '{}': by_beat_overlap={} must be at least 1, and above 1 only with "
+        "by_beat: true (it sets how many segments each beat is scored from)",
+        ctx.instance.file, ctx.instance.line, ctx.instance.id, overlap);
+  if (!by_beat) return;
+  for (const auto& [label, instances] : models)
+    if (const std::string task = instances.front()->at("results").value("task", "beats");
+        task != "af")
+      throw ConfigError(
+          "{}:{}: stage '{}': by_beat scores the segments of task af beat by beat, but the "
+          "model of '{}' is of task {}; remove by_beat or evaluate an af model",
+          ctx.instance.file, ctx.instance.line, ctx.instance.id,
+          instances.front()->value("id", std::string()), task);
+}
+
+// One model group's predictions on one dataset: the items' mean probabilities over the models
+// that scored them, and with by_beat_overlap the overlapping segments' too.
+struct GroupPredictions {
+  ItemMean mean, overlapping;
+  int64_t length = 0, stride = 0;  // task af: segment_beats, and the overlapping ones' stride
+  std::set<std::string> folds, seeds;
+  std::string scope;
+  std::optional<TokenStore> store;
+};
+
+GroupPredictions predict_group(StageContext& ctx,
+                               const std::vector<const nlohmann::json*>& instances,
+                               const DatasetSpec& dataset, bool by_beat, int64_t overlap) {
+  GroupPredictions g;
+  std::set<std::string> scopes;
+  for (const nlohmann::json* tuned : instances) {
+    g.folds.insert(matrix_value(*tuned, "fold"));
+    g.seeds.insert(matrix_value(*tuned, "seed"));
+    // Fold models usually share one store: open (and checksum) it once.
+    if (const std::string path = store_of(ctx, *tuned, dataset);
+        !g.store || g.store->path() != path)
+      g.store = TokenStore::open(path);
+    std::string model_scope;
+    g.mean.add(predict_dataset(ctx, *tuned, dataset, *g.store, model_scope));
+    if (by_beat) {
+      g.length = tuned->at("results").at("segment_beats");
+      // Rounded up, so no beat lies in more than by_beat_overlap segments.
+      g.stride = (g.length + overlap - 1) / overlap;
+    }
+    if (overlap > 1)
+      g.overlapping.add(predict_dataset(ctx, *tuned, dataset, *g.store, model_scope, g.stride));
+    if (!dataset.stage.empty())
+      g.scope = model_scope;
+    else if (scopes.insert(model_scope).second)  // a fold's seeds share one
+      g.scope += (g.scope.empty() ? "" : "; ") + model_scope;
+  }
+  return g;
+}
+
+// What the scores of a group rest on: the cross-validation's folds, or the models' scope.
+std::string scope_text(const GroupPredictions& g, const DatasetSpec& dataset, size_t models) {
+  const std::string ensemble = g.seeds.size() > 1
+                                   ? ", the mean of " + std::to_string(g.seeds.size()) +
+                                         " seeds' probabilities (an ensemble)"
+                                   : "";
+  if (g.folds.size() > 1 && dataset.stage.empty())
+    return "cross-validation over " + std::to_string(g.folds.size()) +
+           " folds, each record scored by the model that did not train on it" + ensemble;
+  return g.scope + (models > 1
+                        ? ", the mean of the " + std::to_string(models) +
+                              " models' probabilities (" + models_made_of(g.folds, g.seeds) + ")"
+                        : "");
+}
+
+// Each item as a row of predictions_<index>.csv (so errors can be looked up in the signals),
+// and the confusion matrix drawn, both linked from the stage's outputs and report.
+void write_item_outputs(const StageContext& ctx, const std::string& name, nlohmann::json& r,
+                        const std::vector<ScoredItem>& items, const TokenStore& store,
+                        const std::vector<std::string>& classes, const std::string& task,
+                        StageOutput& out) {
+  const std::string index = std::to_string(out.results["datasets"].size());
+  const std::string predictions = "predictions_" + index;
+  write_predictions_csv(ctx.stage_dir + "/" + predictions + ".csv", items, store, classes, task);
+  r["predictions"] = predictions + ".csv";
+  out.artifacts[predictions] = ctx.stage_dir + "/" + predictions + ".csv";
+  std::string note;
+  const std::string stem = "confusion_" + index;
+  for (const auto& plot : render_confusion_plot(stem, "Confusion matrix: " + name, classes,
+                                                r["confusion"], ctx.stage_dir + "/plots", &note)) {
+    out.artifacts[stem + "_png"] = plot.png;
+    out.artifacts[stem + "_svg"] = plot.svg;
+    // report.md sits in the run folder: a relative link moves with it.
+    out.report_md += "\n![" + plot.title + "](" + ctx.instance.id + "/plots/" +
+                     std::filesystem::path(plot.png).filename().string() + ")\n";
+  }
+  if (!note.empty()) out.report_md += "\n(" + note + ")\n";
+  out.report_md += "\n";
+}
+
+std::string accuracy_line(const std::string& name, const nlohmann::json& r) {
+  char line[200];
+  std::snprintf(line, sizeof(line), "%s: accuracy %.3f on %lld items (always %s: %.3f)",
+                name.c_str(), r["accuracy"].get<double>(), (long long)r["items"].get<int64_t>(),
+                r["majority_class"].get<std::string>().c_str(),
+                r["majority_baseline"].get<double>());
+  return line;
+}
+
 StageOutput run_evaluate(StageContext& ctx) {
   set_compute_threads(ctx.params().at("threads").get<int>());
   std::vector<std::string> beat_classes;
@@ -580,20 +689,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   const auto points = published_points_of(ctx, models, datasets, beat_classes);
   const bool by_beat = ctx.params().at("by_beat").get<bool>();
   const int64_t by_beat_overlap = ctx.params().at("by_beat_overlap").get<int64_t>();
-  if (by_beat_overlap < 1 || (by_beat_overlap > 1 && !by_beat))
-    throw ConfigError(
-        "{}:{}: stage '{}': by_beat_overlap={} must be at least 1, and above 1 only with "
-        "by_beat: true (it sets how many segments each beat is scored from)",
-        ctx.instance.file, ctx.instance.line, ctx.instance.id, by_beat_overlap);
-  if (by_beat)
-    for (const auto& [label, instances] : models)
-      if (const std::string task = instances.front()->at("results").value("task", "beats");
-          task != "af")
-        throw ConfigError(
-            "{}:{}: stage '{}': by_beat scores the segments of task af beat by beat, but the "
-            "model of '{}' is of task {}; remove by_beat or evaluate an af model",
-            ctx.instance.file, ctx.instance.line, ctx.instance.id,
-            instances.front()->value("id", std::string()), task);
+  check_by_beat(ctx, models, by_beat, by_beat_overlap);
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
@@ -605,46 +701,16 @@ StageOutput run_evaluate(StageContext& ctx) {
       // that scored it, so each item is counted once.
       const std::vector<std::string> classes =
           instances.front()->at("results").value("classes", beat_classes);
-      // The segments scored, and with by_beat_overlap the overlapping ones scored beat by beat.
-      ItemMean mean, overlapping;
-      int64_t length = 0, stride = 0;  // task af: segment_beats, and the overlapping ones' stride
-      std::set<std::string> folds, seeds, scopes;
-      std::string scope;
-      std::optional<TokenStore> store;
-      for (const nlohmann::json* tuned : instances) {
-        folds.insert(matrix_value(*tuned, "fold"));
-        seeds.insert(matrix_value(*tuned, "seed"));
-        // Fold models usually share one store: open (and checksum) it once.
-        if (const std::string path = store_of(ctx, *tuned, dataset);
-            !store || store->path() != path)
-          store = TokenStore::open(path);
-        std::string model_scope;
-        mean.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope));
-        if (by_beat) {
-          length = tuned->at("results").at("segment_beats");
-          // Rounded up, so no beat lies in more than by_beat_overlap segments.
-          stride = (length + by_beat_overlap - 1) / by_beat_overlap;
-        }
-        if (by_beat_overlap > 1)
-          overlapping.add(predict_dataset(ctx, *tuned, dataset, *store, model_scope, stride));
-        if (!dataset.stage.empty())
-          scope = model_scope;
-        else if (scopes.insert(model_scope).second)  // a fold's seeds share one
-          scope += (scope.empty() ? "" : "; ") + model_scope;
-      }
-      const std::vector<ScoredItem> items = mean.take();
+      GroupPredictions g = predict_group(ctx, instances, dataset, by_beat, by_beat_overlap);
+      const TokenStore& store = *g.store;
+      const std::vector<ScoredItem> items = g.mean.take();
       if (items.empty())
         throw DataError(
             "{}:{}: stage '{}' scored no items of {}{} ({}): its records give no segment of the "
             "model's length, or none was held out; check the records evaluated and the "
             "finetune stage's holdout settings (a score over nothing is no result)",
             ctx.instance.file, ctx.instance.line, ctx.instance.id, dataset.name,
-            label.empty() ? "" : " [" + label + "]", scope.empty() ? "no models" : scope);
-      const std::string ensemble = seeds.size() > 1
-                                       ? ", the mean of " + std::to_string(seeds.size()) +
-                                             " seeds' probabilities (an ensemble)"
-                                       : "";
-      const bool cross_validated = folds.size() > 1 && dataset.stage.empty();
+            label.empty() ? "" : " [" + label + "]", g.scope.empty() ? "no models" : g.scope);
       const std::string name = dataset.name + (label.empty() ? "" : " [" + label + "]");
       std::string table;
       nlohmann::json& r = out.results["datasets"][name];
@@ -653,54 +719,21 @@ StageOutput run_evaluate(StageContext& ctx) {
       std::vector<eval::PublishedPoint> points_here;
       for (const auto& point : points)
         if (point.dataset.empty() || point.dataset == dataset.name) points_here.push_back(point);
-      r = scores_of(items, *store, classes, points_here, table, model_scores.by_record);
-      table += part_scores(items, *store, classes, r);
+      r = scores_of(items, store, classes, points_here, table, model_scores.by_record);
+      table += part_scores(items, store, classes, r);
       if (by_beat) {
         const std::vector<ScoredItem> overlapped =
-            by_beat_overlap > 1 ? overlapping.take() : std::vector<ScoredItem>();
-        table += beat_scores(by_beat_overlap > 1 ? overlapped : items, *store, classes, points_here,
-                             record_labels_of(ctx, *instances.front(), dataset), length, stride, r);
+            by_beat_overlap > 1 ? g.overlapping.take() : std::vector<ScoredItem>();
+        table +=
+            beat_scores(by_beat_overlap > 1 ? overlapped : items, store, classes, points_here,
+                        record_labels_of(ctx, *instances.front(), dataset), g.length, g.stride, r);
       }
-      r["scope"] =
-          cross_validated
-              ? "cross-validation over " + std::to_string(folds.size()) +
-                    " folds, each record scored by the model that did not train on "
-                    "it" +
-                    ensemble
-              : scope + (instances.size() > 1
-                             ? ", the mean of the " + std::to_string(instances.size()) +
-                                   " models' probabilities (" + models_made_of(folds, seeds) + ")"
-                             : "");
+      r["scope"] = scope_text(g, dataset, instances.size());
       out.report_md +=
           "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
-      // Each item as a row, so the errors can be looked up in the signals.
-      const std::string index = std::to_string(out.results["datasets"].size());
-      const std::string predictions = "predictions_" + index;
-      write_predictions_csv(ctx.stage_dir + "/" + predictions + ".csv", items, *store, classes,
-                            instances.front()->at("results").value("task", std::string("beats")));
-      r["predictions"] = predictions + ".csv";
-      out.artifacts[predictions] = ctx.stage_dir + "/" + predictions + ".csv";
-      std::string note;
-      const std::string stem = "confusion_" + index;
-      for (const auto& plot :
-           render_confusion_plot(stem, "Confusion matrix: " + name, classes, r["confusion"],
-                                 ctx.stage_dir + "/plots", &note)) {
-        out.artifacts[stem + "_png"] = plot.png;
-        out.artifacts[stem + "_svg"] = plot.svg;
-        // report.md sits in the run folder: a relative link moves with it.
-        out.report_md += "\n![" + plot.title + "](" + ctx.instance.id + "/plots/" +
-                         std::filesystem::path(plot.png).filename().string() + ")\n";
-      }
-      if (!note.empty()) out.report_md += "\n(" + note + ")\n";
-      out.report_md += "\n";
-      if (first_line.empty()) {
-        char line[200];
-        std::snprintf(
-            line, sizeof(line), "%s: accuracy %.3f on %lld items (always %s: %.3f)", name.c_str(),
-            r["accuracy"].get<double>(), (long long)r["items"].get<int64_t>(),
-            r["majority_class"].get<std::string>().c_str(), r["majority_baseline"].get<double>());
-        first_line = line;
-      }
+      write_item_outputs(ctx, name, r, items, store, classes,
+                         instances.front()->at("results").value("task", std::string("beats")), out);
+      if (first_line.empty()) first_line = accuracy_line(name, r);
     }
   }
   out.report_md += pretraining_comparisons(scored, out.results);

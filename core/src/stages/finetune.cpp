@@ -14,6 +14,7 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "ops/compute.h"
+#include "stages/finetune_report.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beat_features.h"
@@ -478,36 +479,17 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         ctx.instance.id);
 }
 
-StageOutput run_finetune(StageContext& ctx) {
-  const auto& p = ctx.params();
-  const auto& foundation = ctx.input_of_kind("pretrain");
-  const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
-  const auto options = TrainOptions::from_params(training_options_json(p));
-  set_compute_threads(options.threads);
-  HeadOptions head = HeadOptions::from_json(p);
-
-  const nlohmann::json model_block = foundation.at("results").at("model");
-  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
-  auto store = TokenStore::open(tokens.at("artifacts").at("token_store"));
-  expect_same_tokens(ctx, foundation, store, model_block);
-  // From scratch: the same architecture and head with the plugin's random initial weights.
-  if (head.backbone != "scratch")
-    load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
-  // The classifiers put their heads and batches where the model is.
-  model->module().to(rank_device(p.value("device", "cpu"), 0, ctx.instance.id));
-
-  std::vector<std::string> holdout = p.at("holdout_records"), validation;
-  const std::vector<std::string> train = training_records(p, store, holdout, validation);
-  const double tail = p.at("holdout_tail").get<double>();
-  EarlyStopping early;
-  early.every = p.at("eval_every");
-  early.patience = p.at("patience");
-  const std::string task = p.at("task");
+// Refuses, before any training, options that cannot act together (trees keys, trees_leave_out
+// prefixes, head features of another task); returns the store's descriptors the trees read
+// beside the head's inputs (a beat's trees: none when the head reads them all; a record's: their
+// medians).
+StoreDescriptorColumns checked_options(const StageContext& ctx, const std::string& task,
+                                       const HeadOptions& head, const TokenStore& store,
+                                       const nlohmann::json& tokens) {
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
-  // The store's descriptors the trees read beside the head's inputs (a beat's trees: none when
-  // the head reads them all; a record's: their medians), chosen and checked before any training.
   StoreDescriptorColumns store_columns;
+  const auto& p = ctx.params();
   const bool trees_descriptors = p.at("trees_descriptors");
   if (trees_descriptors) expect_tree_descriptors(store);
   if (trees_descriptors && (!head.descriptors || task != "beats")) {
@@ -531,130 +513,194 @@ StageOutput run_finetune(StageContext& ctx) {
       throw ConfigError("stage '{}': {}", ctx.instance.id, e.what());
     }
   }
-  if (head.rhythm_context_features && task != "beats")
+  try {
+    head.check_task(task);
+  } catch (const ConfigError& e) {
+    throw ConfigError("stage '{}': {}", ctx.instance.id, e.what());
+  }
+  return store_columns;
+}
+
+// What both tasks' fine-tuning reads: the stage, its options, the model and the tokens, and the
+// records it trains and validates on.
+struct FinetuneInputs {
+  StageContext& ctx;
+  const nlohmann::json& p;
+  const nlohmann::json& tokens;  // the tokenize stage's manifest
+  std::shared_ptr<Model> model;
+  const TokenStore& store;
+  const TrainOptions& options;
+  const std::vector<std::string>& train;
+  const std::vector<std::string>& validation;
+  double tail;  // holdout_tail
+  const StoreDescriptorColumns& store_columns;
+  const std::string& codebook;  // for morphology_features; empty otherwise
+  FitHooks hooks;
+  EarlyStopping early;
+  std::string classifier_path() const { return ctx.stage_dir + "/classifier"; }
+  std::string tokens_codebook() const {
+    return tokens.at("artifacts").value("codebook", std::string());
+  }
+};
+
+// A task's classifier, fitted and saved, with its part of the results and its trees' file
+// (empty without trees).
+struct TaskFit {
+  FitResult fit;
+  nlohmann::json results;
+  std::string trees_path;
+};
+
+// task beats: a class per beat, from the windows around each beat; head then holds the input
+// scaling fit() set, for evaluate.
+TaskFit finetune_beats(const FinetuneInputs& in, HeadOptions& head) {
+  const TokenStore& store = in.store;
+  const auto windows = beat_windows(store, select_records(store, in.train, /*exclude=*/false),
+                                    in.model->context(), 0.0, 1.0 - in.tail);
+  std::vector<BeatWindow> validation_windows;
+  if (!in.validation.empty())
+    validation_windows = beat_windows(store, select_records(store, in.validation, false),
+                                      in.model->context(), 0.0, 1.0 - in.tail);
+  BeatClassifier classifier(in.model, in.options.seed, head, in.codebook);
+  in.ctx.progress("fine-tuning beat classes (" + head.backbone + " backbone) on " +
+                  std::to_string(in.train.size()) + " records, " + std::to_string(windows.size()) +
+                  " windows, " + std::to_string(in.options.steps) + " steps");
+  TaskFit out;
+  out.fit = classifier.fit(store, windows, in.options, in.hooks, validation_windows, in.early);
+  classifier.save(in.classifier_path());
+  head = classifier.options();
+  out.results = {{"task", "beats"}, {"classes", {"N", "S", "V", "F", "Q"}}};
+  if (in.p.at("trees").get<int>() > 0) {
+    out.trees_path = in.ctx.stage_dir + "/trees.json";
+    out.results["trees"] =
+        fit_beat_trees(in.ctx, store, head, in.tokens_codebook(), in.store_columns, classifier,
+                       windows, validation_windows, in.options, out.trees_path);
+  }
+  return out;
+}
+
+// The boosted trees beside a segment head, and the weight of their vote in the blend.
+nlohmann::json fit_trees_beside_segments(const FinetuneInputs& in, const HeadOptions& head,
+                                         SegmentClassifier& classifier,
+                                         const SegmentLabeler& label_of,
+                                         const std::vector<Segment>& segments,
+                                         const std::vector<Segment>& validation_segments,
+                                         int classes, const std::string& trees_path) {
+  const std::string task = in.p.at("task");
+  std::vector<std::string> names;
+  const FittedTrees trees =
+      task == "record" ? fit_record_trees(in.ctx, in.store, head, in.store_columns, label_of,
+                                          in.train, in.validation, classes, in.options, names)
+                       : fit_segment_trees(in.ctx, in.store, head, in.store_columns, segments,
+                                           validation_segments, classes, in.options, names);
+  trees.kept().save(trees_path);
+  const double fixed = in.p.at("trees_weight");
+  BlendWeight weight{fixed, 0};
+  if (fixed == kWeightFromValidation)
+    weight = task == "record"
+                 ? validation_blend_weight(in.ctx, classifier, trees.held_out, in.store, head,
+                                           in.store_columns, validation_segments,
+                                           select_records(in.store, in.validation, false), label_of)
+                 : validation_segment_blend_weight(in.ctx, classifier, trees.held_out, in.store,
+                                                   head, in.store_columns, validation_segments);
+  nlohmann::json results = trees_results(in.ctx, head, trees, weight, names);
+  keep_store_columns(in.store_columns, results);
+  return results;
+}
+
+// tasks af and record: a class per segment of segment_beats beats (a record's class read from
+// all of its beats); head then holds the input scaling fit() set, for evaluate.
+TaskFit finetune_segments(const FinetuneInputs& in, HeadOptions& head) {
+  const StageContext& ctx = in.ctx;
+  const std::string task = in.p.at("task");
+  if (in.tail > 0.0)
     throw ConfigError(
-        "stage '{}': rhythm_context_features describe the rhythm around single beats (task "
-        "beats), not {}; segment heads read their segment's RR statistics with rr_features",
+        "stage '{}': holdout_tail splits beats; task {} is scored by record (use "
+        "holdout_records or folds)",
         ctx.instance.id, task);
-  if (head.rr_within_context && task != "beats")
-    throw ConfigError(
-        "stage '{}': rr_within_context places single beats' intervals among those around them "
-        "(task beats), not {}; segment heads read their segment's RR statistics with "
-        "rr_features",
-        ctx.instance.id, task);
-  if (head.rr_pattern_features && (task == "beats" || !head.rr_features))
-    throw ConfigError(
-        "stage '{}': rr_pattern_features add whether a segment's rhythm repeats to its RR "
-        "statistics (tasks af and record, with rr_features: true); here task is {} and "
-        "rr_features is {} (set task af or record and rr_features: true, or drop "
-        "rr_pattern_features)",
-        ctx.instance.id, task, head.rr_features);
-  if (head.morphology_features && task != "beats")
-    throw ConfigError(
-        "stage '{}': morphology_features describe single beats (task beats), not {}; segment "
-        "heads read their segment's RR statistics with rr_features",
-        ctx.instance.id, task);
-  // A segment head reads the extremes over the whole record: what a record's class needs, but
-  // a constant over the stretches of one long record that task af tells apart.
-  if (head.record_rhythm_features && task == "af")
-    throw ConfigError(
-        "stage '{}': record_rhythm_features give a segment head its record's extremes, the same "
-        "for every segment of a record, so they cannot tell AF stretches of one record apart "
-        "(use them with task beats or record, or set record_rhythm_features: false)",
-        ctx.instance.id);
+  const int64_t length = in.p.at("segment_beats");
+  if (length < 2 || length > in.model->context())
+    throw ConfigError("stage '{}': segment_beats={} must be 2 to the model's context ({})",
+                      ctx.instance.id, length, in.model->context());
+  const auto labels =
+      read_record_labels(in.tokens.at("artifacts").at("record_labels").get<std::string>());
+  const auto classes = segment_classes(task, in.p.at("classes"), labels);
+  if (classes.size() < 2)
+    throw DataError("stage '{}': task {} needs at least two classes; the records have {}",
+                    ctx.instance.id, task, nlohmann::json(classes).dump());
+  const SegmentLabeler label_of = segment_labeler(task, classes, in.store, labels);
+  const int64_t min_beats = in.p.at("min_segment_beats");
+  const bool cover_tail = task == "record";  // a record's class is read from all of its beats
+  const auto segments =
+      make_segments(in.store, select_records(in.store, in.train, false), length,
+                    std::max<int64_t>(1, length / 2), min_beats, label_of, cover_tail);
+  const auto validation_segments =
+      make_segments(in.store, select_records(in.store, in.validation, false), length, length,
+                    min_beats, label_of, cover_tail);
+  SegmentClassifier classifier(in.model, in.options.seed, head, int(classes.size()));
+  in.ctx.progress("fine-tuning " + task + " classes (" + head.backbone + " backbone) on " +
+                  std::to_string(in.train.size()) + " records, " + std::to_string(segments.size()) +
+                  " segments of " + std::to_string(length) + " beats, " +
+                  std::to_string(in.options.steps) + " steps");
+  TaskFit out;
+  out.fit = classifier.fit(in.store, segments, in.options, in.hooks, validation_segments, in.early);
+  classifier.save(in.classifier_path());
+  head = classifier.options();
+  out.results = {{"task", task},
+                 {"classes", classes},
+                 {"segment_beats", length},
+                 {"min_segment_beats", min_beats}};
+  if (in.p.at("trees").get<int>() > 0) {
+    out.trees_path = in.ctx.stage_dir + "/trees.json";
+    out.results["trees"] =
+        fit_trees_beside_segments(in, head, classifier, label_of, segments, validation_segments,
+                                  int(classes.size()), out.trees_path);
+  }
+  return out;
+}
+
+StageOutput run_finetune(StageContext& ctx) {
+  const auto& p = ctx.params();
+  const auto& foundation = ctx.input_of_kind("pretrain");
+  const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
+  const auto options = TrainOptions::from_params(training_options_json(p));
+  set_compute_threads(options.threads);
+  HeadOptions head = HeadOptions::from_json(p);
+
+  const nlohmann::json model_block = foundation.at("results").at("model");
+  auto model = ctx.plugins.create<Model>("model", model_block.at("plugin"), model_block);
+  auto store = TokenStore::open(tokens.at("artifacts").at("token_store"));
+  expect_same_tokens(ctx, foundation, store, model_block);
+  // From scratch: the same architecture and head with the plugin's random initial weights.
+  if (head.backbone != "scratch")
+    load_module(model->module(), foundation.at("artifacts").at("checkpoint"));
+  // The classifiers put their heads and batches where the model is.
+  model->module().to(rank_device(p.value("device", "auto"), 0, ctx.instance.id));
+
+  std::vector<std::string> holdout = p.at("holdout_records"), validation;
+  const std::vector<std::string> train = training_records(p, store, holdout, validation);
+  const double tail = p.at("holdout_tail").get<double>();
+  EarlyStopping early;
+  early.every = p.at("eval_every");
+  early.patience = p.at("patience");
+  const std::string task = p.at("task");
+  const StoreDescriptorColumns store_columns = checked_options(ctx, task, head, store, tokens);
   // Standardised on the beats the head trains on, so no held-out beat shapes its inputs.
   if (head.descriptors)
     fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false), tail);
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
-  const FitHooks hooks{ctx.stage_dir + "/checkpoints", ctx.progress};
-  const std::string path = ctx.stage_dir + "/classifier";
-  FitResult fit;
-  nlohmann::json task_results = {{"task", task}};
-  std::string trees_path;
-  if (task == "beats") {
-    const auto windows = beat_windows(store, select_records(store, train, /*exclude=*/false),
-                                      model->context(), 0.0, 1.0 - tail);
-    std::vector<BeatWindow> validation_windows;
-    if (!validation.empty())
-      validation_windows = beat_windows(store, select_records(store, validation, false),
-                                        model->context(), 0.0, 1.0 - tail);
-    BeatClassifier classifier(model, options.seed, head, codebook);
-    ctx.progress("fine-tuning beat classes (" + head.backbone + " backbone) on " +
-                 std::to_string(train.size()) + " records, " + std::to_string(windows.size()) +
-                 " windows, " + std::to_string(options.steps) + " steps");
-    fit = classifier.fit(store, windows, options, hooks, validation_windows, early);
-    classifier.save(path);
-    head = classifier.options();  // with the input scaling fit() set, for evaluate
-    task_results["classes"] = {"N", "S", "V", "F", "Q"};
-    if (p.at("trees").get<int>() > 0) {
-      trees_path = ctx.stage_dir + "/trees.json";
-      task_results["trees"] = fit_beat_trees(
-          ctx, store, head, tokens.at("artifacts").value("codebook", std::string()), store_columns,
-          classifier, windows, validation_windows, options, trees_path);
-    }
-  } else {
-    if (tail > 0.0)
-      throw ConfigError(
-          "stage '{}': holdout_tail splits beats; task {} is scored by record (use "
-          "holdout_records or folds)",
-          ctx.instance.id, task);
-    const int64_t length = p.at("segment_beats");
-    if (length < 2 || length > model->context())
-      throw ConfigError("stage '{}': segment_beats={} must be 2 to the model's context ({})",
-                        ctx.instance.id, length, model->context());
-    const auto labels =
-        read_record_labels(tokens.at("artifacts").at("record_labels").get<std::string>());
-    const auto classes = segment_classes(task, p.at("classes"), labels);
-    if (classes.size() < 2)
-      throw DataError("stage '{}': task {} needs at least two classes; the records have {}",
-                      ctx.instance.id, task, nlohmann::json(classes).dump());
-    const SegmentLabeler label_of = segment_labeler(task, classes, store, labels);
-    const int64_t min_beats = p.at("min_segment_beats");
-    // A record's class is read from all of its beats, the tail included.
-    const bool cover_tail = task == "record";
-    const auto segments =
-        make_segments(store, select_records(store, train, false), length,
-                      std::max<int64_t>(1, length / 2), min_beats, label_of, cover_tail);
-    const std::vector<size_t> validation_indices = select_records(store, validation, false);
-    const auto validation_segments =
-        make_segments(store, validation_indices, length, length, min_beats, label_of, cover_tail);
-    SegmentClassifier classifier(model, options.seed, head, int(classes.size()));
-    ctx.progress("fine-tuning " + task + " classes (" + head.backbone + " backbone) on " +
-                 std::to_string(train.size()) + " records, " + std::to_string(segments.size()) +
-                 " segments of " + std::to_string(length) + " beats, " +
-                 std::to_string(options.steps) + " steps");
-    fit = classifier.fit(store, segments, options, hooks, validation_segments, early);
-    classifier.save(path);
-    head = classifier.options();  // with the input scaling fit() set, for evaluate
-    task_results["classes"] = classes;
-    task_results["segment_beats"] = length;
-    task_results["min_segment_beats"] = min_beats;
-    if (p.at("trees").get<int>() > 0) {
-      std::vector<std::string> names;
-      const FittedTrees trees =
-          task == "record"
-              ? fit_record_trees(ctx, store, head, store_columns, label_of, train, validation,
-                                 int(classes.size()), options, names)
-              : fit_segment_trees(ctx, store, head, store_columns, segments, validation_segments,
-                                  int(classes.size()), options, names);
-      trees_path = ctx.stage_dir + "/trees.json";
-      trees.kept().save(trees_path);
-      const double fixed = p.at("trees_weight");
-      BlendWeight weight{fixed, 0};
-      if (fixed == kWeightFromValidation)
-        weight = task == "record"
-                     ? validation_blend_weight(ctx, classifier, trees.held_out, store, head,
-                                               store_columns, validation_segments,
-                                               validation_indices, label_of)
-                     : validation_segment_blend_weight(ctx, classifier, trees.held_out, store, head,
-                                                       store_columns, validation_segments);
-      task_results["trees"] = trees_results(ctx, head, trees, weight, names);
-      keep_store_columns(store_columns, task_results["trees"]);
-    }
-  }
-
+  const FinetuneInputs in{ctx,           p,          tokens,
+                          model,         store,      options,
+                          train,         validation, tail,
+                          store_columns, codebook,   {ctx.stage_dir + "/checkpoints", ctx.progress},
+                          early};
+  const TaskFit fitted = task == "beats" ? finetune_beats(in, head) : finetune_segments(in, head);
+  const FitResult& fit = fitted.fit;
+  const nlohmann::json& task_results = fitted.results;
+  const std::string& trees_path = fitted.trees_path;
+  const std::string path = in.classifier_path();
   StageOutput out;
   out.artifacts["classifier"] = path;
   if (!trees_path.empty()) out.artifacts["trees"] = trees_path;
@@ -682,79 +728,8 @@ StageOutput run_finetune(StageContext& ctx) {
   std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %lld steps",
                 out.results["loss_first"].get<double>(), out.results["loss_last"].get<double>(),
                 (long long)fit.steps_run);
-  std::string md =
-      std::string(line) + "; backbone " + head.backbone +
-      (head.rr_features ? ", RR features (before, after, local average)" : "") +
-      (head.rr_pattern_features
-           ? ", whether the rhythm repeats (quartiles of each interval's smallest change against "
-             "the three before it)"
-           : "") +
-      (head.record_rhythm_features
-           ? std::string(", rhythm against the record (RR before and after over the record's "
-                         "median RR, local irregularity)") +
-                 (task == "beats" ? "" : ", as the record's minimum and maximum")
-           : "") +
-      (head.rhythm_context_features
-           ? ", the rhythm around the beat (without its own intervals: median change between "
-             "successive intervals, share of changes above 0.1, their 25th percentile)"
-           : "") +
-      (head.rr_within_context
-           ? ", where its RR before and after fall among the intervals around it (robust z)"
-           : "") +
-      (head.morphology_features ? ", each beat's shape against its record's template (distance, "
-                                  "correlation, amplitude ratio, distance in and outside the QRS)"
-                                : "") +
-      (head.descriptors ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
-                              " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
-                        : "") +
-      (head.hidden_units > 0
-           ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
-           : "") +
-      (head.input_mean.empty() ? ""
-                               : ", these inputs standardised over the training " +
-                                     std::string(task == "beats" ? "beats" : "segments")) +
-      ", class weights " + head.class_weights + ". Trained on " + std::to_string(train.size()) +
-      " records";
-  if (task_results.contains("trees")) {
-    const auto& trees = task_results["trees"];
-    const std::vector<std::string> store_names =
-        trees.value("store_descriptor_names", std::vector<std::string>());
-    const std::string store_span =
-        store_names.empty()
-            ? ""
-            : std::to_string(store_names.size()) + " descriptors of the token store (" +
-                  store_names.front() +
-                  (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
-    const std::string item = task == "record" ? "record" : "segment";
-    const std::string record_inputs =
-        "each " + item + "'s statistics of these inputs (mean, spread, quantiles, extremes)" +
-        (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");
-    const std::string beat_inputs =
-        store_span.empty() ? "each beat's inputs and its code's centroid"
-                           : "each beat's inputs, " + store_span + " and its code's centroid";
-    char blend[800];
-    std::snprintf(
-        blend, sizeof(blend),
-        "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
-        "class weights %s, the "
-        "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
-        "(from the %s)",
-        task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(), trees["rounds"].get<int>(),
-        trees["max_rounds"].get<int>(), trees["class_weights"].get<std::string>().c_str(),
-        task == "beats" ? "beat's" : (item + "'s").c_str(), 1.0 - trees["weight"].get<double>(),
-        trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
-    md += blend;
-  }
-  if (!validation.empty()) {
-    char best[160];
-    std::snprintf(best, sizeof(best), "; early stopping on %zu validation records kept step %lld",
-                  validation.size(), (long long)fit.best_step);
-    md += best;
-  }
-  md += "; held out for evaluation: records " +
-        (holdout.empty() ? std::string("none") : nlohmann::json(holdout).dump()) + ", last " +
-        std::to_string(int(tail * 100)) + " % of every other record\n";
-  out.report_md = md;
+  out.report_md = finetune_report_md(line, head, task, task_results, train.size(),
+                                     validation.size(), fit.best_step, holdout, tail);
   ctx.progress(line);
   return out;
 }

@@ -71,65 +71,93 @@ std::string record_list(const std::vector<RecordRef>& records) {
   return out;
 }
 
-StageOutput run_tokenize(StageContext& ctx) {
-  const auto& p = ctx.params();
-  const int threads = p.at("threads").get<int>();
-  std::vector<std::shared_ptr<Dataset>> datasets;
-  for (const auto& block : p.at("datasets"))
-    datasets.push_back(ctx.plugins.create<Dataset>("dataset", block.at("plugin"), block));
-  auto tokenizer =
-      ctx.plugins.create<Tokenizer>("tokenizer", p.at("tokenizer").at("plugin"), p.at("tokenizer"));
-  const auto records = list_records(datasets);
-  if (records.empty())
-    throw ConfigError("stage '{}': the datasets have no records", ctx.instance.id);
+// One tokenize stage's work: the codebook (fitted on a sample, reused from another stage, or
+// kept from an interrupted run), then the token store written record by record in parallel,
+// then every record's labels; failed records are collected, not fatal, unless all fail.
+class TokenizeRun {
+ public:
+  explicit TokenizeRun(StageContext& ctx) : ctx_(ctx), p_(ctx.params()) {
+    threads_ = p_.at("threads").get<int>();
+    for (const auto& block : p_.at("datasets"))
+      datasets_.push_back(ctx.plugins.create<Dataset>("dataset", block.at("plugin"), block));
+    tokenizer_ = ctx.plugins.create<Tokenizer>("tokenizer", p_.at("tokenizer").at("plugin"),
+                                               p_.at("tokenizer"));
+    records_ = list_records(datasets_);
+    if (records_.empty())
+      throw ConfigError("stage '{}': the datasets have no records", ctx.instance.id);
+  }
 
-  std::mutex mutex;
-  std::vector<std::string> failures;
-  std::map<std::string, RecordLabels> labels;  // by record, for record_labels.json
-  // with_labels: keep the record's labels too (the writing pass; the codebook pass needs none).
-  auto read_and_extract = [&](size_t i, bool with_labels) -> std::optional<Beats> {
+  StageOutput run() {
+    const double fit_start = now_seconds();
+    if (tokenizer_->needs_fit()) out_.artifacts["codebook"] = codebook();
+    fit_seconds_ = now_seconds() - fit_start;
+    write_store();
+    auto store = TokenStore::open(store_path());
+    out_.artifacts["token_store"] = store_path();
+    label_records_of_an_earlier_run(store);
+    for (auto it = labels_.begin(); it != labels_.end();)  // failed records are not in the store
+      it = store.find_record(it->first) == store.record_count() ? labels_.erase(it) : std::next(it);
+    const std::string labels_path = ctx_.stage_dir + "/record_labels.json";
+    write_file_atomic(labels_path, to_json(labels_).dump() + "\n");
+    out_.artifacts["record_labels"] = labels_path;
+    report(store);
+    return std::move(out_);
+  }
+
+ private:
+  std::string store_path() const { return ctx_.stage_dir + "/tokens.hlmt"; }
+
+  // Record i's beats, or nullopt after noting why it failed. with_labels: keep the record's
+  // labels too (the writing pass; the codebook pass needs none).
+  std::optional<Beats> read_and_extract(size_t i, bool with_labels) {
     try {
-      const Record record = datasets[records[i].dataset]->read(records[i].name);
+      const Record record = datasets_[records_[i].dataset]->read(records_[i].name);
       check_tokenizable(record);
-      Beats beats = tokenizer->extract(record);
+      Beats beats = tokenizer_->extract(record);
       if (!with_labels) return beats;
       RecordLabels l = labels_of(record, beats.positions);
-      std::lock_guard<std::mutex> lock(mutex);
-      labels[records[i].name] = std::move(l);
+      std::lock_guard<std::mutex> lock(mutex_);
+      labels_[records_[i].name] = std::move(l);
       return beats;
     } catch (const DataError& e) {
-      std::lock_guard<std::mutex> lock(mutex);
-      failures.push_back(records[i].name + ": " + e.what());
+      std::lock_guard<std::mutex> lock(mutex_);
+      failures_.push_back(records_[i].name + ": " + e.what());
       return std::nullopt;
     }
-  };
+  }
 
-  StageOutput out;
-  const std::string codebook = ctx.stage_dir + "/codebook.bin";
-  const double fit_start = now_seconds();
-  const auto fitted_elsewhere = ctx.inputs_of_kind("tokenize");
-  if (tokenizer->needs_fit() && !fitted_elsewhere.empty()) {
-    const nlohmann::json& other = *fitted_elsewhere.front();
-    const std::string path = other.at("artifacts").value("codebook", std::string());
-    if (path.empty())
-      throw ConfigError("stage '{}' needs a tokenize stage that fitted no codebook ({})",
-                        ctx.instance.id, other.value("id", std::string("?")));
-    tokenizer->load_state(path);  // CheckpointError naming the file if it does not fit
-    out.artifacts["codebook"] = path;
-    ctx.progress("codebook of " + path + " used (not fitted on these records)");
-  } else if (tokenizer->needs_fit() && std::filesystem::exists(codebook)) {
-    // Resuming an interrupted run (the engine clears a stage folder whose key changed): the
-    // records already written were tokenized with this codebook.
-    tokenizer->load_state(codebook);
-    out.artifacts["codebook"] = codebook;
-    ctx.progress("codebook of the interrupted run reused");
-  } else if (tokenizer->needs_fit()) {
-    // First pass: only a bounded sample of beat features is kept, never the whole dataset.
-    FitSample sample(size_t(p.at("fit_sample_cap").get<int64_t>()));
-    parallel_for(records.size(), threads, [&](size_t i) {
+  // The codebook the tokenizer assigns with, loaded into it; returns its path.
+  std::string codebook() {
+    const std::string own = ctx_.stage_dir + "/codebook.bin";
+    if (const auto elsewhere = ctx_.inputs_of_kind("tokenize"); !elsewhere.empty()) {
+      const nlohmann::json& other = *elsewhere.front();
+      const std::string path = other.at("artifacts").value("codebook", std::string());
+      if (path.empty())
+        throw ConfigError("stage '{}' needs a tokenize stage that fitted no codebook ({})",
+                          ctx_.instance.id, other.value("id", std::string("?")));
+      tokenizer_->load_state(path);  // CheckpointError naming the file if it does not fit
+      ctx_.progress("codebook of " + path + " used (not fitted on these records)");
+      return path;
+    }
+    if (std::filesystem::exists(own)) {
+      // Resuming an interrupted run (the engine clears a stage folder whose key changed): the
+      // records already written were tokenized with this codebook.
+      tokenizer_->load_state(own);
+      ctx_.progress("codebook of the interrupted run reused");
+      return own;
+    }
+    fit_codebook(own);
+    return own;
+  }
+
+  // First pass: only a bounded sample of beat features is kept, never the whole dataset.
+  void fit_codebook(const std::string& path) {
+    const double start = now_seconds();
+    FitSample sample(size_t(p_.at("fit_sample_cap").get<int64_t>()));
+    parallel_for(records_.size(), threads_, [&](size_t i) {
       if (stop_signal_received()) return;
       if (auto beats = read_and_extract(i, /*with_labels=*/false))
-        sample.add(records[i].name, *beats);
+        sample.add(records_[i].name, *beats);
     });
     if (stop_signal_received())
       throw Preempted(
@@ -137,103 +165,112 @@ StageOutput run_tokenize(StageContext& ctx) {
           "kept yet); continue with hlm run --resume RUN_DIR");
     if (sample.size() == 0)
       throw DataError(
-          "stage '{}': no beats to fit the tokenizer on in {} record(s) ({}){}", ctx.instance.id,
-          records.size(), record_list(records),
-          failures.empty()
+          "stage '{}': no beats to fit the tokenizer on in {} record(s) ({}){}", ctx_.instance.id,
+          records_.size(), record_list(records_),
+          failures_.empty()
               ? std::string(": the detector found none; check the tokenizer's lead, the "
                             "records' sampling rates and their signal files")
-              : "; " + std::to_string(failures.size()) + " failed, first: " + failures.front());
+              : "; " + std::to_string(failures_.size()) + " failed, first: " + failures_.front());
     const Beats rows = sample.take();
-    tokenizer->fit({&rows});
-    tokenizer->save_state(codebook);
-    out.artifacts["codebook"] = codebook;
-    ctx.progress("codebook fitted in " + std::to_string(now_seconds() - fit_start).substr(0, 5) +
-                 " s");
-    failures.clear();  // the second pass reports them again
+    tokenizer_->fit({&rows});
+    tokenizer_->save_state(path);
+    ctx_.progress("codebook fitted in " + std::to_string(now_seconds() - start).substr(0, 5) +
+                  " s");
+    failures_.clear();  // the second pass reports them again
   }
-  const double fit_seconds = now_seconds() - fit_start;
 
-  const std::string store_path = ctx.stage_dir + "/tokens.hlmt";
-  const std::vector<std::string> descriptor_names = tokenizer->descriptor_names();
-  TokenStoreWriter writer(store_path, tokenizer->vocab_size(), tokenizer->identity(),
-                          /*resume=*/true, uint32_t(descriptor_names.size()));
-  std::atomic<uint64_t> beats_total{0};
-  const double start = now_seconds();
-  parallel_for(records.size(), threads, [&](size_t i) {
-    if (writer.has_record(records[i].name) || stop_signal_received()) return;
-    auto beats = read_and_extract(i, /*with_labels=*/true);
-    if (!beats) return;
-    tokenizer->assign(*beats);
-    beats->record = records[i].name;
-    writer.append(*beats);
-    beats_total += beats->size();
-    metrics().tokenize_beats(ctx.instance.id, beats->size());
-  });
-  if (stop_signal_received())  // the writer's log keeps every finished record for --resume
-    throw Preempted(
-        "tokenize stopped by a signal with {} of {} records written; "
-        "continue with hlm run --resume RUN_DIR",
-        writer.record_count(), records.size());
-  writer.finish();
-  const double seconds = now_seconds() - start;
-  for (size_t f = 0; f < failures.size() && f < kFailuresShown; ++f)
-    ctx.progress("record " + failures[f]);
-  if (failures.size() > kFailuresShown)
-    ctx.progress("and " + std::to_string(failures.size() - kFailuresShown) +
-                 " more failed records (report.md lists them all)");
-  if (failures.size() == records.size())
-    throw DataError("stage '{}': every record failed; first: {}", ctx.instance.id,
-                    failures.front());
+  // Second pass: every record not yet in the store (an interrupted run's are), in parallel.
+  void write_store() {
+    descriptor_names_ = tokenizer_->descriptor_names();
+    TokenStoreWriter writer(store_path(), tokenizer_->vocab_size(), tokenizer_->identity(),
+                            /*resume=*/true, uint32_t(descriptor_names_.size()));
+    std::atomic<uint64_t> beats_total{0};
+    const double start = now_seconds();
+    parallel_for(records_.size(), threads_, [&](size_t i) {
+      if (writer.has_record(records_[i].name) || stop_signal_received()) return;
+      auto beats = read_and_extract(i, /*with_labels=*/true);
+      if (!beats) return;
+      tokenizer_->assign(*beats);
+      beats->record = records_[i].name;
+      writer.append(*beats);
+      beats_total += beats->size();
+      metrics().tokenize_beats(ctx_.instance.id, beats->size());
+    });
+    if (stop_signal_received())  // the writer's log keeps every finished record for --resume
+      throw Preempted(
+          "tokenize stopped by a signal with {} of {} records written; "
+          "continue with hlm run --resume RUN_DIR",
+          writer.record_count(), records_.size());
+    writer.finish();
+    tokenize_seconds_ = now_seconds() - start;
+    beats_written_ = beats_total;
+    for (size_t f = 0; f < failures_.size() && f < kFailuresShown; ++f)
+      ctx_.progress("record " + failures_[f]);
+    if (failures_.size() > kFailuresShown)
+      ctx_.progress("and " + std::to_string(failures_.size() - kFailuresShown) +
+                    " more failed records (report.md lists them all)");
+    if (failures_.size() == records_.size())
+      throw DataError("stage '{}': every record failed; first: {}", ctx_.instance.id,
+                      failures_.front());
+  }
 
-  auto store = TokenStore::open(store_path);
-  out.artifacts["token_store"] = store_path;
   // Records an interrupted run wrote have no labels yet: their beats are in the store.
-  parallel_for(store.record_count(), threads, [&](size_t r) {
-    const auto rec = store.record(r);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (labels.count(rec.name)) return;
-    }
-    const auto it = std::find_if(records.begin(), records.end(),
-                                 [&](const RecordRef& ref) { return ref.name == rec.name; });
-    const std::vector<int64_t> positions(store.positions() + rec.offset,
-                                         store.positions() + rec.offset + rec.length);
-    RecordLabels l = labels_of(datasets[it->dataset]->read(rec.name), positions);
-    std::lock_guard<std::mutex> lock(mutex);
-    labels[rec.name] = std::move(l);
-  });
-  for (auto it = labels.begin(); it != labels.end();)  // failed records are not in the store
-    it = store.find_record(it->first) == store.record_count() ? labels.erase(it) : std::next(it);
-  const std::string labels_path = ctx.stage_dir + "/record_labels.json";
-  write_file_atomic(labels_path, to_json(labels).dump() + "\n");
-  out.artifacts["record_labels"] = labels_path;
-  out.results = {{"records", store.record_count()},
-                 {"beats", store.token_count()},
-                 {"vocab_size", store.vocab_size()},
-                 {"tokenizer", store.tokenizer_identity()},
-                 {"descriptors", descriptor_names},
-                 {"failed_records", failures},
-                 {"fit_seconds", fit_seconds},
-                 {"tokenize_seconds", seconds},
-                 {"beats_per_s", seconds > 0 ? double(beats_total) / seconds : 0.0}};
-  std::string md =
-      "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
-      "|---|---|---|---|---|\n";
-  char row[256];
-  std::snprintf(row, sizeof(row), "| %zu | %zu | %u | %.0f | %.2f |\n", store.record_count(),
-                store.token_count(), store.vocab_size(), out.results["beats_per_s"].get<double>(),
-                fit_seconds);
-  md += row;
-  for (const auto& f : failures) md += "\nFailed: " + f + "\n";
-  out.report_md = md;
-  ctx.progress(std::to_string(store.record_count()) + " records, " +
-               std::to_string(store.token_count()) + " beats" +
-               (failures.empty() ? "" : ", " + std::to_string(failures.size()) + " failed"));
-  return out;
-}
+  void label_records_of_an_earlier_run(const TokenStore& store) {
+    parallel_for(store.record_count(), threads_, [&](size_t r) {
+      const auto rec = store.record(r);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (labels_.count(rec.name)) return;
+      }
+      const auto it = std::find_if(records_.begin(), records_.end(),
+                                   [&](const RecordRef& ref) { return ref.name == rec.name; });
+      const std::vector<int64_t> positions(store.positions() + rec.offset,
+                                           store.positions() + rec.offset + rec.length);
+      RecordLabels l = labels_of(datasets_[it->dataset]->read(rec.name), positions);
+      std::lock_guard<std::mutex> lock(mutex_);
+      labels_[rec.name] = std::move(l);
+    });
+  }
 
-// Each dataset's fingerprint (edited, added or removed records change the cache key) and the
-// tokenizer's identity, which covers a codebook file it was given (its contents' hash).
+  void report(const TokenStore& store) {
+    const double beats_per_s =
+        tokenize_seconds_ > 0 ? double(beats_written_) / tokenize_seconds_ : 0.0;
+    out_.results = {{"records", store.record_count()},  {"beats", store.token_count()},
+                    {"vocab_size", store.vocab_size()}, {"tokenizer", store.tokenizer_identity()},
+                    {"descriptors", descriptor_names_}, {"failed_records", failures_},
+                    {"fit_seconds", fit_seconds_},      {"tokenize_seconds", tokenize_seconds_},
+                    {"beats_per_s", beats_per_s}};
+    std::string md =
+        "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
+        "|---|---|---|---|---|\n";
+    char row[256];
+    std::snprintf(row, sizeof(row), "| %zu | %zu | %u | %.0f | %.2f |\n", store.record_count(),
+                  store.token_count(), store.vocab_size(), beats_per_s, fit_seconds_);
+    md += row;
+    for (const auto& f : failures_) md += "\nFailed: " + f + "\n";
+    out_.report_md = md;
+    ctx_.progress(std::to_string(store.record_count()) + " records, " +
+                  std::to_string(store.token_count()) + " beats" +
+                  (failures_.empty() ? "" : ", " + std::to_string(failures_.size()) + " failed"));
+  }
+
+  StageContext& ctx_;
+  const nlohmann::json& p_;
+  int threads_ = 1;
+  std::vector<std::shared_ptr<Dataset>> datasets_;
+  std::shared_ptr<Tokenizer> tokenizer_;
+  std::vector<RecordRef> records_;
+  std::mutex mutex_;  // guards failures_ and labels_ while records are read in parallel
+  std::vector<std::string> failures_;
+  std::map<std::string, RecordLabels> labels_;  // by record, for record_labels.json
+  std::vector<std::string> descriptor_names_;
+  double fit_seconds_ = 0, tokenize_seconds_ = 0;
+  uint64_t beats_written_ = 0;
+  StageOutput out_;
+};
+
+StageOutput run_tokenize(StageContext& ctx) { return TokenizeRun(ctx).run(); }
+
 nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& plugins) {
   nlohmann::json out = {{"datasets", nlohmann::json::array()}};
   for (const auto& block : params.at("datasets"))

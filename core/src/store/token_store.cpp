@@ -27,9 +27,11 @@ std::string printable(const char* bytes, size_t n) {
 
 }  // namespace
 
-TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
-  TokenStore s;
-  s.path_ = path;
+namespace {
+
+// The whole file mapped read-only; a file too short for a header is refused, told apart from a
+// foreign one by its magic.
+const uint8_t* map_store(const std::string& path, uint64_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw DataError("{}: cannot open token store: {}", path, store::errno_text());
   struct stat st {};
@@ -37,26 +39,26 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
     ::close(fd);
     throw DataError("{}: cannot stat token store: {}", path, store::errno_text());
   }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size < sizeof(store::FileHeader)) {
-    // Too short for a header; the magic still tells a foreign file from a truncated store.
+  *size = static_cast<uint64_t>(st.st_size);
+  if (*size < sizeof(store::FileHeader)) {
     char head[8] = {};
-    const bool has_magic = size >= sizeof(head) && ::pread(fd, head, sizeof(head), 0) == 8;
+    const bool has_magic = *size >= sizeof(head) && ::pread(fd, head, sizeof(head), 0) == 8;
     ::close(fd);
     if (!has_magic || std::memcmp(head, kTokenStoreMagic, 8) != 0)
-      throw DataError("{}: not a token store ({} bytes){}", path, size, kRerunHint);
-    throw DataError("{}: truncated token store ({} bytes, smaller than its header){}", path, size,
+      throw DataError("{}: not a token store ({} bytes){}", path, *size, kRerunHint);
+    throw DataError("{}: truncated token store ({} bytes, smaller than its header){}", path, *size,
                     kRerunHint);
   }
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  void* map = ::mmap(nullptr, *size, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED)
     throw DataError("{}: cannot map token store: {}", path, store::errno_text());
-  s.base_ = static_cast<const uint8_t*>(map);
-  s.mapped_bytes_ = size;
+  return static_cast<const uint8_t*>(map);
+}
 
-  store::FileHeader h{};
-  std::memcpy(&h, s.base_, sizeof(h));
+// The header's magic, version, own checksum and file size.
+void check_header(const std::string& path, const store::FileHeader& h, const uint8_t* base,
+                  uint64_t size) {
   if (std::memcmp(h.magic, kTokenStoreMagic, sizeof(h.magic)) != 0)
     throw DataError("{}: not a token store (magic '{}', expected '{}')", path,
                     printable(h.magic, 8), printable(kTokenStoreMagic, 8));
@@ -69,16 +71,18 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
   if (h.header_bytes != header_bytes || header_bytes > size)
     throw DataError("{}: truncated or corrupt token store header ({} bytes){}", path, size,
                     kRerunHint);
-  {
-    std::vector<uint8_t> head(s.base_, s.base_ + header_bytes);
-    std::memset(head.data() + offsetof(store::FileHeader, header_checksum), 0, 8);
-    if (fnv1a64(head.data(), head.size()) != h.header_checksum)
-      throw DataError("{}: token store header checksum mismatch: the file is corrupt{}", path,
-                      kRerunHint);
-  }
+  std::vector<uint8_t> head(base, base + header_bytes);
+  std::memset(head.data() + offsetof(store::FileHeader, header_checksum), 0, 8);
+  if (fnv1a64(head.data(), head.size()) != h.header_checksum)
+    throw DataError("{}: token store header checksum mismatch: the file is corrupt{}", path,
+                    kRerunHint);
   if (size != h.file_bytes)
     throw DataError("{}: token store is {} bytes but its header says {}{}{}", path, size,
                     h.file_bytes, (size < h.file_bytes ? " (truncated)" : ""), kRerunHint);
+}
+
+// The sections' layout as the header's counts make it, refused unless it is the header's.
+store::Layout checked_layout(const std::string& path, const store::FileHeader& h, uint64_t size) {
   // Counts bounded by the file size first, so the layout arithmetic cannot overflow.
   // Version 1 wrote 0 where the descriptor count now is.
   const bool counts_fit =
@@ -97,6 +101,22 @@ TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
   if (!layout_ok)
     throw DataError("{}: token store sections do not match its header: the file is corrupt{}", path,
                     kRerunHint);
+  return l;
+}
+
+}  // namespace
+
+TokenStore TokenStore::open(const std::string& path, bool verify_checksum) {
+  TokenStore s;
+  s.path_ = path;
+  uint64_t size = 0;
+  s.base_ = map_store(path, &size);
+  s.mapped_bytes_ = size;
+  store::FileHeader h{};
+  std::memcpy(&h, s.base_, sizeof(h));
+  check_header(path, h, s.base_, size);
+  const store::Layout l = checked_layout(path, h, size);
+  const uint64_t header_bytes = h.header_bytes;
   if (verify_checksum) {
     const uint64_t sum = fnv1a64(s.base_ + header_bytes, size - header_bytes);
     if (sum != h.payload_checksum)

@@ -94,4 +94,37 @@ std::vector<float> loss_weights(const std::vector<double>& counts, const std::st
   return weights;
 }
 
+void HeadOptions::check_task(const std::string& task) const {
+  if (rhythm_context_features && task != "beats")
+    throw ConfigError(
+        "rhythm_context_features describe the rhythm around single beats (task "
+        "beats), not {}; segment heads read their segment's RR statistics with rr_features",
+        task);
+  if (rr_within_context && task != "beats")
+    throw ConfigError(
+        "rr_within_context places single beats' intervals among those around them "
+        "(task beats), not {}; segment heads read their segment's RR statistics with "
+        "rr_features",
+        task);
+  if (rr_pattern_features && (task == "beats" || !rr_features))
+    throw ConfigError(
+        "rr_pattern_features add whether a segment's rhythm repeats to its RR "
+        "statistics (tasks af and record, with rr_features: true); here task is {} and "
+        "rr_features is {} (set task af or record and rr_features: true, or drop "
+        "rr_pattern_features)",
+        task, rr_features);
+  if (morphology_features && task != "beats")
+    throw ConfigError(
+        "morphology_features describe single beats (task beats), not {}; segment "
+        "heads read their segment's RR statistics with rr_features",
+        task);
+  // A segment head reads the extremes over the whole record: what a record's class needs, but
+  // a constant over the stretches of one long record that task af tells apart.
+  if (record_rhythm_features && task == "af")
+    throw ConfigError(
+        "record_rhythm_features give a segment head its record's extremes, the same "
+        "for every segment of a record, so they cannot tell AF stretches of one record apart "
+        "(use them with task beats or record, or set record_rhythm_features: false)");
+}
+
 }  // namespace hlm

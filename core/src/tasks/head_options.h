@@ -48,6 +48,10 @@ struct HeadOptions {
   double lr_scale = 1.0;
   static HeadOptions from_json(const nlohmann::json& params);  // ConfigError on bad values
   nlohmann::json to_json() const;
+  // Refuses (ConfigError) a feature that does not describe `task`'s items: the single-beat
+  // features with a segment task, rr_pattern_features without a segment task's rr_features,
+  // record_rhythm_features with task af.
+  void check_task(const std::string& task) const;
 };
 
 // Loss weight per class from its count n among the training items (each count taken as n + 1,
