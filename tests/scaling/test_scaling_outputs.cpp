@@ -114,6 +114,51 @@ TEST(ScalingOutputs, ClusterRowsCoverOneToFourNodesAndUnknownKeysAreErrors) {
   EXPECT_THROW(hlm::predict_cluster(s, {{"nodes", {0, 1}}}, "w.yaml:4"), hlm::ConfigError);
 }
 
+// A device check's JSON (tools/device-check) replaces the assumed MFU and step floor with
+// hlm's own: the MFU of its largest bf16 step, the floor its fastest step at window 128 x 16.
+TEST(ScalingOutputs, ADeviceCheckSetsTheMfuAndStepFloorUnlessTheBlockDoes) {
+  hlm::test::ScratchDir dir("hlm_measured_gpu");
+  const auto point = [](int context, int batch, bool bf16, bool graph, double step, double mfu) {
+    return nlohmann::json{{"world_size", 1},       {"device", "cuda:0"}, {"context", context},
+                          {"batch", batch},        {"bf16", bf16},       {"cuda_graph", graph},
+                          {"step_s_median", step}, {"mfu", mfu}};
+  };
+  nlohmann::json check = {
+      {"gpu", "NVIDIA H200"},
+      {"torch", "2.11.0+cu130"},
+      {"hlm",
+       {point(128, 16, false, false, 4e-3, 0.05), point(128, 16, false, true, 1.5e-3, 0.12),
+        point(1024, 256, true, false, 0.3, 0.45)}}};
+  const std::string path = (dir.path / "device-check.json").string();
+  std::ofstream(path) << check.dump();
+  auto in_bf16 = study();
+  for (auto& p : in_bf16["points"]) p["bf16"] = true;
+  const auto measured = hlm::predict_cluster(in_bf16, {{"measured", path}}, "w");
+  EXPECT_DOUBLE_EQ(measured["params"]["gpu_mfu"].get<double>(), 0.45);
+  EXPECT_DOUBLE_EQ(measured["params"]["gpu_step_floor_ms"].get<double>(), 1.5);
+  EXPECT_NEAR(measured["rows"][0]["step_seconds"].get<double>(), 1.5e-3, 1e-12);
+  auto with_cluster = in_bf16;
+  with_cluster["cluster"] = measured;
+  const std::string report = hlm::scaling_report_md(with_cluster, {}, "", "");
+  EXPECT_NE(report.find("measured by tools/device-check on NVIDIA H200, LibTorch 2.11.0+cu130"),
+            std::string::npos)
+      << report;
+  const auto chosen = hlm::predict_cluster(in_bf16, {{"measured", path}, {"gpu_mfu", 0.2}}, "w");
+  EXPECT_DOUBLE_EQ(chosen["params"]["gpu_mfu"].get<double>(), 0.2);
+  // A check written without a GPU, or no file at all, is refused naming the file.
+  check["gpu"] = nullptr;
+  std::ofstream(path) << check.dump();
+  try {
+    hlm::predict_cluster(in_bf16, {{"measured", path}}, "w.yaml:9");
+    FAIL() << "a CPU device check accepted";
+  } catch (const hlm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("without a GPU"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(hlm::predict_cluster(in_bf16, {{"measured", path + ".missing"}}, "w"),
+               hlm::ConfigError);
+}
+
 // Where the ranks measured how much of backward follows the first bucket's launch, each point
 // is predicted with that overlap (none is a calibration); the median over the repeats is used.
 TEST(ScalingOutputs, AMeasuredOverlapPredictsEveryPoint) {

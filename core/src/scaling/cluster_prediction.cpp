@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hlm/errors.h"
+#include "scaling/measured_gpu.h"
 #include "scaling/performance_model.h"
 #include "scaling/scaling_grid.h"
 
@@ -22,12 +23,19 @@ namespace {
 // and 9.0 ms in bf16 on an H200 (tools/bench/gpu-reference-model.py, docs/scaling.md): a
 // faster chip or bf16 does not shorten it, where peak x MFU alone predicted 0.45 ms in bf16.
 const nlohmann::json kDefaults = {
-    {"nodes", {1, 2, 3, 4}},         {"gpus_per_node", 4},
-    {"single_node_gpus", {1, 2}},    {"gpu_peak_tflops", 312.0},
-    {"gpu_peak_tflops_fp32", 19.5},  {"gpu_mfu", 0.3},
-    {"gpu_step_floor_ms", 8.4},      {"intra_node_gbps", 1840.0},
-    {"intra_node_latency_us", 5.0},  {"inter_node_gbps", 200.0},
-    {"inter_node_latency_us", 10.0}, {"overlap", 0.5},
+    {"nodes", {1, 2, 3, 4}},
+    {"gpus_per_node", 4},
+    {"single_node_gpus", {1, 2}},
+    {"gpu_peak_tflops", 312.0},
+    {"gpu_peak_tflops_fp32", 19.5},
+    {"gpu_mfu", 0.3},
+    {"gpu_step_floor_ms", 8.4},
+    {"intra_node_gbps", 1840.0},
+    {"intra_node_latency_us", 5.0},
+    {"inter_node_gbps", 200.0},
+    {"inter_node_latency_us", 10.0},
+    {"overlap", 0.5},
+    {"measured", ""},
 };
 
 // The keys a cluster block may set, for the error that names an unknown one.
@@ -35,6 +43,20 @@ std::string known_keys() {
   std::string keys;
   for (const auto& [key, value] : kDefaults.items()) keys += (keys.empty() ? "" : ", ") + key;
   return keys;
+}
+
+// cluster.measured: device-check.json's MFU and step floor in place of the assumed ones, unless
+// the block sets those keys itself.
+void apply_measured_gpu(nlohmann::json& c, const nlohmann::json& params, const std::string& where) {
+  if (!c.at("measured").is_string())
+    throw ConfigError("{}: cluster.measured must be the path of a device-check.json (got {})",
+                      where, c.at("measured").dump());
+  const std::string path = c.at("measured");
+  if (path.empty()) return;
+  const MeasuredGpu m = read_measured_gpu(path, where);
+  if (!params.contains("gpu_mfu")) c["gpu_mfu"] = m.mfu;
+  if (!params.contains("gpu_step_floor_ms")) c["gpu_step_floor_ms"] = m.step_floor_ms;
+  c["measured_on"] = m.gpu + ", LibTorch " + m.torch;
 }
 
 }  // namespace
@@ -47,6 +69,7 @@ nlohmann::json predict_cluster(const nlohmann::json& study, const nlohmann::json
       throw ConfigError("{}: cluster has no key '{}' (keys: {})", where, key, known_keys());
     c[key] = value;
   }
+  apply_measured_gpu(c, params, where);
   for (const char* key : {"gpus_per_node", "gpu_peak_tflops", "gpu_peak_tflops_fp32", "gpu_mfu",
                           "intra_node_gbps", "inter_node_gbps"})
     if (!c.at(key).is_number() || c.at(key).get<double>() <= 0)

@@ -88,7 +88,12 @@ std::string fabric_table(const nlohmann::json& study) {
 
 std::string cluster_table(const nlohmann::json& cluster) {
   const auto& c = cluster.at("params");
+  // The MFU and step floor rest on tools/device-check when cluster.measured names its JSON.
+  const std::string measured = c.value("measured_on", "");
   std::string md =
+      (measured.empty() ? std::string()
+                        : "MFU and step floor measured by tools/device-check on " + measured +
+                              " (" + c.at("measured").get<std::string>() + "). ") +
       "Assumed: " + fmt("%.0f", c.at("gpu_peak_tflops")) + " TFLOP/s per GPU in bf16, " +
       fmt("%.1f", c.at("gpu_peak_tflops_fp32")) + " in fp32, at MFU " +
       fmt("%.2f", c.at("gpu_mfu")) + ", never under " + fmt("%.1f", c.at("gpu_step_floor_ms")) +
