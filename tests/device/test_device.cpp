@@ -7,6 +7,8 @@
 #include "distributed/dist_env.h"
 #include "hlm/backend.h"
 #include "hlm/errors.h"
+#include "train/gpu_usage.h"
+#include "train/step_graph.h"
 #include "train/train_device.h"
 
 namespace {
@@ -117,6 +119,57 @@ TEST(RankDevice, OutOfMemoryNamesTheStageBatchWindowAndWhatToLower) {
   EXPECT_EQ(m.find("backtrace line"), std::string::npos) << m;
   EXPECT_NE(m.find("pretrain.batch"), std::string::npos) << m;
   EXPECT_NE(m.find("--resume"), std::string::npos) << m;
+}
+
+TEST(CudaGraphOption, IsRefusedOffAGpuAndWithSeveralRanksNamingWhatToSet) {
+  const torch::Device cpu(torch::kCPU), gpu(torch::kCUDA, 0);
+  EXPECT_NO_THROW(hlm::check_cuda_graph(false, cpu, 4, "pretrain"));
+  try {
+    hlm::check_cuda_graph(true, cpu, 1, "pretrain");
+    FAIL() << "a CUDA graph accepted on the CPU";
+  } catch (const hlm::ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("stage 'pretrain'"), std::string::npos) << m;
+    EXPECT_NE(m.find("runs on cpu"), std::string::npos) << m;
+    EXPECT_NE(m.find("pretrain.cuda_graph=false"), std::string::npos) << m;
+  }
+  try {
+    hlm::check_cuda_graph(true, gpu, 2, "scale");
+    FAIL() << "a CUDA graph accepted for two ranks";
+  } catch (const hlm::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 ranks"), std::string::npos) << e.what();
+  }
+  if (HLM_WITH_CUDA) {
+    EXPECT_NO_THROW(hlm::check_cuda_graph(true, gpu, 1, "pretrain"));
+  }
+}
+
+TEST(ZeroGradients, ZeroesGradientsInPlaceAndLeavesAMissingOneMissing) {
+  auto with_grad = torch::ones({3}, torch::requires_grad());
+  auto without = torch::ones({2, 2}, torch::requires_grad());
+  (with_grad * 2).sum().backward();
+  const void* storage = with_grad.grad().data_ptr();
+  hlm::zero_gradients({with_grad, without});
+  EXPECT_EQ(with_grad.grad().data_ptr(), storage);  // what a captured backward adds into
+  EXPECT_TRUE(torch::equal(with_grad.grad(), torch::zeros({3})));
+  EXPECT_FALSE(without.grad().defined());  // AdamW skips it, as in an eager step
+}
+
+TEST(GpuUsage, ACpuRankHasNoneAndTheReportLineNamesWhatWasRead) {
+  hlm::GpuUsage cpu(torch::Device(torch::kCPU), -1, hlm::energy_sources().nvml());
+  cpu.after_step(16);
+  EXPECT_TRUE(cpu.summary().is_null());
+  const nlohmann::json read = {{"device", "cuda:0"},
+                               {"name", "NVIDIA H200"},
+                               {"peak_memory_bytes", int64_t{3} << 30},
+                               {"utilization_mean", 0.93},
+                               {"power_watts_mean", 412.4},
+                               {"energy_joules_per_sample", 0.8}};
+  EXPECT_EQ(hlm::gpu_usage_text(read),
+            "NVIDIA H200 (cuda:0), peak tensor memory 3.00 GiB, utilisation 0.93, power 412 W, "
+            "0.8 J per sample");
+  const nlohmann::json unread = {{"device", "cuda:1"}, {"name", "NVIDIA H200"}, {"nvml", "why"}};
+  EXPECT_EQ(hlm::gpu_usage_text(unread), "NVIDIA H200 (cuda:1); no NVML readings: why");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// A workflow that asks for what this machine lacks (a GPU, the nccl backend without one) is
-// refused before any work: non-zero exit, a message naming the stage and what to do, and no
-// run folder made.
+// A workflow that asks for what this machine lacks (a GPU, the nccl backend without one, a
+// CUDA graph on the CPU) is refused before any work: non-zero exit, a message naming the stage
+// and what to do, and no run folder made.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,6 +39,19 @@ TEST(DeviceRefusal, TheNcclBackendWithoutAGpuIsRefusedNamingGloo) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("names the nccl backend"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Use backend gloo"), std::string::npos) << r.output;
+  EXPECT_TRUE(no_run_folder(runs.path));
+}
+
+TEST(DeviceRefusal, ACudaGraphOnTheCpuIsRefusedBeforeAnyWork) {
+  ScratchDir runs("hlm_graph_refusal");
+  const auto r = run_hlm(
+      "run workflows/quickstart.yaml pretrain.device=cpu pretrain.cuda_graph=true --runs-dir " +
+      runs.path.string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cuda_graph: true captures the training step on a GPU"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("pretrain.cuda_graph=false"), std::string::npos) << r.output;
   EXPECT_TRUE(no_run_folder(runs.path));
 }
 

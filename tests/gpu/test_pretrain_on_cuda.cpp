@@ -1,7 +1,8 @@
 // Pretraining on a GPU (label gpu; tools/device-check runs it on the GPU machine): the first
 // 20 losses on CUDA are the CPU's, in fp32 and, within bf16's tolerance, in bf16; a run
 // stopped at a checkpoint and resumed on the GPU ends with the uninterrupted run's losses,
-// dropout included; weights written from the GPU load on the CPU. Each test is skipped, with
+// dropout included; weights written from the GPU load on the CPU; the step replayed from a
+// CUDA graph gives the eager step's losses. Each test is skipped, with
 // its reason, where no GPU is visible.
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -37,15 +38,15 @@ class PretrainOnCuda : public ::testing::Test {
   hlm::test::RrTokenStore tokens{"hlm_pretrain_cuda", {std::vector<float>(4000, 0.8f)}};
   hlm::test::ModelPlugins plugins;
 
-  std::shared_ptr<hlm::Model> model(double dropout) {
+  std::shared_ptr<hlm::Model> model(double dropout, const std::string& plugin = "gpt") {
     torch::manual_seed(0);  // the same initial weights on every device
-    return plugins.make("gpt", {{"vocab_size", 16},
-                                {"context", 32},
-                                {"d_model", 64},
-                                {"n_layer", 2},
-                                {"n_head", 4},
-                                {"d_ff", 128},
-                                {"dropout", dropout}});
+    return plugins.make(plugin, {{"vocab_size", 16},
+                                 {"context", 32},
+                                 {"d_model", 64},
+                                 {"n_layer", 2},
+                                 {"n_head", 4},
+                                 {"d_ff", 128},
+                                 {"dropout", dropout}});
   }
 
   hlm::TrainJob job(const torch::Device& device, bool bf16, const std::string& out) {
@@ -123,6 +124,30 @@ TEST_F(PretrainOnCuda, WeightsWrittenFromTheGpuLoadOnTheCpu) {
     EXPECT_TRUE(cpu_params[i].is_cpu());
     EXPECT_TRUE(torch::equal(cpu_params[i], gpu_params[i].cpu())) << "parameter " << i;
   }
+}
+
+TEST_F(PretrainOnCuda, CudaGraphGivesTheEagerLosses) {
+  SKIP_WITHOUT_A_GPU();
+  for (const bool bf16 : {false, true}) {
+    auto eager_model = model(0.0), graph_model = model(0.0);
+    auto j = job(kGpu, bf16, "");
+    j.options.accumulation = 2;  // the replay adds into the gradients of the first micro-batch
+    const auto eager = train(*eager_model, j);
+    j.options.cuda_graph = true;
+    const auto graphed = train(*graph_model, j);
+    expect_losses_near(graphed.losses, eager.losses, bf16 ? 1e-2 : 1e-4);
+    EXPECT_NEAR(graphed.eval_loss, eager.eval_loss, 1e-2 * std::max(1.0, eager.eval_loss));
+  }
+}
+
+TEST_F(PretrainOnCuda, CudaGraphCapturesTheMaskedModel) {
+  SKIP_WITHOUT_A_GPU();
+  auto eager_model = model(0.0, "bert"), graph_model = model(0.0, "bert");
+  auto j = job(kGpu, false, "");
+  const auto eager = train(*eager_model, j);
+  j.options.cuda_graph = true;
+  const auto graphed = train(*graph_model, j);
+  expect_losses_near(graphed.losses, eager.losses, 1e-4);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct BenchPretrainOptions {
   std::string profile_dir = ".";
   int threads = 1, world_size = 1;
   bool bf16 = false;
+  bool cuda_graph = false;         // forward and backward replayed from a CUDA graph
   std::string device = "cpu";      // cpu, cuda or auto, as the stages' device param
   std::string attention = "auto";  // the model's attention: auto, fused or written
   bool bind_cores = true;          // ranks on disjoint cores (core_binding.h)

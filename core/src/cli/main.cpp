@@ -227,6 +227,8 @@ void declare_bench_pretrain(CLI::App& bench, CommandLine& c) {
   b->add_option("--profile-step", o.profile_step,
                 "record this step with LibTorch's profiler (chrome trace JSON)");
   b->add_flag("--bf16", o.bf16, "bf16 autocast");
+  b->add_flag("--cuda-graph", o.cuda_graph,
+              "replay each step's forward and backward from a CUDA graph (device cuda)");
   b->add_option("--device", o.device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   b->add_option("--attention", o.attention, "the model's attention: auto, fused or written (out)");

@@ -147,24 +147,27 @@ NvmlReader::~NvmlReader() {
 
 std::vector<NvmlReader::Gpu> NvmlReader::read() const {
   std::vector<Gpu> out;
-  const Api& a = *api_;
-  for (int i = 0; i < gpus_; ++i) {
-    Api::Device device = nullptr;
-    if (a.handle(unsigned(i), &device) != 0) continue;
-    Gpu g{i, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-    unsigned long long mj = 0;
-    unsigned int mw = 0;
-    Api::Memory memory{};
-    Api::Utilization use{};
-    if (a.energy != nullptr && a.energy(device, &mj) == 0) g.energy_joules = double(mj) * 1e-3;
-    if (a.power != nullptr && a.power(device, &mw) == 0) g.power_watts = double(mw) * 1e-3;
-    if (a.memory != nullptr && a.memory(device, &memory) == 0)
-      g.memory_used_bytes = double(memory.used);
-    if (a.utilization != nullptr && a.utilization(device, &use) == 0)
-      g.utilization_ratio = double(use.gpu) / 100.0;
-    out.push_back(g);
-  }
+  for (int i = 0; i < gpus_; ++i)
+    if (auto gpu = read(i)) out.push_back(*gpu);
   return out;
+}
+
+std::optional<NvmlReader::Gpu> NvmlReader::read(int index) const {
+  const Api& a = *api_;
+  Api::Device device = nullptr;
+  if (index < 0 || index >= gpus_ || a.handle(unsigned(index), &device) != 0) return std::nullopt;
+  Gpu g{index, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  unsigned long long mj = 0;
+  unsigned int mw = 0;
+  Api::Memory memory{};
+  Api::Utilization use{};
+  if (a.energy != nullptr && a.energy(device, &mj) == 0) g.energy_joules = double(mj) * 1e-3;
+  if (a.power != nullptr && a.power(device, &mw) == 0) g.power_watts = double(mw) * 1e-3;
+  if (a.memory != nullptr && a.memory(device, &memory) == 0)
+    g.memory_used_bytes = double(memory.used);
+  if (a.utilization != nullptr && a.utilization(device, &use) == 0)
+    g.utilization_ratio = double(use.gpu) / 100.0;
+  return g;
 }
 
 std::optional<double> NvmlReader::energy_joules(int index) const {

@@ -56,6 +56,8 @@ class NvmlReader {
     std::optional<double> power_watts, memory_used_bytes, utilization_ratio;
   };
   std::vector<Gpu> read() const;
+  // GPU `index` alone (NVML's index); nullopt where there is no such GPU.
+  std::optional<Gpu> read(int index) const;
   // GPU `index`'s energy alone (the per-step read); nullopt where NVML does not give it.
   std::optional<double> energy_joules(int index) const;
 

@@ -6,6 +6,7 @@
 #include "metrics/metrics.h"
 #include "plots/gnuplot.h"
 #include "stages/train_params.h"
+#include "train/gpu_usage.h"
 #include "train/rank_job.h"
 
 namespace hlm {
@@ -57,7 +58,10 @@ StageOutput run_pretrain(StageContext& ctx) {
                 world, (long long)r.at("steps").get<int64_t>(), r.at("loss_first").get<double>(),
                 r.at("loss_last").get<double>(), r.at("eval_loss").get<double>(),
                 r.at("tokens_per_s").get<double>(), r.at("mfu").get<double>());
-  out.report_md = std::string(table) + "\nLoss curve (step: loss): " + loss_curve(losses, 8) + "\n";
+  out.report_md =
+      std::string(table) +
+      (r.contains("gpu") ? "\nGPU (rank 0): " + gpu_usage_text(r.at("gpu")) + "\n" : "") +
+      "\nLoss curve (step: loss): " + loss_curve(losses, 8) + "\n";
   std::string plot_note;
   for (const auto& plot : render_line_plot("loss", "Training loss (" + ctx.instance.id + ")",
                                            "step", "loss (next-token cross entropy)", losses,

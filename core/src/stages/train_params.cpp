@@ -1,11 +1,28 @@
 // Shared training parameters (see train_params.h).
 #include "stages/train_params.h"
 
+#include <algorithm>
+
 #include "device/device.h"
 #include "hlm/errors.h"
+#include "train/step_graph.h"
 #include "train/train_options.h"
 
 namespace hlm {
+
+namespace {
+
+// The most ranks a stage trains on: world_size (pretrain), or its largest world_sizes entry
+// (scale-analysis).
+int largest_world(const nlohmann::json& params) {
+  int largest = params.value("world_size", 1);
+  const auto sizes = params.value("world_sizes", nlohmann::json::array());
+  for (const auto& n : sizes)
+    if (n.is_number_integer()) largest = std::max(largest, n.get<int>());
+  return largest;
+}
+
+}  // namespace
 
 workflow::ParamSpec device_param_spec() {
   const TrainField& device = train_field("device");
@@ -13,7 +30,7 @@ workflow::ParamSpec device_param_spec() {
 }
 
 void check_training_device(const workflow::StageInstance& instance) {
-  const std::string requested = instance.params.value("device", "cpu");
+  const std::string requested = instance.params.value("device", "auto");
   const GpuProbe gpus = probe_gpus();
   const auto backend = instance.params.value("backend", nlohmann::json::object());
   const bool nccl = backend.is_object() && backend.value("plugin", "") == "nccl";
@@ -28,6 +45,8 @@ void check_training_device(const workflow::StageInstance& instance) {
         "{}:{}: stage '{}' names the nccl backend, which all-reduces CUDA tensors, with device "
         "{} (the CPU); set {}.device=cuda, or use backend gloo",
         instance.file, instance.line, instance.id, requested, instance.id);
+  check_cuda_graph(instance.params.value("cuda_graph", false), torch::Device(device),
+                   largest_world(instance.params), instance.id);
 }
 
 std::vector<workflow::ParamSpec> training_param_specs(const char* default_steps,

@@ -61,4 +61,12 @@ std::vector<double> PhaseTimer::quantiles(Phase phase, Phase less, int64_t skip_
   return q;
 }
 
+void PhaseTimer::fill(TrainStep& step) const {
+  step.step_seconds = seconds(Phase::kStep);
+  step.forward_seconds = seconds(Phase::kForward);
+  step.backward_seconds = seconds(Phase::kBackward);
+  step.allreduce_seconds = seconds(Phase::kAllreduce);
+  step.optimizer_seconds = seconds(Phase::kOptimizer);
+}
+
 }  // namespace hlm

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "metrics/train_step.h"
+
 namespace hlm {
 
 enum class Phase { kForward, kBackward, kAllreduce, kOptimizer, kStep };
@@ -31,6 +33,8 @@ class PhaseTimer {
   // `less` (the same phase: nothing taken off): how much the steps vary, which decides how
   // long ranks in lockstep wait for the slowest.
   std::vector<double> quantiles(Phase phase, Phase less, int64_t skip_steps, int count) const;
+  // The current step's phase times into the step's report.
+  void fill(TrainStep& step) const;
 
  private:
   static constexpr size_t kPhases = 5;

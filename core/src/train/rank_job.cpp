@@ -20,9 +20,11 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "hlm/util.h"
+#include "metrics/energy.h"
 #include "metrics/heartbeat.h"
 #include "metrics/metrics.h"
 #include "ops/compute.h"
+#include "train/gpu_usage.h"
 #include "train/train_device.h"
 #include "train/trainer.h"
 #include "util/atomic_file.h"
@@ -157,10 +159,12 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   if (env.local_world_size > 1) spdlog::info("rank {}: {}", env.rank, binding.reason);
   set_compute_threads(train.options.threads);
   const std::string stage = job.value("stage", "pretrain");
+  train.stage = stage;
   train.device = rank_device(train.options.device, env.local_rank, stage);
   // CPU energy is the node's, shared by its ranks; a GPU's energy is its rank's.
-  metrics().set_energy_share(std::max(1, env.local_world_size),
-                             nvml_index_of(train.device, std::getenv("CUDA_VISIBLE_DEVICES")));
+  const int nvml_index = nvml_index_of(train.device, std::getenv("CUDA_VISIBLE_DEVICES"));
+  metrics().set_energy_share(std::max(1, env.local_world_size), nvml_index);
+  GpuUsage gpu_usage(train.device, nvml_index, energy_sources().nvml());
   std::shared_ptr<Backend> backend;
   if (train.env.distributed()) train.group = make_group(job, plugins, env, backend);
   nlohmann::json fabric;
@@ -174,6 +178,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
   train.on_step = [&](const TrainStep& s) {
     const bool logged = s.step % log_every == 0 || s.step == train.options.steps;
     metrics().train_step(stage, s, logged);
+    gpu_usage.after_step(s.rank_samples);
     if (env.rank == 0 && logged)
       spdlog::info("[{}] step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s", stage, s.step,
                    train.options.steps, s.loss, s.learning_rate,
@@ -249,6 +254,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       {"peak_rss_bytes", peak_rss_bytes()},
       {"bound_cpus", binding.cpus}};
   if (!fabric.is_null()) result["fabric_probe"] = fabric;
+  if (const auto gpu = gpu_usage.summary(); !gpu.is_null()) result["gpu"] = gpu;
   metrics().eval_loss(stage, r.eval_loss, uint64_t(r.steps));
   std::filesystem::create_directories(job_dir);
   write_file_atomic(job_dir + "/result_rank" + std::to_string(env.rank) + ".json", result.dump(2));

@@ -13,7 +13,20 @@
 #include "hlm/util.h"
 #include "ops/compute.h"
 
+#if HLM_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 namespace hlm {
+
+void reset_peak_memory(const torch::Device& device) {
+#if HLM_WITH_CUDA
+  if (device.is_cuda())
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+#else
+  (void)device;
+#endif
+}
 
 torch::Device rank_device(const std::string& requested, int local_rank, const std::string& stage) {
   const GpuProbe gpus = probe_gpus();

@@ -35,6 +35,11 @@ void wait_for_device(const torch::Device& device);
 // denominator of model FLOPs utilisation. On the CPU, measure_peak_flops (ops/compute.h).
 double device_peak_flops(const torch::Device& device, bool bf16);
 
+// Starts the caching allocator's peak memory count of `device` again (GpuUsage reports it), so
+// that what ran before training (the peak FLOP/s probe's matrices) is not counted; nothing on
+// the CPU.
+void reset_peak_memory(const torch::Device& device);
+
 // The message for a GPU that ran out of memory during a stage: the stage, batch and window
 // that needed more, the device's memory, and what to lower. `what` is LibTorch's message.
 std::string out_of_memory_message(const std::string& stage, int64_t batch, int64_t window,

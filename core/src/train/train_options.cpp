@@ -56,10 +56,14 @@ const std::vector<TrainField> kFields = {
      "steps with a NaN or infinite loss or gradient norm that are skipped (not applied) before "
      "the run stops; 0 stops at the first, naming it and keeping the last good checkpoint",
      S::kTraining, &O::max_skipped_steps},
-    {"device", "string", "\"cpu\"",
+    {"device", "string", "\"auto\"",
      "where the model runs: cpu, cuda or auto (cuda when a GPU is visible); cuda is refused "
      "before any work where no GPU is visible",
      S::kDevice, &O::device},
+    {"cuda_graph", "bool", "false",
+     "capture each micro-batch's forward and backward in a CUDA graph once and replay it "
+     "(device cuda, one rank; a small model's step is then not bound by kernel launches)",
+     S::kLanguageModelOnly, &O::cuda_graph},
     {"min_lr_ratio", "float[0,1]", "0.1", "cosine decay ends at lr * min_lr_ratio", S::kInternal,
      &O::min_lr_ratio},
     {"beta1", "float[0,1)", "0.9", "AdamW's first-moment decay", S::kInternal, &O::beta1},

@@ -34,6 +34,7 @@ struct TrainOptions {
   int64_t profile_step;       // step recorded by LibTorch's profiler (0 = none)
   double mask_probability;    // masked objective: share of content tokens predicted
   std::string device;         // the stage's device param: cpu, cuda or auto
+  bool cuda_graph;            // replay each micro-batch's forward and backward (step_graph.h)
 
   TrainOptions();  // every field at its default in train_fields()
   static TrainOptions from_params(const nlohmann::json& params);

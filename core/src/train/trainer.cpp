@@ -23,6 +23,7 @@
 #include "train/masking.h"
 #include "train/nonfinite_steps.h"
 #include "train/phase_timer.h"
+#include "train/step_graph.h"
 #include "train/train_device.h"
 #include "train/window_sampler.h"
 
@@ -38,36 +39,220 @@ void check_vocabulary(const TokenStore& store, const Model& model) {
                       "; raise the model's vocab_size");
 }
 
-at::Tensor forward_logits(Model& model, const at::Tensor& inputs, bool bf16,
-                          const torch::Device& device) {
-  const Bf16Autocast autocast(bf16, device.type());
-  return model.logits(model.hidden(inputs));
+// A micro-batch as the loss reads it, still on the CPU: for a masked model a RoBERTa-corrupted
+// copy of the window and its targets, the mask depending only on mask_seed (so resume and every
+// rank agree); for a causal model the window and its next tokens as they are.
+struct LossBatch {
+  at::Tensor inputs, targets;
+};
+
+LossBatch loss_batch(const Model& model, const at::Tensor& inputs, const at::Tensor& targets,
+                     const TrainOptions& o, uint64_t mask_seed) {
+  if (model.objective() != Objective::kMasked) return {inputs, targets};
+  MaskedBatch masked = mask_tokens(inputs, o.mask_probability, model.vocab_size(), mask_seed);
+  return {std::move(masked.inputs), std::move(masked.targets)};
 }
 
-// Next-token loss for a causal model; for a masked model, the loss on a RoBERTa-corrupted copy
-// of the window whose mask depends only on mask_seed (so resume and every rank agree). The
-// batch comes from the CPU (masked there) and is copied to `device`.
-at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets,
-                   const TrainOptions& o, const torch::Device& device, uint64_t mask_seed) {
-  at::Tensor logits, wanted;
-  if (model.objective() == Objective::kMasked) {
-    const MaskedBatch masked =
-        mask_tokens(inputs, o.mask_probability, model.vocab_size(), mask_seed);
-    logits = forward_logits(model, to_device(masked.inputs, device), o.bf16, device);
-    wanted = to_device(masked.targets, device);
-  } else {
-    logits = forward_logits(model, to_device(inputs, device), o.bf16, device);
-    wanted = to_device(targets, device);
+// The cross-entropy of a batch already on the model's device.
+at::Tensor device_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets, bool bf16,
+                       const torch::Device& device) {
+  at::Tensor logits;
+  {
+    const Bf16Autocast autocast(bf16, device.type());
+    logits = model.logits(model.hidden(inputs));
   }
   const int64_t vocab = logits.size(-1);
   return torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).view({-1, vocab}),
-                                              wanted.reshape({-1}));
+                                              targets.reshape({-1}));
+}
+
+// The loss of a CPU batch, copied to `device`.
+at::Tensor lm_loss(Model& model, const at::Tensor& inputs, const at::Tensor& targets,
+                   const TrainOptions& o, const torch::Device& device, uint64_t mask_seed) {
+  const LossBatch b = loss_batch(model, inputs, targets, o, mask_seed);
+  return device_loss(model, to_device(b.inputs, device), to_device(b.targets, device), o.bf16,
+                     device);
 }
 
 // The mask seed of one micro-batch of one rank: unique per (step, micro-step, rank).
 uint64_t mask_seed_of(const TrainOptions& o, const DistEnv& env, int64_t step, int64_t micro) {
   return o.seed * 1000003ULL +
          uint64_t((step * o.accumulation + micro) * env.world_size + env.rank);
+}
+
+double set_learning_rate(torch::optim::AdamW& optimizer, double learning_rate) {
+  for (auto& group : optimizer.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate);
+  return learning_rate;
+}
+
+// What the steps of the loop share.
+struct StepParts {
+  Model& model;
+  const TrainJob& job;
+  BatchPrefetcher& batches;
+  GradientSync* sync;  // null on one rank
+  StepGraph* graph;    // null unless the cuda_graph option is on
+  PhaseTimer& timer;
+  torch::optim::AdamW& optimizer;
+  const std::vector<at::Tensor>& params;
+  NonFiniteSteps& nonfinite;
+  void report(RankActivity activity) const {
+    if (job.on_activity) job.on_activity(activity);
+  }
+};
+
+// Forward and backward of each micro-batch of `step`, adding into the gradients; their losses
+// and the data wait go into stats. Returns whether every micro-batch's loss was finite.
+bool run_micro_steps(const StepParts& m, int64_t step, TrainStep& stats) {
+  const TrainOptions& o = m.job.options;
+  bool finite = true;
+  for (int64_t micro = 0; micro < o.accumulation; ++micro) {
+    m.report(RankActivity::kData);
+    const auto batch = m.batches.next(&stats.data_wait_seconds);
+    const uint64_t mask_seed = mask_seed_of(o, m.job.env, step, micro);
+    m.timer.start(Phase::kForward);
+    m.report(RankActivity::kForward);
+    double micro_loss = 0;
+    if (m.graph) {  // forward and backward in one replay: the forward phase holds both
+      const LossBatch b = loss_batch(m.model, batch.inputs, batch.targets, o, mask_seed);
+      micro_loss = m.graph->forward_backward(b.inputs, b.targets).item<double>();
+      m.timer.stop();
+    } else {
+      auto loss = lm_loss(m.model, batch.inputs, batch.targets, o, m.job.device, mask_seed) /
+                  double(o.accumulation);
+      micro_loss = loss.item<double>();
+      finite = finite && std::isfinite(micro_loss);
+      // The last micro-step's backward all-reduces the gradients, carrying this rank's votes.
+      if (m.sync && micro + 1 == o.accumulation)
+        m.sync->prepare_for_backward(stop_signal_received(), !finite);
+      m.timer.start(Phase::kBackward);
+      m.report(RankActivity::kBackward);
+      loss.backward();
+      wait_for_device(m.job.device);  // the phase is the GPU's time, not the time to queue it
+      m.timer.stop();
+    }
+    finite = finite && std::isfinite(micro_loss);
+    stats.loss += micro_loss;
+  }
+  return finite;
+}
+
+// Where a resumed run continues: the newest complete checkpoint's step, skipped steps and loop
+// time (all zero for a fresh run).
+struct Resumed {
+  int64_t step = 0, skipped_steps = 0;
+  double train_seconds = 0;  // loop time of the segments before the resume
+};
+
+// Loads the newest complete checkpoint of the job's folder into the model and optimizer when
+// the job resumes and there is one; its losses replace `losses`.
+Resumed resume_if_asked(const TrainJob& job, Model& model, torch::optim::AdamW& optimizer,
+                        std::vector<double>& losses) {
+  Resumed r;
+  if (!job.options.resume || job.out_dir.empty()) return r;
+  const std::string path = latest_checkpoint(job.out_dir + "/checkpoints");
+  if (path.empty()) return r;
+  const CheckpointState state =
+      load_checkpoint(path, model.module(), optimizer, job.env.rank, job.env.world_size);
+  r = {state.step, state.skipped_steps, state.train_seconds};
+  losses = state.losses;
+  if (job.env.rank == 0) spdlog::info("resumed from {} (step {})", path, r.step);
+  return r;
+}
+
+// The all-reduce launched from backward's gradient hooks is not backward's time: moves it out
+// of the backward phase and adds the wait for its end as the all-reduce phase. Returns the
+// share of backward's wall time that ran after the first bucket was launched (what backward
+// can hide of the communication), -1 when backward took no time.
+double finish_allreduce(GradientSync& sync, PhaseTimer& timer) {
+  const double backward_wall = timer.seconds(Phase::kBackward);
+  timer.add(Phase::kBackward, -sync.launch_seconds());
+  timer.add(Phase::kAllreduce, sync.finish());
+  return backward_wall > 0 ? std::min(1.0, sync.launch_lead_seconds() / backward_wall) : -1;
+}
+
+void write_checkpoint(const TrainJob& job, const CheckpointState& state, Model& model,
+                      torch::optim::AdamW& optimizer, const GroupPtr& group) {
+  const double start = now_seconds();
+  save_checkpoint(job.out_dir + "/checkpoints", state, model.module(), optimizer, job.env.rank,
+                  group, job.options.keep_checkpoints);
+  if (job.on_checkpoint) job.on_checkpoint(now_seconds() - start);
+}
+
+std::string stopped_message(const TrainJob& job, int64_t step) {
+  return "stopped by a signal after step " + std::to_string(step) +
+         (job.out_dir.empty() ? " (no checkpoint: this run has no folder)"
+                              : " (checkpoint written); continue with hlm run --resume RUN_DIR");
+}
+
+// One optimizer step (0-based `step`): the micro-steps' forward and backward, the all-reduce,
+// then clipping and AdamW unless the loss or the norm is not finite. Returns the step's report
+// with its phase times; *applied says whether the update was taken; *overlap is
+// finish_allreduce's (-1 without an all-reduce).
+TrainStep optimizer_step(const StepParts& s, int64_t step, bool* applied, double* overlap) {
+  const TrainOptions& o = s.job.options;
+  s.timer.begin_step();
+  TrainStep stats;
+  stats.step = step + 1;
+  stats.learning_rate = set_learning_rate(s.optimizer, learning_rate_at(o, step));
+  if (s.graph)
+    zero_gradients(s.params);  // a replay adds into the gradient tensors it captured
+  else
+    drop_gradients(s.optimizer);
+  bool loss_finite = run_micro_steps(s, step, stats);
+  *overlap = -1;
+  if (s.sync) {
+    s.report(RankActivity::kAllreduce);
+    *overlap = finish_allreduce(*s.sync, s.timer);
+  }
+  s.timer.start(Phase::kOptimizer);
+  s.report(RankActivity::kOptimizer);
+  if (s.sync) loss_finite = !s.sync->nonfinite_loss_voted();  // every rank decides alike
+  *applied = true;
+  stats.grad_norm = clipped_adamw_step(s.optimizer, s.params, o.grad_clip, [&](double norm) {
+    return *applied = s.nonfinite.admit(step + 1, loss_finite, norm);
+  });
+  wait_for_device(s.job.device);
+  s.timer.end_step();
+  stats.rank_tokens = o.batch * o.accumulation * s.model.context();
+  stats.rank_samples = o.batch * o.accumulation;
+  s.timer.fill(stats);
+  return stats;
+}
+
+torch::optim::AdamWOptions adamw_options(const TrainOptions& o) {
+  return torch::optim::AdamWOptions(o.lr)
+      .betas({o.beta1, o.beta2})
+      .eps(o.eps)
+      .weight_decay(o.weight_decay);
+}
+
+// What one all-reduce of every gradient carries, and in how many buckets.
+void describe_gradients(const std::vector<at::Tensor>& params, double bucket_cap_mb,
+                        TrainResult& result) {
+  for (const auto& p : params) result.gradient_bytes += double(p.numel() * p.element_size());
+  if (!params.empty())
+    result.gradient_buckets = int(assign_buckets(params, bucket_cap_mb).front()) + 1;
+}
+
+// The cuda_graph option's graph: one micro-batch's loss, divided over the accumulation.
+std::unique_ptr<StepGraph> step_graph(Model& model, const std::vector<at::Tensor>& params,
+                                      const TrainJob& job) {
+  const TrainOptions& o = job.options;
+  return std::make_unique<StepGraph>(
+      [&model, &o, device = job.device](const at::Tensor& inputs, const at::Tensor& targets) {
+        return device_loss(model, inputs, targets, o.bf16, device) / double(o.accumulation);
+      },
+      params, job.device);
+}
+
+// The trained weights as <out_dir>/model.pt; returns the path.
+std::string save_weights(Model& model, const std::string& out_dir) {
+  std::filesystem::create_directories(out_dir);
+  const std::string path = out_dir + "/model.pt";
+  save_module(model.module(), path);
+  return path;
 }
 
 // Rank 0 measures while the others wait, and every rank uses its figure: ranks measuring at
@@ -81,12 +266,6 @@ double peak_flops_of_rank0(bool bf16, const GroupPtr& group, int rank,
       torch::full({1}, peak, torch::TensorOptions().dtype(torch::kDouble).device(device))};
   group->broadcast(value, c10d::BroadcastOptions{})->wait();
   return value[0].item<double>();
-}
-
-double set_learning_rate(torch::optim::AdamW& optimizer, double learning_rate) {
-  for (auto& group : optimizer.param_groups())
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate);
-  return learning_rate;
 }
 
 // Every operator of the step `profile_step` names, forward and backward, with its time, as a
@@ -118,11 +297,31 @@ double held_out_loss(Model& model, const WindowSampler& held_out, const TrainOpt
 
 }  // namespace
 
+void TrainResult::add_timing(const PhaseTimer& timer, int64_t skip_steps,
+                             std::vector<double> overlaps, double tokens_per_step,
+                             double flops_per_token) {
+  step_seconds_median = timer.median(Phase::kStep, skip_steps);
+  forward_seconds_median = timer.median(Phase::kForward, skip_steps);
+  backward_seconds_median = timer.median(Phase::kBackward, skip_steps);
+  allreduce_seconds_median = timer.median(Phase::kAllreduce, skip_steps);
+  optimizer_seconds_median = timer.median(Phase::kOptimizer, skip_steps);
+  step_without_allreduce_quantiles =
+      timer.quantiles(Phase::kStep, Phase::kAllreduce, skip_steps, 21);
+  if (!overlaps.empty()) {
+    std::nth_element(overlaps.begin(), overlaps.begin() + ptrdiff_t(overlaps.size() / 2),
+                     overlaps.end());
+    backward_overlap = overlaps[overlaps.size() / 2];
+  }
+  tokens_per_s = step_seconds_median > 0 ? tokens_per_step / step_seconds_median : 0;
+  mfu = tokens_per_s * flops_per_token / (peak_flops * double(world_size));
+}
+
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
   const TrainOptions& o = job.options;
   const DistEnv& env = job.env;
   const GroupPtr group = env.world_size > 1 ? job.group : GroupPtr();
   check_vocabulary(store, model);
+  check_cuda_graph(o.cuda_graph, job.device, env.world_size, job.stage);
 
   // Data: the last holdout_fraction of the tokens is held out from training.
   const int64_t context = model.context();
@@ -133,43 +332,26 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   if (tokens - split > uint64_t(context) + 2)
     held_out.emplace(store, split, tokens, context, o.seed + 1);
 
-  // Model and optimizer on the rank's device: every rank starts from rank 0's weights.
+  // Model and optimizer on the rank's device.
   const torch::Device device = job.device;
   std::unique_ptr<c10::DeviceGuard> on_gpu;  // what names no device goes to this GPU
   if (device.is_cuda()) on_gpu = std::make_unique<c10::DeviceGuard>(device);
   model.module().to(device);
   auto params = model.module().parameters();
   std::unique_ptr<GradientSync> sync;
-  if (group) {
+  if (group) {  // every rank starts from rank 0's weights
     sync = std::make_unique<GradientSync>(params, group, o.bucket_cap_mb);
     sync->broadcast_parameters();
   }
-  torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.lr)
-                                            .betas({o.beta1, o.beta2})
-                                            .eps(o.eps)
-                                            .weight_decay(o.weight_decay));
+  torch::optim::AdamW optimizer(params, adamw_options(o));
 
   // Resume from the newest complete checkpoint, if asked and there is one.
   TrainResult result;
   result.world_size = env.world_size;
-  for (const auto& p : params) result.gradient_bytes += double(p.numel() * p.element_size());
-  if (!params.empty())
-    result.gradient_buckets = int(assign_buckets(params, o.bucket_cap_mb).front()) + 1;
+  describe_gradients(params, o.bucket_cap_mb, result);
   const std::string checkpoints = job.out_dir + "/checkpoints";
-  int64_t start_step = 0;
-  int64_t skipped_before = 0;
-  double earlier_train_seconds = 0;  // loop time of the segments before a resume
-  if (o.resume && !job.out_dir.empty()) {
-    if (const std::string path = latest_checkpoint(checkpoints); !path.empty()) {
-      const CheckpointState state =
-          load_checkpoint(path, model.module(), optimizer, env.rank, env.world_size);
-      start_step = state.step;
-      result.losses = state.losses;
-      earlier_train_seconds = state.train_seconds;
-      skipped_before = state.skipped_steps;
-      if (env.rank == 0) spdlog::info("resumed from {} (step {})", path, start_step);
-    }
-  }
+  const Resumed resumed = resume_if_asked(job, model, optimizer, result.losses);
+  const int64_t start_step = resumed.step;
   // Micro-batch k of this rank holds samples starting at (k * world + rank) * batch.
   BatchPrefetcher batches(
       train, o.batch,
@@ -179,69 +361,24 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   const double flops_per_step =
       double(rank_tokens_per_step * env.world_size) * model.flops_per_token();
   result.peak_flops = peak_flops_of_rank0(o.bf16, group, env.rank, device);
+  reset_peak_memory(device);  // the probe's matrices are not the model's memory
+
+  const std::unique_ptr<StepGraph> graph = o.cuda_graph ? step_graph(model, params, job) : nullptr;
 
   NonFiniteSteps nonfinite(o.max_skipped_steps, job.out_dir.empty() ? "" : checkpoints,
-                           skipped_before);
+                           resumed.skipped_steps);
   PhaseTimer timer;
-  const auto report = [&](RankActivity activity) {
-    if (job.on_activity) job.on_activity(activity);
-  };
+  const StepParts parts{model, job,       batches, sync.get(), graph.get(),
+                        timer, optimizer, params,  nonfinite};
   const double loop_start = now_seconds();
   model.module().train();
   std::vector<double> overlaps;  // per step: GradientSync::launch_lead_seconds / backward
   for (int64_t step = start_step; step < o.steps; ++step) {
     const auto profile = profile_if_chosen(job, step + 1);
-    timer.begin_step();
-    TrainStep stats;
-    stats.step = step + 1;
-    stats.learning_rate = set_learning_rate(optimizer, learning_rate_at(o, step));
-    drop_gradients(optimizer);
-    bool loss_finite = true;
-    for (int64_t micro = 0; micro < o.accumulation; ++micro) {
-      const bool last_micro = micro + 1 == o.accumulation;
-      report(RankActivity::kData);
-      const auto batch = batches.next(&stats.data_wait_seconds);
-      timer.start(Phase::kForward);
-      report(RankActivity::kForward);
-      auto loss = lm_loss(model, batch.inputs, batch.targets, o, device,
-                          mask_seed_of(o, env, step, micro)) /
-                  double(o.accumulation);
-      const double micro_loss = loss.item<double>();
-      loss_finite = loss_finite && std::isfinite(micro_loss);
-      // The last micro-step's backward all-reduces the gradients, carrying this rank's votes.
-      if (sync && last_micro) sync->prepare_for_backward(stop_signal_received(), !loss_finite);
-      timer.start(Phase::kBackward);
-      report(RankActivity::kBackward);
-      loss.backward();
-      wait_for_device(device);  // the phase is the GPU's time, not the time to queue it
-      timer.stop();
-      stats.loss += micro_loss;
-    }
-    if (sync) {  // all-reduce launched from backward's gradient hooks is not backward's time
-      report(RankActivity::kAllreduce);
-      const double backward_wall = timer.seconds(Phase::kBackward);
-      timer.add(Phase::kBackward, -sync->launch_seconds());
-      timer.add(Phase::kAllreduce, sync->finish());
-      if (step - start_step >= o.timing_skip_steps && backward_wall > 0)
-        overlaps.push_back(std::min(1.0, sync->launch_lead_seconds() / backward_wall));
-    }
-    timer.start(Phase::kOptimizer);
-    report(RankActivity::kOptimizer);
-    if (sync) loss_finite = !sync->nonfinite_loss_voted();  // every rank decides alike
     bool applied = true;
-    stats.grad_norm = clipped_adamw_step(optimizer, params, o.grad_clip, [&](double norm) {
-      return applied = nonfinite.admit(step + 1, loss_finite, norm);
-    });
-    wait_for_device(device);
-    timer.end_step();
-
-    stats.rank_tokens = rank_tokens_per_step;
-    stats.rank_samples = o.batch * o.accumulation;
-    stats.step_seconds = timer.seconds(Phase::kStep);
-    stats.forward_seconds = timer.seconds(Phase::kForward);
-    stats.backward_seconds = timer.seconds(Phase::kBackward);
-    stats.allreduce_seconds = timer.seconds(Phase::kAllreduce);
-    stats.optimizer_seconds = timer.seconds(Phase::kOptimizer);
+    double overlap = -1;
+    TrainStep stats = optimizer_step(parts, step, &applied, &overlap);
+    if (step - start_step >= o.timing_skip_steps && overlap >= 0) overlaps.push_back(overlap);
     stats.mfu_ratio = flops_per_step / (stats.step_seconds * result.peak_flops * env.world_size);
     result.data_wait_seconds += stats.data_wait_seconds;
     result.allreduce_seconds += stats.allreduce_seconds;
@@ -255,46 +392,21 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     const bool stop = sync ? sync->stop_voted() : stop_requested(group);
     const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if ((stop || periodic) && !job.out_dir.empty()) {
-      const double checkpoint_start = now_seconds();
-      const double trained = earlier_train_seconds + now_seconds() - loop_start;
-      save_checkpoint(checkpoints,
-                      {step + 1, env.world_size, result.losses, trained, nonfinite.skipped()},
-                      model.module(), optimizer, env.rank, group, o.keep_checkpoints);
-      if (job.on_checkpoint) job.on_checkpoint(now_seconds() - checkpoint_start);
+      const double trained = resumed.train_seconds + now_seconds() - loop_start;
+      write_checkpoint(job, {step + 1, env.world_size, result.losses, trained, nonfinite.skipped()},
+                       model, optimizer, group);
     }
-    if (stop)
-      throw Preempted("stopped by a signal after step " + std::to_string(step + 1) +
-                      (job.out_dir.empty()
-                           ? " (no checkpoint: this run has no folder)"
-                           : " (checkpoint written); continue with hlm run --resume RUN_DIR"));
+    if (stop) throw Preempted(stopped_message(job, step + 1));
   }
 
-  result.train_seconds = earlier_train_seconds + now_seconds() - loop_start;
+  result.train_seconds = resumed.train_seconds + now_seconds() - loop_start;
   result.steps = o.steps;
   result.skipped_steps = nonfinite.skipped();
-  result.step_seconds_median = timer.median(Phase::kStep, o.timing_skip_steps);
-  result.forward_seconds_median = timer.median(Phase::kForward, o.timing_skip_steps);
-  result.backward_seconds_median = timer.median(Phase::kBackward, o.timing_skip_steps);
-  result.allreduce_seconds_median = timer.median(Phase::kAllreduce, o.timing_skip_steps);
-  result.optimizer_seconds_median = timer.median(Phase::kOptimizer, o.timing_skip_steps);
-  result.step_without_allreduce_quantiles =
-      timer.quantiles(Phase::kStep, Phase::kAllreduce, o.timing_skip_steps, 21);
-  if (!overlaps.empty()) {
-    std::nth_element(overlaps.begin(), overlaps.begin() + ptrdiff_t(overlaps.size() / 2),
-                     overlaps.end());
-    result.backward_overlap = overlaps[overlaps.size() / 2];
-  }
-  const double tokens_per_step = double(rank_tokens_per_step * env.world_size);
-  result.tokens_per_s =
-      result.step_seconds_median > 0 ? tokens_per_step / result.step_seconds_median : 0;
-  result.mfu =
-      result.tokens_per_s * model.flops_per_token() / (result.peak_flops * double(env.world_size));
+  result.add_timing(timer, o.timing_skip_steps, std::move(overlaps),
+                    double(rank_tokens_per_step * env.world_size), model.flops_per_token());
   if (held_out) result.eval_loss = held_out_loss(model, *held_out, o, device);
-  if (env.rank == 0 && !job.out_dir.empty() && o.save_weights) {
-    std::filesystem::create_directories(job.out_dir);
-    result.checkpoint = job.out_dir + "/model.pt";
-    save_module(model.module(), result.checkpoint);
-  }
+  if (env.rank == 0 && !job.out_dir.empty() && o.save_weights)
+    result.checkpoint = save_weights(model, job.out_dir);
   if (group) group->barrier()->wait();
   return result;
 }

@@ -11,6 +11,7 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "metrics/train_step.h"
+#include "train/phase_timer.h"
 #include "train/train_options.h"
 
 namespace hlm {
@@ -39,6 +40,11 @@ struct TrainResult {
   // steps. What backward can hide of the communication: the performance model's overlap.
   double backward_overlap = 0;
   std::string checkpoint;  // model weights (rank 0)
+
+  // The medians, quantiles, overlap, throughput and MFU of a finished loop, from its timer
+  // (steps after the first skip_steps) and the per-step overlaps.
+  void add_timing(const PhaseTimer& timer, int64_t skip_steps, std::vector<double> overlaps,
+                  double tokens_per_step, double flops_per_token);
 };
 
 enum class RankActivity : int32_t;  // heartbeat.h
@@ -47,6 +53,7 @@ struct TrainJob {
   TrainOptions options;
   torch::Device device{torch::kCPU};  // where the model trains (train_device.h's rank_device)
   std::string out_dir;                // checkpoints and weights go here
+  std::string stage = "pretrain";     // the stage's id, for messages
   DistEnv env;
   c10::intrusive_ptr<c10d::Backend> group;            // null for a single process
   std::function<void(const TrainStep&)> on_step;      // metrics hook, may be empty

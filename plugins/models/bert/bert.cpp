@@ -3,6 +3,7 @@
 // plugin so the two compare like for like.
 #include "bert.h"
 
+#include "hlm/cuda_graph.h"
 #include "hlm/gemm.h"
 #include "hlm/model.h"
 #include "hlm/tokenizer.h"
@@ -31,7 +32,7 @@ at::Tensor BertImpl::hidden(const at::Tensor& tokens) {
               options_.context());
   AttentionMask mask;  // key_padding undefined when nothing is padded: no masking work at all
   const at::Tensor pad = tokens.eq(int64_t(kPad));
-  if (pad.any().item<bool>()) {
+  if (hlm::graph_safe_forward() || pad.any().item<bool>()) {
     // An all-PAD row would softmax over -inf only (NaN); let it attend to itself instead.
     mask.key_padding =
         pad.logical_and(pad.all(1, /*keepdim=*/true).logical_not()).view({b, 1, 1, t});

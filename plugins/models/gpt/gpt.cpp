@@ -23,6 +23,10 @@ at::Tensor GptImpl::hidden(const at::Tensor& tokens) {
   const int64_t t = tokens.size(1);
   TORCH_CHECK(t <= options_.context(), "sequence of ", t, " tokens exceeds the context of ",
               options_.context());
+  // The written-out attention adds this mask: kept on the tokens' device, so no forward copies
+  // it from the host (a CUDA graph's capture cannot).
+  if (causal_.causal_bias.device() != tokens.device())
+    causal_.causal_bias = causal_.causal_bias.to(tokens.device());
   auto positions = torch::arange(t, tokens.options().dtype(torch::kLong));
   auto x = tok_(tokens) + pos_(positions);
   for (const auto& block : *blocks_) x = block->as<TransformerBlock>()->forward(x, causal_);
