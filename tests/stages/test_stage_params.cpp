@@ -106,6 +106,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
     {"evaluate.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
     {"scale-analysis.device", "the ranks' device, as pretrain's (PretrainOnCuda.*)"},
+    {"pretrain.from", "another run's checkpoint, nothing trained (Foundation.*)"},
+    {"tokenize.codebook_from", "another run's codebook, nothing fitted (Foundation.*)"},
 };
 
 // Another value of the parameter's type, within its range ("int[1,]": the default + 1; a

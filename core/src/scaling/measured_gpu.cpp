@@ -18,8 +18,8 @@ MeasuredGpu read_measured_gpu(const std::string& path, const std::string& where)
                       path, fix);
   if (!check->value("gpu", nlohmann::json()).is_string())
     throw ConfigError(
-        "{}: cluster.measured '{}' was written on a machine without a GPU (CPU toy sizes){}",
-        where, path, fix);
+        "{}: cluster.measured '{}' was written on a machine without a GPU (CPU toy sizes){}", where,
+        path, fix);
   MeasuredGpu m{check->at("gpu"), check->value("torch", ""), 0,
                 std::numeric_limits<double>::infinity()};
   double most_tokens = 0;

@@ -671,6 +671,38 @@ void write_item_outputs(const StageContext& ctx, const std::string& name, nlohma
   out.report_md += "\n";
 }
 
+// The scored records the models' backbone was pretrained on (unlabelled: transductive for it),
+// in store order.
+nlohmann::json seen_by_pretraining(const std::vector<ScoredItem>& items, const TokenStore& store,
+                                   const std::vector<const nlohmann::json*>& instances) {
+  std::set<std::string> seen;
+  for (const nlohmann::json* tuned : instances)
+    for (const auto& name :
+         tuned->at("results").value("pretrained_records", nlohmann::json::array()))
+      seen.insert(name.get<std::string>());
+  std::set<size_t> scored;
+  for (const ScoredItem& item : items) scored.insert(item.record);
+  nlohmann::json out = nlohmann::json::array();
+  for (const size_t r : scored)
+    if (const std::string name = store.record(r).name; seen.count(name)) out.push_back(name);
+  return out;
+}
+
+// seen_by_pretraining's records as the report's sentence.
+std::string seen_text(const nlohmann::json& seen, const std::vector<ScoredItem>& items) {
+  std::set<size_t> scored;
+  for (const ScoredItem& item : items) scored.insert(item.record);
+  if (seen.empty())
+    return "Pretraining saw none of the " + std::to_string(scored.size()) + " scored records.";
+  std::string names;
+  for (size_t i = 0; i < seen.size() && i < 10; ++i)
+    names += (i ? ", " : "") + seen[i].get<std::string>();
+  if (seen.size() > 10) names += ", ...";
+  return "Pretraining saw " + std::to_string(seen.size()) + " of the " +
+         std::to_string(scored.size()) +
+         " scored records without their labels (transductive for the backbone): " + names + ".";
+}
+
 std::string accuracy_line(const std::string& name, const nlohmann::json& r) {
   char line[200];
   std::snprintf(line, sizeof(line), "%s: accuracy %.3f on %lld items (always %s: %.3f)",
@@ -729,8 +761,9 @@ StageOutput run_evaluate(StageContext& ctx) {
                         record_labels_of(ctx, *instances.front(), dataset), g.length, g.stride, r);
       }
       r["scope"] = scope_text(g, dataset, instances.size());
-      out.report_md +=
-          "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ".\n\n" + table;
+      r["pretrained_records"] = seen_by_pretraining(items, store, instances);
+      out.report_md += "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ". " +
+                       seen_text(r["pretrained_records"], items) + "\n\n" + table;
       write_item_outputs(ctx, name, r, items, store, classes,
                          instances.front()->at("results").value("task", std::string("beats")), out);
       if (first_line.empty()) first_line = accuracy_line(name, r);

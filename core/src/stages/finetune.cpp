@@ -724,6 +724,9 @@ StageOutput run_finetune(StageContext& ctx) {
                                     {"loss_last", losses.empty() ? 0.0 : losses.back()}});
   if (p.at("folds").get<int>() > 0)
     out.results["fold"] = {{"folds", p.at("folds")}, {"fold", p.at("fold")}};
+  // What the backbone saw unlabelled, for evaluate to name the scored records among them.
+  out.results["pretrained_records"] =
+      foundation.at("results").value("pretrained_records", nlohmann::json::array());
   char line[200];
   std::snprintf(line, sizeof(line), "classification loss %.3f -> %.3f over %lld steps",
                 out.results["loss_first"].get<double>(), out.results["loss_last"].get<double>(),

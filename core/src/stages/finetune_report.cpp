@@ -9,68 +9,69 @@ namespace {
 // What the head reads and how it is trained, as a clause.
 std::string head_text(const HeadOptions& head, const std::string& task) {
   return std::string("backbone ") + head.backbone +
-      (head.rr_features ? ", RR features (before, after, local average)" : "") +
-      (head.rr_pattern_features
-           ? ", whether the rhythm repeats (quartiles of each interval's smallest change against "
-             "the three before it)"
-           : "") +
-      (head.record_rhythm_features
-           ? std::string(", rhythm against the record (RR before and after over the record's "
-                         "median RR, local irregularity)") +
-                 (task == "beats" ? "" : ", as the record's minimum and maximum")
-           : "") +
-      (head.rhythm_context_features
-           ? ", the rhythm around the beat (without its own intervals: median change between "
-             "successive intervals, share of changes above 0.1, their 25th percentile)"
-           : "") +
-      (head.rr_within_context
-           ? ", where its RR before and after fall among the intervals around it (robust z)"
-           : "") +
-      (head.morphology_features ? ", each beat's shape against its record's template (distance, "
-                                  "correlation, amplitude ratio, distance in and outside the QRS)"
-                                : "") +
-      (head.descriptors ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
-                              " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
-                        : "") +
-      (head.hidden_units > 0
-           ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
-           : "") +
-      (head.input_mean.empty() ? ""
-                               : ", these inputs standardised over the training " +
-                                     std::string(task == "beats" ? "beats" : "segments")) +
-      ", class weights " + head.class_weights;
+         (head.rr_features ? ", RR features (before, after, local average)" : "") +
+         (head.rr_pattern_features ? ", whether the rhythm repeats (quartiles of each interval's "
+                                     "smallest change against "
+                                     "the three before it)"
+                                   : "") +
+         (head.record_rhythm_features
+              ? std::string(", rhythm against the record (RR before and after over the record's "
+                            "median RR, local irregularity)") +
+                    (task == "beats" ? "" : ", as the record's minimum and maximum")
+              : "") +
+         (head.rhythm_context_features
+              ? ", the rhythm around the beat (without its own intervals: median change between "
+                "successive intervals, share of changes above 0.1, their 25th percentile)"
+              : "") +
+         (head.rr_within_context
+              ? ", where its RR before and after fall among the intervals around it (robust z)"
+              : "") +
+         (head.morphology_features
+              ? ", each beat's shape against its record's template (distance, "
+                "correlation, amplitude ratio, distance in and outside the QRS)"
+              : "") +
+         (head.descriptors
+              ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
+                    " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
+              : "") +
+         (head.hidden_units > 0
+              ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
+              : "") +
+         (head.input_mean.empty() ? ""
+                                  : ", these inputs standardised over the training " +
+                                        std::string(task == "beats" ? "beats" : "segments")) +
+         ", class weights " + head.class_weights;
 }
 
 // The boosted trees beside the head and the blend of their votes, as a clause.
-std::string trees_text(const nlohmann::json& trees, const std::string& task)   {
-    const std::vector<std::string> store_names =
-        trees.value("store_descriptor_names", std::vector<std::string>());
-    const std::string store_span =
-        store_names.empty()
-            ? ""
-            : std::to_string(store_names.size()) + " descriptors of the token store (" +
-                  store_names.front() +
-                  (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
-    const std::string item = task == "record" ? "record" : "segment";
-    const std::string record_inputs =
-        "each " + item + "'s statistics of these inputs (mean, spread, quantiles, extremes)" +
-        (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");
-    const std::string beat_inputs =
-        store_span.empty() ? "each beat's inputs and its code's centroid"
-                           : "each beat's inputs, " + store_span + " and its code's centroid";
-    char blend[800];
-    std::snprintf(
-        blend, sizeof(blend),
-        "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
-        "class weights %s, the "
-        "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
-        "(from the %s)",
-        task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(), trees["rounds"].get<int>(),
-        trees["max_rounds"].get<int>(), trees["class_weights"].get<std::string>().c_str(),
-        task == "beats" ? "beat's" : (item + "'s").c_str(), 1.0 - trees["weight"].get<double>(),
-        trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
-    return blend;
-  }
+std::string trees_text(const nlohmann::json& trees, const std::string& task) {
+  const std::vector<std::string> store_names =
+      trees.value("store_descriptor_names", std::vector<std::string>());
+  const std::string store_span =
+      store_names.empty() ? ""
+                          : std::to_string(store_names.size()) +
+                                " descriptors of the token store (" + store_names.front() +
+                                (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
+  const std::string item = task == "record" ? "record" : "segment";
+  const std::string record_inputs =
+      "each " + item + "'s statistics of these inputs (mean, spread, quantiles, extremes)" +
+      (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");
+  const std::string beat_inputs =
+      store_span.empty() ? "each beat's inputs and its code's centroid"
+                         : "each beat's inputs, " + store_span + " and its code's centroid";
+  char blend[800];
+  std::snprintf(
+      blend, sizeof(blend),
+      "; beside it, boosted trees (XGBoost) over %s, %d of at most %d rounds, "
+      "class weights %s, the "
+      "%s class from the head's and the trees' probabilities weighted %.2f and %.2f "
+      "(from the %s)",
+      task == "beats" ? beat_inputs.c_str() : record_inputs.c_str(), trees["rounds"].get<int>(),
+      trees["max_rounds"].get<int>(), trees["class_weights"].get<std::string>().c_str(),
+      task == "beats" ? "beat's" : (item + "'s").c_str(), 1.0 - trees["weight"].get<double>(),
+      trees["weight"].get<double>(), trees["weight_from"].get<std::string>().c_str());
+  return blend;
+}
 
 }  // namespace
 

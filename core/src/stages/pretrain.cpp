@@ -3,8 +3,11 @@
 #include <cstdio>
 
 #include "engine/stage.h"
+#include "hlm/errors.h"
+#include "hlm/token_store.h"
 #include "metrics/metrics.h"
 #include "plots/gnuplot.h"
+#include "stages/finished_stage.h"
 #include "stages/train_params.h"
 #include "train/gpu_usage.h"
 #include "train/rank_job.h"
@@ -25,8 +28,46 @@ std::string loss_curve(const std::vector<double>& losses, size_t points) {
   return out;
 }
 
+// The names of the records a token store holds: what a checkpoint pretrained on it has seen.
+std::vector<std::string> record_names(const std::string& token_store) {
+  const TokenStore store = TokenStore::open(token_store, /*verify_checksum=*/false);
+  std::vector<std::string> names;
+  for (size_t r = 0; r < store.record_count(); ++r) names.push_back(store.record(r).name);
+  return names;
+}
+
+// pretrain with `from`: no training here; the checkpoint of a finished pretrain stage of
+// another run (workflows/foundation.yaml), whose tokens must be this workflow's.
+StageOutput pretrained_elsewhere(StageContext& ctx, const std::string& from) {
+  const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
+  const nlohmann::json m =
+      finished_stage(from, "pretrain", "stage '" + ctx.instance.id + "': from");
+  const std::string theirs = m.at("results").value("tokenizer", std::string());
+  const std::string ours = tokens.at("results").value("tokenizer", std::string());
+  if (theirs != ours)
+    throw ConfigError(
+        "stage '{}': the checkpoint of {} was pretrained on tokens of {}, but this workflow's "
+        "tokens are {}; give its tokenize stage codebook_from the same run (and that run's "
+        "tokenizer settings)",
+        ctx.instance.id, m.at("dir").get<std::string>(), theirs, ours);
+  StageOutput out;
+  out.artifacts["checkpoint"] = m.at("artifacts").at("checkpoint");
+  out.results = m.at("results");
+  out.results["from"] = m.at("dir");
+  if (!out.results.contains("pretrained_records") && m.at("results").contains("token_store"))
+    out.results["pretrained_records"] = record_names(m.at("results").at("token_store"));
+  const size_t seen = out.results.value("pretrained_records", nlohmann::json::array()).size();
+  out.report_md = "Pretrained elsewhere: the checkpoint of " + m.at("dir").get<std::string>() +
+                  ", pretrained on " + std::to_string(seen) + " records.\n";
+  ctx.progress("checkpoint of " + m.at("dir").get<std::string>() + " used (pretrained on " +
+               std::to_string(seen) + " records)");
+  return out;
+}
+
 StageOutput run_pretrain(StageContext& ctx) {
   const auto& p = ctx.params();
+  if (const std::string from = p.value("from", ""); !from.empty())
+    return pretrained_elsewhere(ctx, from);
   const auto& tokens = ctx.input_of_kind("tokenize");
   nlohmann::json job = {{"stage", ctx.instance.id},
                         {"model", p.at("model")},
@@ -50,6 +91,10 @@ StageOutput run_pretrain(StageContext& ctx) {
   out.results["model"] = p.at("model");
   // Which tokens the checkpoint reads: fine-tuning refuses a store of another tokenizer.
   out.results["tokenizer"] = tokens.at("results").at("tokenizer");
+  // What it has seen, so that a record scored later can be named as transductive.
+  out.results["token_store"] = tokens.at("artifacts").at("token_store");
+  out.results["pretrained_records"] =
+      record_names(tokens.at("artifacts").at("token_store").get<std::string>());
   std::vector<double> losses = r.at("losses");
   char table[512];
   std::snprintf(table, sizeof(table),
@@ -79,6 +124,21 @@ StageOutput run_pretrain(StageContext& ctx) {
   return out;
 }
 
+// With `from`, the checkpoint used, so that a foundation pretrained again is used again; a
+// model other than the checkpoint's is refused here, before any stage runs.
+nlohmann::json pretrain_inputs(const nlohmann::json& params, const PluginHost&) {
+  const std::string from = params.value("from", "");
+  if (from.empty()) return nullptr;
+  const nlohmann::json m = finished_stage(from, "pretrain", "pretrain: from");
+  if (m.at("results").at("model") != params.at("model"))
+    throw ConfigError(
+        "pretrain: from names a checkpoint of the model {}, but the stage's model is {}; set the "
+        "model to the checkpoint's",
+        m.at("results").at("model").dump(), params.at("model").dump());
+  const std::string checkpoint = m.at("artifacts").at("checkpoint");
+  return {{"from_checkpoint", checkpoint}, {"fingerprint", file_fingerprint(checkpoint)}};
+}
+
 }  // namespace
 
 StageKind pretrain_stage() {
@@ -92,12 +152,11 @@ StageKind pretrain_stage() {
   params.push_back({"max_restarts", "int[0,]", "3",
                     "times a failed group of ranks is restarted from its newest checkpoint",
                     false});
-  return {"pretrain",
-          "2",
-          params,
-          run_pretrain,
-          /*external_inputs=*/nullptr,
-          check_training_device};
+  params.push_back({"from", "string", "\"\"",
+                    "a finished pretrain stage of another run (its folder, or the run's): its "
+                    "checkpoint is used and nothing is trained here",
+                    false});
+  return {"pretrain", "2", params, run_pretrain, pretrain_inputs, check_training_device};
 }
 
 }  // namespace hlm

@@ -20,6 +20,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "stages/finished_stage.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
 
@@ -88,6 +89,9 @@ class TokenizeRun {
   }
 
   StageOutput run() {
+    if (!p_.value("codebook_from", std::string()).empty() && !tokenizer_->needs_fit())
+      throw ConfigError("stage '{}': codebook_from gives a codebook, but tokenizer {} uses none",
+                        ctx_.instance.id, p_.at("tokenizer").at("plugin").get<std::string>());
     const double fit_start = now_seconds();
     if (tokenizer_->needs_fit()) out_.artifacts["codebook"] = codebook();
     fit_seconds_ = now_seconds() - fit_start;
@@ -129,6 +133,17 @@ class TokenizeRun {
   // The codebook the tokenizer assigns with, loaded into it; returns its path.
   std::string codebook() {
     const std::string own = ctx_.stage_dir + "/codebook.bin";
+    if (const std::string from = p_.value("codebook_from", ""); !from.empty()) {
+      const nlohmann::json m =
+          finished_stage(from, "tokenize", "stage '" + ctx_.instance.id + "': codebook_from");
+      const std::string path = m.at("artifacts").value("codebook", std::string());
+      if (path.empty())
+        throw ConfigError("stage '{}': codebook_from names {}, which fitted no codebook",
+                          ctx_.instance.id, m.at("dir").get<std::string>());
+      tokenizer_->load_state(path);  // CheckpointError naming the file if it does not fit
+      ctx_.progress("codebook of " + path + " used (codebook_from)");
+      return path;
+    }
     if (const auto elsewhere = ctx_.inputs_of_kind("tokenize"); !elsewhere.empty()) {
       const nlohmann::json& other = *elsewhere.front();
       const std::string path = other.at("artifacts").value("codebook", std::string());
@@ -279,6 +294,12 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
   const auto& tokenizer = params.at("tokenizer");
   out["tokenizer"] =
       plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
+  if (const std::string from = params.value("codebook_from", ""); !from.empty()) {
+    const std::string codebook = finished_stage(from, "tokenize", "tokenize: codebook_from")
+                                     .at("artifacts")
+                                     .value("codebook", std::string());
+    out["codebook_from"] = {{"codebook", codebook}, {"fingerprint", file_fingerprint(codebook)}};
+  }
   return out;
 }
 
@@ -291,7 +312,11 @@ StageKind tokenize_stage() {
            {"tokenizer", "plugin:tokenizer", "", "the tokenizer (a plugin block)", true},
            {"threads", "int[1,]", "2", "records tokenized in parallel", false},
            {"fit_sample_cap", "int[1,]", "400000",
-            "most beats kept in memory for fitting a codebook (a uniform sample)", false}},
+            "most beats kept in memory for fitting a codebook (a uniform sample)", false},
+           {"codebook_from", "string", "\"\"",
+            "a finished tokenize stage of another run (its folder, or the run's) whose codebook "
+            "is used instead of fitting one (workflows/foundation.yaml)",
+            false}},
           run_tokenize,
           tokenize_inputs,
           /*preflight=*/nullptr};

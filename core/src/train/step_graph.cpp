@@ -8,8 +8,8 @@
 
 #if HLM_WITH_CUDA
 #include <ATen/cuda/CUDAGeneratorImpl.h>
-#include <c10/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif

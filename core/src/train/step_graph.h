@@ -8,8 +8,8 @@
 // parameters' gradient tensors in place. So the gradients must be zeroed (zero_gradients),
 // never dropped, while a StepGraph is in use. Capture runs three eager passes first on a side
 // stream (LibTorch's lazy set-up must not happen inside the graph) and gives back their dropout
-// draws, so the graph's first replay draws what an eager step would. One rank per process group: the gradient
-// all-reduce of several ranks runs from backward hooks, which a replay does not call.
+// draws, so the graph's first replay draws what an eager step would. One rank per process group:
+// the gradient all-reduce of several ranks runs from backward hooks, which a replay does not call.
 #pragma once
 #include <torch/torch.h>
 
