@@ -28,8 +28,8 @@ const char* kData =
 const fs::path& foundation_run() {
   static hlm::test::ScratchDir runs("hlm_foundation");
   static const fs::path run = [] {
-    const auto r = run_hlm("run workflows/foundation.yaml --runs-dir " + runs.path.string() +
-                           kData);
+    const auto r =
+        run_hlm("run workflows/foundation.yaml --runs-dir " + runs.path.string() + kData);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return hlm::test::run_dir_of(r.output);
   }();

@@ -44,9 +44,10 @@ nlohmann::json finished_stage(const std::string& path, const std::string& kind,
                       matches.size(), kind);
   const nlohmann::json& m = matches.front();
   if (m.value("status", "") != "done")
-    throw ConfigError("{}: the {} stage in '{}' did not finish (status {}); finish that run (hlm "
-                      "run --resume) or name another",
-                      param, kind, m.at("dir").get<std::string>(), m.value("status", "unknown"));
+    throw ConfigError(
+        "{}: the {} stage in '{}' did not finish (status {}); finish that run (hlm "
+        "run --resume) or name another",
+        param, kind, m.at("dir").get<std::string>(), m.value("status", "unknown"));
   return m;
 }
 
