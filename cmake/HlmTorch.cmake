@@ -37,6 +37,16 @@ message(STATUS "hlm: LibTorch ${Torch_VERSION} (CUDA ${HLM_CUDA_VERSION}) from $
 # Installed binaries find LibTorch where they were built against it (the .venv's torch/lib,
 # whose libraries find their nvidia-* neighbours through RPATHs of their own).
 set(HLM_TORCH_LIBRARY_DIR "${TORCH_INSTALL_PREFIX}/lib")
+# hlm's own CUDA code (graphs, events, the caching allocator's statistics) links the CUDA
+# runtime itself: installed binaries also search the wheel's copy, beside torch
+# (site-packages/nvidia/cu13/lib), where no CUDA toolkit is installed.
+file(GLOB _hlm_cudart "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib/libcudart.so*")
+if(_hlm_cudart)
+  list(GET _hlm_cudart 0 _hlm_cudart)
+  get_filename_component(_hlm_cudart_dir "${_hlm_cudart}" DIRECTORY)
+  get_filename_component(_hlm_cudart_dir "${_hlm_cudart_dir}" REALPATH)
+  list(APPEND HLM_TORCH_LIBRARY_DIR "${_hlm_cudart_dir}")
+endif()
 
 # PyTorch's wheel ships the fmt headers it builds with (fmt 12) in torch/include, which the
 # compiler would find before Debian's (fmt 9), on which Debian's spdlog is built. A folder with a
