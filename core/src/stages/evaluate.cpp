@@ -671,35 +671,37 @@ void write_item_outputs(const StageContext& ctx, const std::string& name, nlohma
   out.report_md += "\n";
 }
 
+// The records that items were scored on, as indices into their store.
+std::set<size_t> scored_records(const std::vector<ScoredItem>& items) {
+  std::set<size_t> scored;
+  for (const ScoredItem& item : items) scored.insert(item.record);
+  return scored;
+}
+
 // The scored records the models' backbone was pretrained on (unlabelled: transductive for it),
 // in store order.
-nlohmann::json seen_by_pretraining(const std::vector<ScoredItem>& items, const TokenStore& store,
+nlohmann::json seen_by_pretraining(const std::set<size_t>& scored, const TokenStore& store,
                                    const std::vector<const nlohmann::json*>& instances) {
   std::set<std::string> seen;
   for (const nlohmann::json* tuned : instances)
     for (const auto& name :
          tuned->at("results").value("pretrained_records", nlohmann::json::array()))
       seen.insert(name.get<std::string>());
-  std::set<size_t> scored;
-  for (const ScoredItem& item : items) scored.insert(item.record);
   nlohmann::json out = nlohmann::json::array();
   for (const size_t r : scored)
     if (const std::string name = store.record(r).name; seen.count(name)) out.push_back(name);
   return out;
 }
 
-// seen_by_pretraining's records as the report's sentence.
-std::string seen_text(const nlohmann::json& seen, const std::vector<ScoredItem>& items) {
-  std::set<size_t> scored;
-  for (const ScoredItem& item : items) scored.insert(item.record);
+// seen_by_pretraining's records, of `scored` records, as the report's sentence.
+std::string seen_text(const nlohmann::json& seen, size_t scored) {
   if (seen.empty())
-    return "Pretraining saw none of the " + std::to_string(scored.size()) + " scored records.";
+    return "Pretraining saw none of the " + std::to_string(scored) + " scored records.";
   std::string names;
   for (size_t i = 0; i < seen.size() && i < 10; ++i)
     names += (i ? ", " : "") + seen[i].get<std::string>();
   if (seen.size() > 10) names += ", ...";
-  return "Pretraining saw " + std::to_string(seen.size()) + " of the " +
-         std::to_string(scored.size()) +
+  return "Pretraining saw " + std::to_string(seen.size()) + " of the " + std::to_string(scored) +
          " scored records without their labels (transductive for the backbone): " + names + ".";
 }
 
@@ -761,9 +763,10 @@ StageOutput run_evaluate(StageContext& ctx) {
                         record_labels_of(ctx, *instances.front(), dataset), g.length, g.stride, r);
       }
       r["scope"] = scope_text(g, dataset, instances.size());
-      r["pretrained_records"] = seen_by_pretraining(items, store, instances);
+      const std::set<size_t> scored_on = scored_records(items);
+      r["pretrained_records"] = seen_by_pretraining(scored_on, store, instances);
       out.report_md += "### " + name + "\n\nScored on " + r["scope"].get<std::string>() + ". " +
-                       seen_text(r["pretrained_records"], items) + "\n\n" + table;
+                       seen_text(r["pretrained_records"], scored_on.size()) + "\n\n" + table;
       write_item_outputs(ctx, name, r, items, store, classes,
                          instances.front()->at("results").value("task", std::string("beats")), out);
       if (first_line.empty()) first_line = accuracy_line(name, r);
