@@ -14,10 +14,11 @@ namespace {
 
 TEST(PaperScaling, TheCiSizeProducesTablesFiguresAndPredictions) {
   hlm::test::ScratchDir runs("hlm_paper_scaling");
-  // 8 steps a point instead of the ci size's 24: this test reads what the study writes, not
-  // how well it times (a third of the time; 8 still divides evenly between 2 ranks).
+  // 4 steps a point and a model a sixteenth of the ci size's: this test reads what the study
+  // writes, not how well it times (4 steps still divide evenly between 2 ranks).
   const auto r = hlm::test::run_hlm(
-      "run workflows/paper-scaling.yaml vars.size=ci vars.grid.ci.steps=8 --runs-dir " +
+      "run workflows/paper-scaling.yaml vars.size=ci vars.grid.ci.steps=4 vars.model.d_model=64 "
+      "vars.model.d_ff=256 vars.model.n_layer=2 --runs-dir " +
       runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const fs::path stage = hlm::test::run_dir_of(r.output) / "scaling";
