@@ -112,18 +112,11 @@ Totals totals_of(const std::vector<RecordRun>& runs, const std::vector<std::stri
   return t;
 }
 
-}  // namespace
-
-int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads) {
-  const double start = now_seconds();
-  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  const std::vector<std::string> names = wfdb::list_records(dir);
-  if (names.empty())
-    throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
-  std::vector<RecordRun> runs(names.size());
-  double wall[kStageCount] = {};
-
-  // beat-vq's extract(): detection on lead 0 (or every lead of its length), R peaks on lead 0.
+// The stages before the codebook, each timed over every record into wall[]: read, filter,
+// detect, cut windows (beat-vq's extract(): detection on lead 0, or every lead of its length,
+// R peaks on lead 0).
+void detect_and_window(std::vector<RecordRun>& runs, const std::vector<std::string>& names,
+                       const std::string& dir, int threads, bool all_leads, double* wall) {
   wall[kRead] = timed_stage(runs, threads, [&](RecordRun& r) {
     const size_t i = size_t(&r - runs.data());
     r.record = wfdb::read_record(dir, names[i]);
@@ -150,6 +143,20 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
     }
     r.labels = dsp::label_beats(r.positions, r.record.annotations, dsp::match_window_samples(fs));
   });
+}
+
+}  // namespace
+
+int bench_tokenize_command(const std::string& dir, int threads, int codes, bool all_leads) {
+  const double start = now_seconds();
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<std::string> names = wfdb::list_records(dir);
+  if (names.empty())
+    throw ConfigError("{}: no WFDB records (no RECORDS file and no .hea files)", dir);
+  std::vector<RecordRun> runs(names.size());
+  double wall[kStageCount] = {};
+
+  detect_and_window(runs, names, dir, threads, all_leads, wall);
 
   // The codebook is fitted once and reused by later runs, so its time stays out of the total.
   const double fit_start = now_seconds();

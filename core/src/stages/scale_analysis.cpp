@@ -105,9 +105,9 @@ int nodes_available(const RankLauncher& launcher) {
   return nodes != nullptr ? std::max(1, std::atoi(nodes)) : 1;
 }
 
-StageOutput run_scale_analysis(StageContext& ctx) {
-  const auto& p = ctx.params();
-  const std::string where = ctx.instance.file + ":" + std::to_string(ctx.instance.line);
+// The world sizes of the study, checked: 1 first (T1 is the baseline of every ratio), then
+// distinct sizes of at least 2.
+std::vector<int> checked_world_sizes(const nlohmann::json& p, const std::string& where) {
   const std::vector<int> worlds = p.at("world_sizes");
   if (worlds.empty() || worlds.front() != 1)
     throw ConfigError("{}: world_sizes must start with 1 (T1 is the baseline of every ratio)",
@@ -116,6 +116,89 @@ StageOutput run_scale_analysis(StageContext& ctx) {
     if (worlds[i] < 2 || std::count(worlds.begin(), worlds.end(), worlds[i]) > 1)
       throw ConfigError("{}: world_sizes after the first must be distinct and at least 2 (got {})",
                         where, worlds[i]);
+  return worlds;
+}
+
+// Each point's runs (one result per repeat) and, where asked, its ranks' independent ceilings.
+struct Measured {
+  std::vector<std::vector<nlohmann::json>> runs;
+  std::vector<std::vector<double>> ceilings;
+};
+
+// Runs the grid round by round: repeat r of every point before repeat r + 1 of any.
+Measured measure_grid(StageContext& ctx, const ScalingGrid& grid, Scaling scaling, int repeats) {
+  Measured m{std::vector<std::vector<nlohmann::json>>(grid.points.size()),
+             std::vector<std::vector<double>>(grid.points.size())};
+  const bool measure_ceiling = ctx.params().at("ceiling");
+  for (int rep = 0; rep < repeats; ++rep) {
+    for (size_t i = 0; i < grid.points.size(); ++i) {
+      const ScalingPoint& point = grid.points[i];
+      const std::string dir = ctx.stage_dir + "/points/" + point.dir + "/rep" + std::to_string(rep);
+      const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
+                               std::to_string(repeats) + ")";
+      const nlohmann::json job = point_job(ctx, point, scaling, dir);
+      const int nodes = point.axes.contains("nodes") ? point.nodes : 0;
+      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, nodes, what);
+      result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
+      result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
+      result["samples_per_rank_step"] = job.at("options").at("batch").get<int64_t>() *
+                                        job.at("options").at("accumulation").get<int64_t>();
+      m.runs[i].push_back(result);
+      if (!measure_ceiling || point.world_size == 1) continue;
+      auto alone = point_job(ctx, point, scaling, dir + "/independent");
+      alone["independent"] = true;
+      alone["probe_fabric"] = false;
+      run_or_reuse(ctx, alone, point.world_size, nodes, what + ", ranks independent");
+      m.ceilings[i].push_back(
+          slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
+    }
+  }
+  return m;
+}
+
+// The study's files (scaling.md beside plots/, scaling.csv, scaling.json), its plots, the
+// report's section (report.md sits in the run directory) and the stage's results.
+StageOutput study_output(StageContext& ctx, const nlohmann::json& study) {
+  StageOutput out;
+  std::string plots_note;
+  const auto plots = render_scaling_plots(study, ctx.stage_dir + "/plots", &plots_note);
+  for (const auto& plot : plots) out.artifacts["plot_" + plot.name] = plot.png;
+  out.report_md = scaling_report_md(study, plots, plots_note, ctx.instance.id + "/plots/");
+  struct File {
+    const char* key;
+    const char* name;
+    std::string text;
+  };
+  const File files[] = {
+      {"table", "scaling.md", scaling_report_md(study, plots, plots_note, "plots/")},
+      {"csv", "scaling.csv", scaling_csv(study)},
+      {"json", "scaling.json", study.dump(2) + "\n"}};
+  for (const File& f : files) {
+    const std::string path = ctx.stage_dir + "/" + f.name;
+    write_file_atomic(path, f.text);
+    out.artifacts[f.key] = path;
+  }
+  out.results["rows"] = study.at("points");
+  out.results["skipped"] = study.at("skipped");
+  out.results["cluster"] = study.at("cluster").at("rows");
+  return out;
+}
+
+void print_points(StageContext& ctx, const nlohmann::json& study) {
+  for (const auto& point : study.at("points")) {
+    char line[200];
+    std::snprintf(line, sizeof(line), "%s: %.2f s, speedup %.2f, efficiency %.2f",
+                  point.at("label").get<std::string>().c_str(),
+                  point.at("seconds").at("median").get<double>(), point.value("speedup", 0.0),
+                  point.value("efficiency", 0.0));
+    ctx.progress(line);
+  }
+}
+
+StageOutput run_scale_analysis(StageContext& ctx) {
+  const auto& p = ctx.params();
+  const std::string where = ctx.instance.file + ":" + std::to_string(ctx.instance.line);
+  const std::vector<int> worlds = checked_world_sizes(p, where);
   const int repeats = p.at("repeats");
   if (repeats < 1) throw ConfigError("{}: repeats must be at least 1", where);
   const std::string scaling_name = p.at("scaling");
@@ -132,35 +215,9 @@ StageOutput run_scale_analysis(StageContext& ctx) {
         "or threads, or set oversubscribe: true",
         where);
 
-  // Round by round: repeat r of every point before repeat r + 1 of any.
-  std::vector<std::vector<nlohmann::json>> runs(grid.points.size());
-  std::vector<std::vector<double>> ceilings(grid.points.size());
-  const bool measure_ceiling = p.at("ceiling");
-  for (int rep = 0; rep < repeats; ++rep) {
-    for (size_t i = 0; i < grid.points.size(); ++i) {
-      const ScalingPoint& point = grid.points[i];
-      const std::string dir = ctx.stage_dir + "/points/" + point.dir + "/rep" + std::to_string(rep);
-      const std::string what = point.label + " (repeat " + std::to_string(rep + 1) + " of " +
-                               std::to_string(repeats) + ")";
-      const nlohmann::json job = point_job(ctx, point, scaling, dir);
-      const int nodes = point.axes.contains("nodes") ? point.nodes : 0;
-      nlohmann::json result = run_or_reuse(ctx, job, point.world_size, nodes, what);
-      result["backend"] = job.at("backend").at("plugin");  // what the model needs besides
-      result["bucket_cap_mb"] = job.at("options").at("bucket_cap_mb");
-      result["samples_per_rank_step"] = job.at("options").at("batch").get<int64_t>() *
-                                        job.at("options").at("accumulation").get<int64_t>();
-      runs[i].push_back(result);
-      if (!measure_ceiling || point.world_size == 1) continue;
-      auto alone = point_job(ctx, point, scaling, dir + "/independent");
-      alone["independent"] = true;
-      alone["probe_fabric"] = false;
-      run_or_reuse(ctx, alone, point.world_size, nodes, what + ", ranks independent");
-      ceilings[i].push_back(
-          slowest_independent_tokens_per_s(dir + "/independent", point.world_size));
-    }
-  }
-
-  nlohmann::json study = summarize_study(grid, runs, ceilings, scaling, repeats, cores);
+  const Measured measured = measure_grid(ctx, grid, scaling, repeats);
+  nlohmann::json study =
+      summarize_study(grid, measured.runs, measured.ceilings, scaling, repeats, cores);
   // Each point's precision (a grid axis, else the stage's param): the GPU prediction takes the
   // peak of that precision.
   for (auto& point : study.at("points"))
@@ -168,34 +225,8 @@ StageOutput run_scale_analysis(StageContext& ctx) {
                                                       : p.at("bf16").get<bool>();
   predict_measured_points(study, p.at("overlap"));
   study["cluster"] = predict_cluster(study, p.at("cluster"), where);
-
-  StageOutput out;
-  const std::string plots_dir = ctx.stage_dir + "/plots";
-  std::string plots_note;
-  const auto plots = render_scaling_plots(study, plots_dir, &plots_note);
-  for (const auto& plot : plots) out.artifacts["plot_" + plot.name] = plot.png;
-  // report.md sits in the run directory, scaling.md beside plots/ in the stage's.
-  out.report_md = scaling_report_md(study, plots, plots_note, ctx.instance.id + "/plots/");
-  const std::string table = ctx.stage_dir + "/scaling.md";
-  write_file_atomic(table, scaling_report_md(study, plots, plots_note, "plots/"));
-  const std::string csv = ctx.stage_dir + "/scaling.csv";
-  write_file_atomic(csv, scaling_csv(study));
-  const std::string json = ctx.stage_dir + "/scaling.json";
-  write_file_atomic(json, study.dump(2) + "\n");
-  out.artifacts["table"] = table;
-  out.artifacts["csv"] = csv;
-  out.artifacts["json"] = json;
-  out.results["rows"] = study.at("points");
-  out.results["skipped"] = study.at("skipped");
-  out.results["cluster"] = study.at("cluster").at("rows");
-  for (const auto& point : study.at("points")) {
-    char line[200];
-    std::snprintf(line, sizeof(line), "%s: %.2f s, speedup %.2f, efficiency %.2f",
-                  point.at("label").get<std::string>().c_str(),
-                  point.at("seconds").at("median").get<double>(), point.value("speedup", 0.0),
-                  point.value("efficiency", 0.0));
-    ctx.progress(line);
-  }
+  StageOutput out = study_output(ctx, study);
+  print_points(ctx, study);
   return out;
 }
 

@@ -316,6 +316,41 @@ void TrainResult::add_timing(const PhaseTimer& timer, int64_t skip_steps,
   mfu = tokens_per_s * flops_per_token / (peak_flops * double(world_size));
 }
 
+// With several ranks: the gradient all-reduce, after every rank took rank 0's weights.
+std::unique_ptr<GradientSync> gradient_sync(const std::vector<at::Tensor>& params,
+                                            const GroupPtr& group, double bucket_cap_mb) {
+  if (!group) return nullptr;
+  auto sync = std::make_unique<GradientSync>(params, group, bucket_cap_mb);
+  sync->broadcast_parameters();
+  return sync;
+}
+
+// Adds a step's report to the run's totals; an applied step's loss joins the losses and the
+// job's on_step sees it (a skipped step leaves no loss, as JSON has no NaN, and no sample).
+void record_step(TrainStep& stats, bool applied, double flops_per_step, const TrainJob& job,
+                 TrainResult& result) {
+  stats.mfu_ratio = flops_per_step / (stats.step_seconds * result.peak_flops * job.env.world_size);
+  result.data_wait_seconds += stats.data_wait_seconds;
+  result.allreduce_seconds += stats.allreduce_seconds;
+  if (!applied) return;
+  result.losses.push_back(stats.loss);
+  if (job.on_step) job.on_step(stats);
+}
+
+// After `done` steps: writes a checkpoint when one is due or the ranks voted to stop (with a
+// gradient all-reduce the votes travel in it, see GradientSync), then stops if they did.
+void checkpoint_or_stop(const StepParts& s, const GroupPtr& group, int64_t done,
+                        const std::vector<double>& losses, double trained_seconds) {
+  const TrainOptions& o = s.job.options;
+  const bool stop = s.sync ? s.sync->stop_voted() : stop_requested(group);
+  const bool periodic = o.checkpoint_every > 0 && done % o.checkpoint_every == 0;
+  if ((stop || periodic) && !s.job.out_dir.empty())
+    write_checkpoint(s.job,
+                     {done, s.job.env.world_size, losses, trained_seconds, s.nonfinite.skipped()},
+                     s.model, s.optimizer, group);
+  if (stop) throw Preempted(stopped_message(s.job, done));
+}
+
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
   const TrainOptions& o = job.options;
   const DistEnv& env = job.env;
@@ -338,18 +373,13 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   if (device.is_cuda()) on_gpu = std::make_unique<c10::DeviceGuard>(device);
   model.module().to(device);
   auto params = model.module().parameters();
-  std::unique_ptr<GradientSync> sync;
-  if (group) {  // every rank starts from rank 0's weights
-    sync = std::make_unique<GradientSync>(params, group, o.bucket_cap_mb);
-    sync->broadcast_parameters();
-  }
+  const std::unique_ptr<GradientSync> sync = gradient_sync(params, group, o.bucket_cap_mb);
   torch::optim::AdamW optimizer(params, adamw_options(o));
 
   // Resume from the newest complete checkpoint, if asked and there is one.
   TrainResult result;
   result.world_size = env.world_size;
   describe_gradients(params, o.bucket_cap_mb, result);
-  const std::string checkpoints = job.out_dir + "/checkpoints";
   const Resumed resumed = resume_if_asked(job, model, optimizer, result.losses);
   const int64_t start_step = resumed.step;
   // Micro-batch k of this rank holds samples starting at (k * world + rank) * batch.
@@ -365,7 +395,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
 
   const std::unique_ptr<StepGraph> graph = o.cuda_graph ? step_graph(model, params, job) : nullptr;
 
-  NonFiniteSteps nonfinite(o.max_skipped_steps, job.out_dir.empty() ? "" : checkpoints,
+  NonFiniteSteps nonfinite(o.max_skipped_steps,
+                           job.out_dir.empty() ? "" : job.out_dir + "/checkpoints",
                            resumed.skipped_steps);
   PhaseTimer timer;
   const StepParts parts{model, job,       batches, sync.get(), graph.get(),
@@ -379,24 +410,9 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
     double overlap = -1;
     TrainStep stats = optimizer_step(parts, step, &applied, &overlap);
     if (step - start_step >= o.timing_skip_steps && overlap >= 0) overlaps.push_back(overlap);
-    stats.mfu_ratio = flops_per_step / (stats.step_seconds * result.peak_flops * env.world_size);
-    result.data_wait_seconds += stats.data_wait_seconds;
-    result.allreduce_seconds += stats.allreduce_seconds;
-    // A skipped step leaves no loss (JSON has no NaN) and no metrics sample.
-    if (applied) {
-      result.losses.push_back(stats.loss);
-      if (job.on_step) job.on_step(stats);
-    }
-
-    // With a gradient all-reduce the ranks' stop votes travel in it (see GradientSync).
-    const bool stop = sync ? sync->stop_voted() : stop_requested(group);
-    const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
-    if ((stop || periodic) && !job.out_dir.empty()) {
-      const double trained = resumed.train_seconds + now_seconds() - loop_start;
-      write_checkpoint(job, {step + 1, env.world_size, result.losses, trained, nonfinite.skipped()},
-                       model, optimizer, group);
-    }
-    if (stop) throw Preempted(stopped_message(job, step + 1));
+    record_step(stats, applied, flops_per_step, job, result);
+    checkpoint_or_stop(parts, group, step + 1, result.losses,
+                       resumed.train_seconds + now_seconds() - loop_start);
   }
 
   result.train_seconds = resumed.train_seconds + now_seconds() - loop_start;
