@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "distributed/slurm_layout.h"
+#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
 #include "util/subprocess.h"
 

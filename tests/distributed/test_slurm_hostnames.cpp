@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "distributed/slurm_layout.h"
+#include "slurm/slurm_layout.h"
 #include "support/hlm_cli.h"
 
 namespace {

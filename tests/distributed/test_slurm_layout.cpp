@@ -5,7 +5,7 @@
 #include <map>
 
 #include "distributed/dist_env.h"
-#include "distributed/slurm_layout.h"
+#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "distributed/slurm_layout.h"
+#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
 
 namespace hlm {

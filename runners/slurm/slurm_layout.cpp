@@ -1,5 +1,5 @@
 // SLURM host lists and task counts (see slurm_layout.h).
-#include "distributed/slurm_layout.h"
+#include "slurm/slurm_layout.h"
 
 #include <cctype>
 #include <cstdlib>
