@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
+#include "slurm/slurm_layout.h"
 #include "util/subprocess.h"
 
 namespace hlm {

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "distributed/dist_env.h"
-#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
+#include "slurm/slurm_layout.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <string>
 
-#include "slurm/slurm_layout.h"
 #include "hlm/errors.h"
+#include "slurm/slurm_layout.h"
 
 namespace hlm {
 
