@@ -14,8 +14,9 @@ namespace {
 
 TEST(PaperScaling, TheCiSizeProducesTablesFiguresAndPredictions) {
   hlm::test::ScratchDir runs("hlm_paper_scaling");
-  // 4 steps a point and a model a sixteenth of the ci size's: this test reads what the study
-  // writes, not how well it times (4 steps still divide evenly between 2 ranks).
+  // 4 steps a point on a smaller model (d_model and d_ff a quarter of the ci size's, half its
+  // layers): this test reads what the study writes, not how well it times (4 steps still
+  // divide evenly between 2 ranks).
   const auto r = hlm::test::run_hlm(
       "run workflows/paper-scaling.yaml vars.size=ci vars.grid.ci.steps=4 vars.model.d_model=64 "
       "vars.model.d_ff=256 vars.model.n_layer=2 --runs-dir " +
