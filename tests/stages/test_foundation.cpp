@@ -1,9 +1,9 @@
 // A foundation checkpoint used by another workflow: workflows/foundation.yaml at size ci (a
 // shipped MIT-BIH record and synthetic ECG) pretrains once, and tests/fixtures/from_foundation.yaml
-// tokenizes with its codebook (codebook_from) and fine-tunes its checkpoint (pretrain's from)
-// instead of pretraining its own, and its evaluation names the scored record the foundation saw;
-// a model other than the checkpoint's, or a folder without the stage, is refused, naming what
-// to give.
+// tokenizes with its codebook and token settings (codebook_from; its own descriptors kept) and
+// fine-tunes its checkpoint and model (pretrain's from) instead of pretraining its own, and its
+// evaluation names the scored record the foundation saw; `own` makes its own; a folder without
+// the stage is refused, naming what to give. challenge2017.yaml takes it as vars.pretrained.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,8 +50,15 @@ TEST(Foundation, AnotherWorkflowFineTunesItsCheckpointWithItsCodebook) {
   EXPECT_EQ(fs::path(used["results"]["from"].get<std::string>()),
             fs::absolute(foundation / "pretrain").lexically_normal());
   EXPECT_EQ(used["results"]["pretrained_records"], pretrained["results"]["pretrained_records"]);
-  EXPECT_EQ(stage_manifest(run, "tokenize")["artifacts"]["codebook"],
-            stage_manifest(foundation, "tokenize")["artifacts"]["codebook"]);
+  // The foundation's codes (32, where the fixture asks for 16), the fixture's descriptors.
+  const auto tokens = stage_manifest(run, "tokenize");
+  const auto theirs = stage_manifest(foundation, "tokenize");
+  EXPECT_EQ(tokens["artifacts"]["codebook"], theirs["artifacts"]["codebook"]);
+  EXPECT_EQ(tokens["results"]["tokenizer"], theirs["results"]["tokenizer"]);
+  EXPECT_EQ(tokens["results"]["tokenizer_settings"]["codes"], 32);
+  EXPECT_EQ(tokens["results"]["descriptors"].size(), 64u) << tokens["results"].dump();
+  EXPECT_TRUE(theirs["results"]["descriptors"].empty());
+  EXPECT_NE(r.output.find("codes 16 -> 32, lead_names"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("used (pretrained on 3 records)"), std::string::npos) << r.output;
   // 208 was not in the foundation, 119 was: the report names it as transductive.
   std::ifstream in(run / "evaluate" / "results.json");
@@ -62,14 +69,44 @@ TEST(Foundation, AnotherWorkflowFineTunesItsCheckpointWithItsCodebook) {
             std::string::npos);
 }
 
-TEST(Foundation, AnotherModelOrAFolderWithoutTheStageIsRefused) {
+// The checkpoint's model is fine-tuned, whatever the workflow's own model (said on the
+// console); `own` pretrains the workflow's; a folder without the stage is refused.
+TEST(Foundation, ItsModelIsUsedOwnPretrainsHereAndAFolderWithoutTheStageIsRefused) {
   const fs::path& foundation = foundation_run();
-  hlm::test::ScratchDir runs("hlm_from_foundation_refused");
+  hlm::test::ScratchDir runs("hlm_from_foundation_model");
   const std::string run = "run tests/fixtures/from_foundation.yaml --runs-dir " +
                           runs.path.string() + " vars.foundation=";
-  expect_refused(run_hlm(run + foundation.string() + " vars.model.d_model=64"),
-                 "set the model to the checkpoint's");
+  const auto other = run_hlm(run + foundation.string() + " vars.model.d_model=64");
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_NE(other.output.find("is the one pretrained with from: own"), std::string::npos)
+      << other.output;
+  EXPECT_EQ(stage_manifest(hlm::test::run_dir_of(other.output),
+                           "pretrain")["results"]["model"]["d_model"],
+            32);
+  const auto own = run_hlm(run + "own");
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  const auto own_run = hlm::test::run_dir_of(own.output);
+  EXPECT_FALSE(stage_manifest(own_run, "pretrain")["results"].contains("from"));
+  EXPECT_EQ(stage_manifest(own_run, "tokenize")["results"]["tokenizer_settings"]["codes"], 16);
   expect_refused(run_hlm(run + runs.path.string()), "holds no tokenize stage");
+}
+
+// A clinical workflow fine-tunes the foundation given as vars.pretrained (size ci).
+TEST(Foundation, Challenge2017FineTunesItGivenAsVarsPretrained) {
+  const std::string data = HLM_TEST_DATA_DIR;
+  if (!fs::exists(data + "/challenge2017/REFERENCE-v3.csv"))
+    GTEST_SKIP() << data << "/challenge2017 is absent";
+  const fs::path& foundation = foundation_run();
+  hlm::test::ScratchDir runs("hlm_challenge_from_foundation");
+  const auto r = run_hlm("run workflows/challenge2017.yaml vars.size=ci vars.train_dir=" + data +
+                         "/challenge2017 --runs-dir " + runs.path.string() +
+                         " vars.pretrained=" + foundation.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run = hlm::test::run_dir_of(r.output);
+  EXPECT_EQ(stage_manifest(run, "tokenize")["results"]["tokenizer"],
+            stage_manifest(foundation, "tokenize")["results"]["tokenizer"]);
+  EXPECT_EQ(stage_manifest(run, "pretrain")["artifacts"]["checkpoint"],
+            stage_manifest(foundation, "pretrain")["artifacts"]["checkpoint"]);
 }
 
 }  // namespace

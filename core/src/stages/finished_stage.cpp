@@ -51,6 +51,11 @@ nlohmann::json finished_stage(const std::string& path, const std::string& kind,
   return m;
 }
 
+std::string other_run(const nlohmann::json& params, const std::string& key) {
+  const std::string value = params.value(key, std::string());
+  return value == "own" ? std::string() : value;
+}
+
 std::string file_fingerprint(const std::string& path) {
   std::error_code ec;
   const auto size = fs::file_size(path, ec);

@@ -14,6 +14,10 @@ namespace hlm {
 nlohmann::json finished_stage(const std::string& path, const std::string& kind,
                               const std::string& param);
 
+// The run named by `key` in a stage's params (pretrain's `from`, tokenize's `codebook_from`):
+// "" when the stage makes its own ("own", or nothing given).
+std::string other_run(const nlohmann::json& params, const std::string& key);
+
 // A fingerprint of the file at `path` (its size and modification time) for a stage's cache
 // key: a checkpoint or codebook written again changes it. "missing" when there is none.
 std::string file_fingerprint(const std::string& path);

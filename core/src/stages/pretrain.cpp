@@ -59,6 +59,14 @@ StageOutput pretrained_elsewhere(StageContext& ctx, const std::string& from) {
   const size_t seen = out.results.value("pretrained_records", nlohmann::json::array()).size();
   out.report_md = "Pretrained elsewhere: the checkpoint of " + m.at("dir").get<std::string>() +
                   ", pretrained on " + std::to_string(seen) + " records.\n";
+  // The checkpoint's model is the one fine-tuned: the stage's own is for `from: own`.
+  if (const auto& ours = ctx.params().at("model"); ours != out.results.at("model")) {
+    const std::string note = "the checkpoint's model " + out.results.at("model").dump() +
+                             " is used; this stage's model " + ours.dump() +
+                             " is the one pretrained with from: own";
+    out.report_md += "\n" + note + ".\n";
+    ctx.progress(note);
+  }
   ctx.progress("checkpoint of " + m.at("dir").get<std::string>() + " used (pretrained on " +
                std::to_string(seen) + " records)");
   return out;
@@ -66,7 +74,7 @@ StageOutput pretrained_elsewhere(StageContext& ctx, const std::string& from) {
 
 StageOutput run_pretrain(StageContext& ctx) {
   const auto& p = ctx.params();
-  if (const std::string from = p.value("from", ""); !from.empty())
+  if (const std::string from = other_run(p, "from"); !from.empty())
     return pretrained_elsewhere(ctx, from);
   const auto& tokens = ctx.input_of_kind("tokenize");
   nlohmann::json job = {{"stage", ctx.instance.id},
@@ -124,17 +132,12 @@ StageOutput run_pretrain(StageContext& ctx) {
   return out;
 }
 
-// With `from`, the checkpoint used, so that a foundation pretrained again is used again; a
-// model other than the checkpoint's is refused here, before any stage runs.
+// With `from`, the checkpoint used, so that a foundation pretrained again is used again (a
+// folder without one is refused here, before any stage runs).
 nlohmann::json pretrain_inputs(const nlohmann::json& params, const PluginHost&) {
-  const std::string from = params.value("from", "");
+  const std::string from = other_run(params, "from");
   if (from.empty()) return nullptr;
   const nlohmann::json m = finished_stage(from, "pretrain", "pretrain: from");
-  if (m.at("results").at("model") != params.at("model"))
-    throw ConfigError(
-        "pretrain: from names a checkpoint of the model {}, but the stage's model is {}; set the "
-        "model to the checkpoint's",
-        m.at("results").at("model").dump(), params.at("model").dump());
   const std::string checkpoint = m.at("artifacts").at("checkpoint");
   return {{"from_checkpoint", checkpoint}, {"fingerprint", file_fingerprint(checkpoint)}};
 }
@@ -144,7 +147,9 @@ nlohmann::json pretrain_inputs(const nlohmann::json& params, const PluginHost&) 
 StageKind pretrain_stage() {
   auto params = training_param_specs("200", "3e-4");
   params.push_back(device_param_spec());
-  params.push_back({"model", "plugin:model", "", "the model (a plugin block)", true});
+  params.push_back({"model", "plugin:model", "",
+                    "the model pretrained here (a plugin block; with from, the checkpoint's)",
+                    true});
   params.push_back({"backend", "plugin:backend", R"({"plugin": "gloo"})",
                     "process-group backend for world_size > 1", false});
   params.push_back({"world_size", "int[1,]", "1",
@@ -154,7 +159,8 @@ StageKind pretrain_stage() {
                     false});
   params.push_back({"from", "string", "\"\"",
                     "a finished pretrain stage of another run (its folder, or the run's): its "
-                    "checkpoint is used and nothing is trained here",
+                    "checkpoint and its model are used and nothing is trained here; own: "
+                    "pretrain the stage's model here",
                     false});
   return {"pretrain", "2", params, run_pretrain, pretrain_inputs, check_training_device};
 }

@@ -20,6 +20,7 @@
 #include "hlm/tokenizer.h"
 #include "hlm/util.h"
 #include "metrics/metrics.h"
+#include "stages/adopted_tokenizer.h"
 #include "stages/finished_stage.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
@@ -81,15 +82,16 @@ class TokenizeRun {
     threads_ = p_.at("threads").get<int>();
     for (const auto& block : p_.at("datasets"))
       datasets_.push_back(ctx.plugins.create<Dataset>("dataset", block.at("plugin"), block));
-    tokenizer_ = ctx.plugins.create<Tokenizer>("tokenizer", p_.at("tokenizer").at("plugin"),
-                                               p_.at("tokenizer"));
+    tokenizer_block_ = p_.at("tokenizer");
+    tokenizer_ = make_tokenizer();
+    if (tokenizer_->needs_fit()) adopt_codebook_source();
     records_ = list_records(datasets_);
     if (records_.empty())
       throw ConfigError("stage '{}': the datasets have no records", ctx.instance.id);
   }
 
   StageOutput run() {
-    if (!p_.value("codebook_from", std::string()).empty() && !tokenizer_->needs_fit())
+    if (!other_run(p_, "codebook_from").empty() && !tokenizer_->needs_fit())
       throw ConfigError("stage '{}': codebook_from gives a codebook, but tokenizer {} uses none",
                         ctx_.instance.id, p_.at("tokenizer").at("plugin").get<std::string>());
     const double fit_start = now_seconds();
@@ -130,28 +132,47 @@ class TokenizeRun {
     }
   }
 
+  std::shared_ptr<Tokenizer> make_tokenizer() const {
+    return ctx_.plugins.create<Tokenizer>("tokenizer", tokenizer_block_.at("plugin"),
+                                          tokenizer_block_);
+  }
+
+  // The finished tokenize stage whose codebook this one uses (codebook_from, else a tokenize
+  // stage it needs), if any, with its token settings taken in place of this stage's.
+  void adopt_codebook_source() {
+    const std::string owner = "stage '" + ctx_.instance.id + "'";
+    if (const std::string from = other_run(p_, "codebook_from"); !from.empty()) {
+      source_ = finished_stage(from, "tokenize", owner + ": codebook_from");
+      source_is_other_run_ = true;
+    } else if (const auto needed = ctx_.inputs_of_kind("tokenize"); !needed.empty()) {
+      source_ = *needed.front();
+    } else {
+      return;
+    }
+    const AdoptedTokenizer adopted = adopt_token_settings(
+        tokenizer_block_, tokenizer_settings_of(*source_), ctx_.plugins, owner);
+    if (adopted.changes.empty()) return;
+    tokenizer_block_ = adopted.block;
+    tokenizer_ = make_tokenizer();
+    std::string changes;
+    for (const std::string& c : adopted.changes) changes += (changes.empty() ? "" : ", ") + c;
+    ctx_.progress("token settings of the codebook's stage taken: " + changes);
+  }
+
   // The codebook the tokenizer assigns with, loaded into it; returns its path.
   std::string codebook() {
     const std::string own = ctx_.stage_dir + "/codebook.bin";
-    if (const std::string from = p_.value("codebook_from", ""); !from.empty()) {
-      const nlohmann::json m =
-          finished_stage(from, "tokenize", "stage '" + ctx_.instance.id + "': codebook_from");
-      const std::string path = m.at("artifacts").value("codebook", std::string());
-      if (path.empty())
+    if (source_) {
+      const std::string path = source_->at("artifacts").value("codebook", std::string());
+      if (path.empty() && source_is_other_run_)
         throw ConfigError("stage '{}': codebook_from names {}, which fitted no codebook",
-                          ctx_.instance.id, m.at("dir").get<std::string>());
-      tokenizer_->load_state(path);  // CheckpointError naming the file if it does not fit
-      ctx_.progress("codebook of " + path + " used (codebook_from)");
-      return path;
-    }
-    if (const auto elsewhere = ctx_.inputs_of_kind("tokenize"); !elsewhere.empty()) {
-      const nlohmann::json& other = *elsewhere.front();
-      const std::string path = other.at("artifacts").value("codebook", std::string());
+                          ctx_.instance.id, source_->at("dir").get<std::string>());
       if (path.empty())
         throw ConfigError("stage '{}' needs a tokenize stage that fitted no codebook ({})",
-                          ctx_.instance.id, other.value("id", std::string("?")));
+                          ctx_.instance.id, source_->value("id", std::string("?")));
       tokenizer_->load_state(path);  // CheckpointError naming the file if it does not fit
-      ctx_.progress("codebook of " + path + " used (not fitted on these records)");
+      ctx_.progress("codebook of " + path + " used" +
+                    (source_is_other_run_ ? " (codebook_from)" : " (not fitted on these records)"));
       return path;
     }
     if (std::filesystem::exists(own)) {
@@ -254,7 +275,7 @@ class TokenizeRun {
                     {"vocab_size", store.vocab_size()}, {"tokenizer", store.tokenizer_identity()},
                     {"descriptors", descriptor_names_}, {"failed_records", failures_},
                     {"fit_seconds", fit_seconds_},      {"tokenize_seconds", tokenize_seconds_},
-                    {"beats_per_s", beats_per_s}};
+                    {"beats_per_s", beats_per_s},       {"tokenizer_settings", tokenizer_block_}};
     std::string md =
         "| records | beats | vocab | beats/s (excl. fit) | codebook fit s |\n"
         "|---|---|---|---|---|\n";
@@ -273,7 +294,10 @@ class TokenizeRun {
   const nlohmann::json& p_;
   int threads_ = 1;
   std::vector<std::shared_ptr<Dataset>> datasets_;
+  nlohmann::json tokenizer_block_;  // the stage's tokenizer, with any adopted token settings
   std::shared_ptr<Tokenizer> tokenizer_;
+  std::optional<nlohmann::json> source_;  // the stage whose codebook is used, if any
+  bool source_is_other_run_ = false;      // source_ came from codebook_from
   std::vector<RecordRef> records_;
   std::mutex mutex_;  // guards failures_ and labels_ while records are read in parallel
   std::vector<std::string> failures_;
@@ -294,7 +318,7 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
   const auto& tokenizer = params.at("tokenizer");
   out["tokenizer"] =
       plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
-  if (const std::string from = params.value("codebook_from", ""); !from.empty()) {
+  if (const std::string from = other_run(params, "codebook_from"); !from.empty()) {
     const std::string codebook = finished_stage(from, "tokenize", "tokenize: codebook_from")
                                      .at("artifacts")
                                      .value("codebook", std::string());
@@ -315,7 +339,8 @@ StageKind tokenize_stage() {
             "most beats kept in memory for fitting a codebook (a uniform sample)", false},
            {"codebook_from", "string", "\"\"",
             "a finished tokenize stage of another run (its folder, or the run's) whose codebook "
-            "is used instead of fitting one (workflows/foundation.yaml)",
+            "and token settings are used instead of fitting one (workflows/foundation.yaml); "
+            "own: fit one here",
             false}},
           run_tokenize,
           tokenize_inputs,
