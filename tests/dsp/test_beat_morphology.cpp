@@ -3,7 +3,9 @@
 // by its amplitude for a scaled one), and codebooks that are not beat windows are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/kmeans.h"
@@ -189,4 +191,58 @@ TEST(BeatMorphology, TimelyTemplatesFallBackToAllBeatsWhereTooFewAreTimely) {
   // The marks must cover every beat.
   EXPECT_THROW(hlm::local_templates(cb.centroids.data(), kPoints, code, std::vector<bool>(3)),
                hlm::InternalError);
+}
+
+namespace {
+
+// The template of beat i as its definition says: for each point, the median (the value at
+// index size / 2 in sorted order) of the beats within kTemplateBeats either side that have a
+// shape and, where at least kMinTemplateShapes such beats are not marked, are not marked.
+std::vector<float> templates_by_definition(const std::vector<float>& shapes, size_t dim,
+                                           const std::vector<int64_t>& row,
+                                           const std::vector<bool>& marks) {
+  const size_t n = row.size(), w = size_t(hlm::kTemplateBeats);
+  std::vector<float> out(n * dim, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t lo = i >= w ? i - w : 0, hi = std::min(n, i + w + 1);
+    size_t unmarked = 0;
+    for (size_t k = lo; k < hi; ++k) unmarked += row[k] >= 0 && !marks[k];
+    const bool leave_marked_out = unmarked >= size_t(hlm::kMinTemplateShapes);
+    for (size_t j = 0; j < dim; ++j) {
+      std::vector<float> v;
+      for (size_t k = lo; k < hi; ++k)
+        if (row[k] >= 0 && !(leave_marked_out && marks[k]))
+          v.push_back(shapes[size_t(row[k]) * dim + j]);
+      std::sort(v.begin(), v.end());
+      if (!v.empty()) out[i * dim + j] = v[v.size() / 2];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// The sliding window gives each beat exactly the template its definition gives, through
+// beats without a shape, repeated values, and stretches where the marked beats are too many to
+// leave out and where they are not.
+TEST(BeatMorphology, TemplatesSlideOverTheRecordExactlyAsDefined) {
+  std::mt19937 rng(7);
+  constexpr size_t kDim = 5;
+  for (const size_t n : {0, 1, 11, 60, 101, 102, 400}) {
+    std::vector<float> shapes(n * kDim);
+    for (float& v : shapes) v = float(rng() % 17) / 4.0f;  // ties on purpose
+    std::vector<int64_t> row(n);
+    std::vector<bool> marks(n);
+    for (size_t i = 0; i < n; ++i) {
+      row[i] = rng() % 9 == 0 ? -1 : int64_t(i);
+      // Marked beats are rare in the first half and most beats in the second.
+      marks[i] = rng() % 100 < (i < n / 2 ? 10u : 95u);
+    }
+    EXPECT_EQ(hlm::local_templates(shapes.data(), kDim, row, marks),
+              templates_by_definition(shapes, kDim, row, marks))
+        << n << " beats";
+    EXPECT_EQ(hlm::local_templates(shapes.data(), kDim, row),
+              templates_by_definition(shapes, kDim, row, std::vector<bool>(n)))
+        << n << " beats, none marked";
+  }
 }

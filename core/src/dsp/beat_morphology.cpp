@@ -46,24 +46,55 @@ float log_distance(double distance, double size) {
   return float(std::log(distance / std::max(size, 1e-9) + 0.01));
 }
 
-// Element-wise median of the shapes of the beats in [lo, hi) with a shape and not left out;
-// zeros when there are none.
-void median_shape(const float* shapes, size_t dim, const std::vector<int64_t>& row,
-                  const std::vector<bool>& left_out, size_t lo, size_t hi,
-                  std::vector<float>& scratch, float* out) {
-  for (size_t j = 0; j < dim; ++j) {
-    scratch.clear();
-    for (size_t k = lo; k < hi; ++k)
-      if (row[k] >= 0 && !left_out[k]) scratch.push_back(shapes[size_t(row[k]) * dim + j]);
-    if (scratch.empty()) {
-      out[j] = 0.0f;
-      continue;
+// The element-wise median of the shapes of a window of beats that slides along a record: each
+// point's values kept sorted, so a beat entering or leaving costs a binary search and a short
+// move instead of a selection over the whole window for every beat. The median is the value
+// at index size / 2 of the sorted values, as std::nth_element picks it.
+class SlidingMedian {
+ public:
+  SlidingMedian(const float* shapes, size_t dim, const std::vector<int64_t>& row)
+      : shapes_(shapes), dim_(dim), row_(row), sorted_(dim) {}
+
+  // Beat k's shape in (true) or out (false) of the window; beats without a shape are never in.
+  void change(size_t k, bool in) {
+    if (row_[k] < 0) return;
+    const float* shape = shapes_ + size_t(row_[k]) * dim_;
+    for (size_t j = 0; j < dim_; ++j) {
+      std::vector<float>& v = sorted_[j];
+      if (in)
+        v.insert(std::upper_bound(v.begin(), v.end(), shape[j]), shape[j]);
+      else
+        remove(v, shape[j]);
     }
-    const auto mid = scratch.begin() + ptrdiff_t(scratch.size() / 2);
-    std::nth_element(scratch.begin(), mid, scratch.end());
-    out[j] = *mid;
   }
-}
+
+  void clear() {
+    for (auto& v : sorted_) v.clear();
+  }
+
+ private:
+  // One copy of x out of v; a NaN, which no search can place, is looked for one by one.
+  static void remove(std::vector<float>& v, float x) {
+    auto it = std::lower_bound(v.begin(), v.end(), x);
+    if (it == v.end() || !(*it == x))
+      it =
+          std::find_if(v.begin(), v.end(), [x](float y) { return std::isnan(x) && std::isnan(y); });
+    if (it != v.end()) v.erase(it);
+  }
+
+ public:
+  // The median of each point over the beats in the window; zeros when there are none.
+  void write(float* out) const {
+    for (size_t j = 0; j < dim_; ++j)
+      out[j] = sorted_[j].empty() ? 0.0f : sorted_[j][sorted_[j].size() / 2];
+  }
+
+ private:
+  const float* shapes_;
+  size_t dim_;
+  const std::vector<int64_t>& row_;
+  std::vector<std::vector<float>> sorted_;
+};
 
 // The q-quantile of v (reordered; v not empty).
 double quantile(std::vector<double>& v, double q) {
@@ -107,13 +138,28 @@ std::vector<float> local_templates(const float* shapes, int points,
   std::vector<size_t> kept_before(n + 1, 0);
   for (size_t k = 0; k < n; ++k)
     kept_before[k + 1] = kept_before[k] + (row_of_beat[k] >= 0 && !marks[k]);
-  std::vector<float> templates(n * dim), scratch;
+  // The window [lo, hi) slides right; while whether enough beats remain to leave the marked
+  // ones out stays the same, beats only enter on the right and leave on the left.
+  std::vector<float> templates(n * dim);
+  SlidingMedian window(shapes, dim, row_of_beat);
+  size_t lo = 0, hi = 0;
+  int mode = -1;  // 1: marked beats left out, 0: every beat with a shape, -1: nothing yet
+  const auto counts = [&](size_t k) { return mode == 0 || !marks[k]; };
   for (size_t i = 0; i < n; ++i) {
-    const size_t lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
-    const size_t hi = std::min(n, i + kTemplateBeats + 1);
-    const bool enough = kept_before[hi] - kept_before[lo] >= size_t(kMinTemplateShapes);
-    median_shape(shapes, dim, row_of_beat, enough ? marks : none, lo, hi, scratch,
-                 templates.data() + i * dim);
+    const size_t new_lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
+    const size_t new_hi = std::min(n, i + kTemplateBeats + 1);
+    const int new_mode =
+        kept_before[new_hi] - kept_before[new_lo] >= size_t(kMinTemplateShapes) ? 1 : 0;
+    if (new_mode != mode) {  // the whole window again
+      window.clear();
+      mode = new_mode;
+      lo = hi = new_lo;
+    }
+    for (; lo < new_lo; ++lo)
+      if (counts(lo)) window.change(lo, false);
+    for (; hi < new_hi; ++hi)
+      if (counts(hi)) window.change(hi, true);
+    window.write(templates.data() + i * dim);
   }
   return templates;
 }
