@@ -39,7 +39,8 @@ fs::path run_with_trees_at_share(const hlm::test::ScratchDir& runs, const std::s
 
 // Every dataset the run evaluated scores as its blend's part `part` alone: macro F1, each
 // class's Se and +P, and AUROC where the task has two classes. The predictions CSV holds each
-// part's probabilities beside the blend's, and the blend's are `part`'s.
+// part's probabilities beside the blend's, and the blend's are `part`'s; paired by record, the
+// blend differs from `part` by exactly nothing, and the head from the trees by their difference.
 void expect_scores_as_part(const fs::path& run, const std::string& part) {
   std::ifstream in(run / "evaluate" / "results.json");
   const std::string report = hlm::test::read_text(run / "report.md");
@@ -55,6 +56,17 @@ void expect_scores_as_part(const fs::path& run, const std::string& part) {
         << cells;
     EXPECT_GT(d["items"].get<int64_t>(), 0) << name;
     EXPECT_EQ(d["macro_f1"], d["parts"][part]["macro_f1"]) << name << " as " << part;
+    // Paired by record: the blend is `part`, so it differs from it by nothing in any draw.
+    EXPECT_EQ(d["parts"][part]["blend_minus_part"]["value"], 0.0) << name;
+    EXPECT_EQ(d["parts"][part]["blend_minus_part"]["ci95"], nlohmann::json::array({0.0, 0.0}));
+    EXPECT_EQ(d["parts_difference"]["of"], "head minus trees") << name;
+    EXPECT_DOUBLE_EQ(d["parts_difference"]["value"].get<double>(),
+                     d["parts"]["head"]["macro_f1"].get<double>() -
+                         d["parts"]["trees"]["macro_f1"].get<double>());
+    const auto& ci = d["parts_difference"]["ci95"];
+    EXPECT_LE(ci[0].get<double>(), ci[1].get<double>()) << name;
+    EXPECT_NE(report.find("Paired by record (macro_f1, 95 % interval): blend minus head "),
+              std::string::npos);
     for (const auto& [c, scores] : d["classes"].items())
       for (const char* key : {"se", "ppv"})
         EXPECT_EQ(scores[key], d["parts"][part]["classes"][c][key]) << name << " " << c << key;

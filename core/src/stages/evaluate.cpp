@@ -364,6 +364,51 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
   return md + "\n" + by_class + "\n";
 }
 
+// The blend against each of its parts, and the first part against the second, paired by
+// record (the same records drawn for both): whether the blend beats the trees alone, and
+// whether the head matches them, beyond record-to-record chance. Adds
+// results["parts"][part]["blend_minus_part"] and results["parts_difference"]; returns the
+// markdown (empty without parts).
+std::string paired_part_differences(const std::vector<ScoredItem>& items, const TokenStore& store,
+                                    const std::vector<std::string>& classes,
+                                    nlohmann::json& results) {
+  if (items.empty() || items.front().parts.empty()) return "";
+  const auto [metric_name, metric] = headline_metric(classes);
+  const auto matrices = [&](const std::function<const std::vector<float>&(const ScoredItem&)>& of) {
+    std::vector<eval::Confusion> per_record;
+    for (auto& [record, m] : record_matrices(items, store, classes.size(), of))
+      per_record.push_back(std::move(m));
+    return per_record;  // in record order, the same for every part
+  };
+  const auto blend = matrices([](const ScoredItem& item) -> const auto& { return item.probs; });
+  std::vector<std::pair<std::string, std::vector<eval::Confusion>>> parts;
+  for (const auto& [part, unused] : items.front().parts)
+    parts.emplace_back(part, matrices([&part = part](const ScoredItem& item) -> const auto& {
+                         return item.parts.at(part);
+                       }));
+  const auto difference = [&](const std::vector<eval::Confusion>& a,
+                              const std::vector<eval::Confusion>& b, nlohmann::json& out) {
+    eval::Confusion pa(classes.size()), pb(classes.size());
+    for (size_t k = 0; k < a.size(); ++k) pa += a[k], pb += b[k];
+    const auto ci = eval::bootstrap_difference_by_record(a, b, metric);
+    out = {{"value", metric(pa) - metric(pb)}, {"ci95", {ci.low, ci.high}}};
+    char text[96];
+    std::snprintf(text, sizeof(text), "%+.3f (%+.3f to %+.3f)", metric(pa) - metric(pb), ci.low,
+                  ci.high);
+    return std::string(text);
+  };
+  std::string md = "\nPaired by record (" + metric_name + ", 95 % interval):";
+  for (const auto& [part, per_record] : parts)
+    md += " blend minus " + part + " " +
+          difference(blend, per_record, results["parts"][part]["blend_minus_part"]) + ";";
+  if (parts.size() == 2)
+    md += " " + parts[0].first + " minus " + parts[1].first + " " +
+          difference(parts[0].second, parts[1].second, results["parts_difference"]) + ";",
+        results["parts_difference"]["of"] = parts[0].first + " minus " + parts[1].first;
+  md.back() = '.';
+  return md + "\n";
+}
+
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an
 // "(AFIB" episode of record_labels.json or not): the unit of the AF detectors that classify
 // each beat. `segments` start every `stride` beats; they overlap when that is shorter than
@@ -755,6 +800,7 @@ StageOutput run_evaluate(StageContext& ctx) {
         if (point.dataset.empty() || point.dataset == dataset.name) points_here.push_back(point);
       r = scores_of(items, store, classes, points_here, table, model_scores.by_record);
       table += part_scores(items, store, classes, r);
+      table += paired_part_differences(items, store, classes, r);
       if (by_beat) {
         const std::vector<ScoredItem> overlapped =
             by_beat_overlap > 1 ? g.overlapping.take() : std::vector<ScoredItem>();
