@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "util/target_clones.h"
 
@@ -88,27 +89,37 @@ void run_pass(const std::vector<Biquad>& sections, const double* in, double* out
 // samples early, settled on its first input, has forgotten its start (to 1e-12 of the
 // signal, far below float precision) when its own samples begin. The segments' recursions
 // are independent, so they fill the vector lanes and the pipeline that a single recursion,
-// bound by its latency, leaves idle. Results do not depend on
-// which clone runs: the file is built without floating-point contraction.
-HLM_TARGET_CLONES("avx512f", "avx2", "default")
-void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, double* out, size_t m,
-                    bool backward, size_t warmup) {
-  using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
-  const size_t k = sections.size();
+// bound by its latency, leaves idle. K sections, known when compiling, keep every state in
+// registers. Results do not depend on which clone runs: the file is built without
+// floating-point contraction.
+template <size_t K>
+inline __attribute__((always_inline)) void run_pass_lanes_of(const std::vector<Biquad>& sections,
+                                                             const double* in, double* out,
+                                                             size_t m, bool backward,
+                                                             size_t warmup) {
+  // Four lanes to a vector register (AVX2), kGroups of them: wider vector types are split
+  // by the compiler into spilled halves, and two independent groups overlap their latencies.
+  using Four = double __attribute__((vector_size(4 * sizeof(double))));
+  constexpr size_t kGroups = kLanes / 4;
   const size_t len = m / kLanes;  // lane j writes [j len, (j + 1) len); the last lane the rest
   // Step i of lane j is at position j len + i - warmup of the pass (counted in its own
   // direction); lane 0 idles on its first sample until its positions begin.
   auto at = [&](ptrdiff_t t) { return backward ? m - 1 - size_t(t) : size_t(t); };
-  Lanes z1[kMaxSections], z2[kMaxSections];
+  Four z1[K][kGroups], z2[K][kGroups], b0[K], b1[K], b2[K], a1[K], a2[K];
+  for (size_t s = 0; s < K; ++s) {
+    b0[s] = Four{} + sections[s].b0, b1[s] = Four{} + sections[s].b1;
+    b2[s] = Four{} + sections[s].b2, a1[s] = Four{} + sections[s].a1;
+    a2[s] = Four{} + sections[s].a2;
+  }
   for (size_t j = 0; j < kLanes; ++j) {
     double s1[kMaxSections], s2[kMaxSections];
     settle(sections, in[at(ptrdiff_t(j * len) - ptrdiff_t(j ? warmup : 0))], s1, s2);
-    for (size_t s = 0; s < k; ++s) z1[s][j] = s1[s], z2[s][j] = s2[s];
+    for (size_t s = 0; s < K; ++s) z1[s][j / 4][j % 4] = s1[s], z2[s][j / 4][j % 4] = s2[s];
   }
   // Blocks of steps are copied lane by lane (sequential reads and writes) into a small
-  // lane-major buffer that the recursion walks with whole-vector loads and stores.
+  // lane-major buffer of plain doubles, which the recursion walks a whole step at a time.
   constexpr size_t kBlock = 64;
-  Lanes block[kBlock];
+  alignas(64) double block[kBlock][kLanes];
   const size_t steps = warmup + len;
   for (size_t i0 = 0; i0 < steps; i0 += kBlock) {
     const size_t nb = std::min(kBlock, steps - i0);
@@ -124,17 +135,18 @@ void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, doubl
         for (size_t b = 0; b < nb; ++b) block[b][j] = src[b];
       }
     }
-    for (size_t b = 0; b < nb; ++b) {
-      Lanes v = block[b];
-      for (size_t s = 0; s < k; ++s) {
-        const Biquad& q = sections[s];
-        const Lanes y = q.b0 * v + z1[s];
-        z1[s] = q.b1 * v - q.a1 * y + z2[s];
-        z2[s] = q.b2 * v - q.a2 * y;
-        v = y;
+    for (size_t b = 0; b < nb; ++b)
+      for (size_t g = 0; g < kGroups; ++g) {
+        Four v;
+        std::memcpy(&v, &block[b][4 * g], sizeof v);
+        for (size_t s = 0; s < K; ++s) {
+          const Four y = b0[s] * v + z1[s][g];
+          z1[s][g] = b1[s] * v - a1[s] * y + z2[s][g];
+          z2[s][g] = b2[s] * v - a2[s] * y;
+          v = y;
+        }
+        std::memcpy(&block[b][4 * g], &v, sizeof v);
       }
-      block[b] = v;
-    }
     if (i0 + nb <= warmup) continue;  // nothing of the lanes' own positions yet
     const size_t first = i0 < warmup ? warmup - i0 : 0;
     for (size_t j = 0; j < kLanes; ++j) {
@@ -145,11 +157,11 @@ void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, doubl
     }
   }
   // The last lane goes on alone over the few samples that did not divide evenly.
-  double s1[kMaxSections], s2[kMaxSections];
-  for (size_t s = 0; s < k; ++s) s1[s] = z1[s][kLanes - 1], s2[s] = z2[s][kLanes - 1];
+  double s1[K], s2[K];
+  for (size_t s = 0; s < K; ++s) s1[s] = z1[s][kGroups - 1][3], s2[s] = z2[s][kGroups - 1][3];
   for (size_t t = kLanes * len; t < m; ++t) {
     double v = in[at(ptrdiff_t(t))];
-    for (size_t s = 0; s < k; ++s) {
+    for (size_t s = 0; s < K; ++s) {
       const Biquad& q = sections[s];
       const double y = q.b0 * v + s1[s];
       s1[s] = q.b1 * v - q.a1 * y + s2[s];
@@ -157,6 +169,21 @@ void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, doubl
       v = y;
     }
     out[at(ptrdiff_t(t))] = v;
+  }
+}
+
+HLM_TARGET_CLONES("avx512f", "avx2", "default")
+void run_pass_lanes(const std::vector<Biquad>& sections, const double* in, double* out, size_t m,
+                    bool backward, size_t warmup) {
+  switch (sections.size()) {
+    case 1:
+      return run_pass_lanes_of<1>(sections, in, out, m, backward, warmup);
+    case 2:
+      return run_pass_lanes_of<2>(sections, in, out, m, backward, warmup);
+    case 3:
+      return run_pass_lanes_of<3>(sections, in, out, m, backward, warmup);
+    default:
+      return run_pass_lanes_of<kMaxSections>(sections, in, out, m, backward, warmup);
   }
 }
 

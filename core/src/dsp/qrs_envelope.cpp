@@ -59,33 +59,46 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
 }
 
 // y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
-// samples against aliasing, then linear interpolation.
+// samples against aliasing, then linear interpolation. The boxcar is taken once at every
+// input sample (a loop that vectorises), as each is read by one or two output samples.
 void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
   const ptrdiff_t h = std::max<ptrdiff_t>(1, std::lround(ratio)) / 2;
   const float inv = 1.0f / float(2 * h + 1);
-  auto box = [&](ptrdiff_t i) {
-    if (h == 0) return x[i];
-    if (i < h || i + h >= nn) {
+  thread_local std::vector<float> boxed;
+  const float* b = x;
+  if (h > 0) {
+    boxed.resize(n);
+    auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
       const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(nn - 1, i + h);
       float sum = 0.0f;
       for (ptrdiff_t k = a; k <= z; ++k) sum += x[k];
       return sum / float(z - a + 1);
+    };
+    const ptrdiff_t inner_end = std::max(h, nn - h);
+    for (ptrdiff_t i = 0; i < std::min(h, nn); ++i) boxed[i] = clipped(i);
+    if (h == 1) {  // 360 Hz and similar
+      for (ptrdiff_t i = 1; i < inner_end; ++i) boxed[i] = (x[i - 1] + x[i] + x[i + 1]) * inv;
+    } else {
+      for (ptrdiff_t i = h; i < inner_end; ++i) {
+        float sum = 0.0f;
+        for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
+        boxed[i] = sum * inv;
+      }
     }
-    if (h == 1) return (x[i - 1] + x[i] + x[i + 1]) * inv;  // 360 Hz and similar
-    float sum = 0.0f;
-    for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
-    return sum * inv;
-  };
+    for (ptrdiff_t i = std::max(h, inner_end); i < nn; ++i) boxed[i] = clipped(i);
+    b = boxed.data();
+  }
   y.resize(m);
   for (ptrdiff_t j = 0; j < m; ++j) {
     const double t = double(j) * ratio;
     const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
     const float f = float(t - double(i));
-    const float a = box(i);
-    y[j] = i + 1 < nn ? a + f * (box(i + 1) - a) : a;
+    const float a = b[i];
+    y[j] = i + 1 < nn ? a + f * (b[i + 1] - a) : a;
   }
+  release_if_large(boxed);
 }
 
 // The band, its slope and the envelope of a resampled lead (see LeadEnvelope).
