@@ -173,6 +173,53 @@ TEST(SyntheticEcg, ScalesThePvcsAmplitudeAndWidth) {
   EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
 }
 
+// pvc_coupling: each PVC falls between that share of the sinus interval and 0.1 more, measured
+// on the compensatory pause (the sinus beats around a PVC are two sinus intervals apart).
+TEST(SyntheticEcg, CouplesThePvcsAtTheGivenShareOfTheSinusInterval) {
+  for (const double coupling : {0.55, 0.75}) {
+    hlm::dsp::SyntheticEcgOptions o;
+    o.seconds = 60;
+    o.pvc_every = 2;
+    o.pvc_coupling = coupling;
+    const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+    int pvcs = 0;
+    for (size_t k = 1; k + 1 < rhythm.beats.size(); ++k) {
+      const auto& b = rhythm.beats[k];
+      if (b.kind != hlm::dsp::SyntheticBeat::kPvc) continue;
+      const double sinus = (rhythm.beats[k + 1].seconds - rhythm.beats[k - 1].seconds) / 2.0;
+      const double share = (b.seconds - rhythm.beats[k - 1].seconds) / sinus;
+      EXPECT_GE(share, coupling - 1e-9) << "beat " << k;
+      EXPECT_LE(share, coupling + 0.1 + 1e-9) << "beat " << k;
+      ++pvcs;
+    }
+    EXPECT_GT(pvcs, 20);
+  }
+  hlm::dsp::SyntheticEcgOptions o;
+  o.pvc_coupling = 0.95;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
+// pvc_forms: the PVCs take every form, the inverted ones with their R wave below the baseline.
+TEST(SyntheticEcg, MakesMultiformPvcs) {
+  hlm::dsp::SyntheticEcgOptions o = noise_free(120);
+  o.pvc_every = 2;
+  o.pvc_forms = 4;
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  int count[4] = {};
+  for (const auto& b : rhythm.beats)
+    if (b.kind == hlm::dsp::SyntheticBeat::kPvc) ++count[b.form];
+  for (int f = 0; f < 4; ++f) EXPECT_GT(count[f], 5) << "form " << f;
+  const auto multi = hlm::dsp::synthesize_ecg("x", o);
+  const auto x = multi.physical(0);
+  int inverted = 0, upright = 0;
+  for (const auto& a : multi.annotations)
+    if (a.code == 5) ++(x[size_t(a.sample)] < 0 ? inverted : upright);
+  EXPECT_GT(inverted, 10);
+  EXPECT_GT(upright, 10);
+  o.pvc_forms = 5;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
 // pvc_onset_seconds: sinus rhythm alone before it, the pattern from it on.
 TEST(SyntheticEcg, StartsThePvcPatternAtItsOnset) {
   hlm::dsp::SyntheticEcgOptions o;

@@ -37,6 +37,14 @@ const std::vector<Wave> kPvc[2] = {
     {{0.0, 0.026, 1.40, false}, {0.065, 0.030, -0.35, false}, {0.30, 0.075, -0.45, true}},
     {{0.010, 0.028, 1.00, false}, {0.075, 0.028, -0.20, false}, {0.30, 0.070, -0.35, true}}};
 
+// The forms of multiform PVCs (SyntheticEcgOptions::pvc_forms): amplitude, width and polarity
+// against the first, the generator's own. Polarity flips the whole complex, T wave included.
+struct PvcForm {
+  double amplitude, width, sign;
+};
+constexpr PvcForm kPvcForms[4] = {
+    {1.0, 1.0, 1.0}, {0.7, 1.4, -1.0}, {1.2, 1.2, -1.0}, {0.5, 1.6, 1.0}};
+
 void check(bool ok, const std::string& what) {
   if (!ok) throw ConfigError("synthetic ECG: {}", what);
 }
@@ -76,6 +84,8 @@ void check_options(const SyntheticEcgOptions& o) {
   check(o.t_wave_amplitude >= 0 && o.t_wave_amplitude <= 5, "t_wave_amplitude must be in [0, 5]");
   check(o.pvc_amplitude > 0 && o.pvc_amplitude <= 5, "pvc_amplitude must be in (0, 5]");
   check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");
+  check(o.pvc_forms >= 1 && o.pvc_forms <= 4, "pvc_forms must be in [1, 4]");
+  check(o.pvc_coupling >= 0.3 && o.pvc_coupling <= 0.9, "pvc_coupling must be in [0.3, 0.9]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
   check(o.rr_std_seconds >= 0 && o.noise_mv >= 0 && o.baseline_mv >= 0,
         "rr_std_seconds, noise_mv and baseline_mv must be >= 0");
@@ -104,11 +114,14 @@ void add_beats(Leads& x, const SyntheticRhythm& rhythm, const SyntheticEcgOption
         const bool p_wave = b.kind == SyntheticBeat::kNormal && w == 0;
         if (p_wave && b.in_af) continue;  // AF: no P waves
         const bool pvc = b.kind == SyntheticBeat::kPvc;
+        const PvcForm& form = kPvcForms[pvc ? b.form : 0];
         // A wider PVC complex stretches its waves' widths and their offsets from the R wave.
-        const double shape = pvc && !wv.follows_rr ? o.pvc_width : 1.0;
+        const double shape = pvc && !wv.follows_rr ? o.pvc_width * form.width : 1.0;
         const double off = (wv.follows_rr ? wv.offset_s * stretch : wv.offset_s) * shape;
         const double width = (wv.follows_rr ? wv.width_s * stretch : wv.width_s) * shape;
-        const double scale = pvc ? o.pvc_amplitude : wv.follows_rr ? o.t_wave_amplitude : 1.0;
+        const double scale = pvc             ? o.pvc_amplitude * form.amplitude * form.sign
+                             : wv.follows_rr ? o.t_wave_amplitude
+                                             : 1.0;
         add_gaussian(x[lead], fs, b.seconds + off, width,
                      wv.amp_mv * scale * lead_gain[lead] * mod * jitter);
       }

@@ -82,11 +82,14 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
         t >= o.pvc_onset_seconds &&
         (o.pvc_every >= 2 ? normals >= o.pvc_every - 1 : !last_pvc && rng.unit() < o.pvc_rate);
     if (pvc_next) {
-      // Premature ventricular beat: coupled at 55-65 % of the RR; in sinus rhythm the next
-      // sinus beat keeps its timing (full compensatory pause).
-      const double v = t + rr * (0.55 + 0.1 * rng.unit());
+      // Premature ventricular beat: coupled at pvc_coupling to 0.1 more of the RR; in sinus
+      // rhythm the next sinus beat keeps its timing (full compensatory pause).
+      const double v = t + rr * (o.pvc_coupling + 0.1 * rng.unit());
       if (v >= o.seconds) break;
-      r.beats.push_back({v, SyntheticBeat::kPvc, in_af(v)});
+      // A single form draws nothing, so records made before pvc_forms came out the same.
+      const int form =
+          o.pvc_forms > 1 ? std::min(int(rng.unit() * o.pvc_forms), o.pvc_forms - 1) : 0;
+      r.beats.push_back({v, SyntheticBeat::kPvc, in_af(v), form});
       t = in_af(v) ? v + 1.15 * af_rr_draw() : t + 2.0 * rr;
       last_pvc = true;
       normals = 0;

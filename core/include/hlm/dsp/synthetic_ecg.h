@@ -28,9 +28,16 @@ struct SyntheticEcgOptions {
   // block, the ventricular rate halved with each T wave left alone in a long interval.
   // Below 0: never.
   double av_block_onset_seconds = -1.0;
-  double t_wave_amplitude = 1.0;   // scale of the sinus beats' T waves (tall T waves above 1)
-  double pvc_amplitude = 1.0;      // scale of the PVC waves (below 1: smaller than sinus beats)
-  double pvc_width = 1.0;          // scale of the PVC complex's duration (above 1: wider)
+  double t_wave_amplitude = 1.0;  // scale of the sinus beats' T waves (tall T waves above 1)
+  double pvc_amplitude = 1.0;     // scale of the PVC waves (below 1: smaller than sinus beats)
+  double pvc_width = 1.0;         // scale of the PVC complex's duration (above 1: wider)
+  // PVC morphologies, 1 to 4: each PVC takes one of them at random (multiform ectopy). The
+  // first is the generator's own; the others are smaller or taller, wider, and of either
+  // polarity (synthetic_ecg.cpp's kPvcForms), on top of pvc_amplitude and pvc_width.
+  int pvc_forms = 1;
+  // The earliest PVC coupling as a share of the sinus RR; each PVC falls within 0.1 of the RR
+  // after it (0.55: within or just past the T wave at fast rates; 0.75: late-coupled).
+  double pvc_coupling = 0.55;
   double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
   double af_rate_bpm = 100.0;      // mean ventricular rate in AF
   double noise_mv = 0.01;          // white measurement noise, standard deviation
@@ -47,6 +54,7 @@ struct SyntheticBeatTime {
   double seconds = 0.0;
   SyntheticBeat kind = SyntheticBeat::kNormal;
   bool in_af = false;
+  int form = 0;  // a PVC's morphology, below SyntheticEcgOptions::pvc_forms
 };
 
 // The beat train alone (no waveform): RR tachogram, PVC placement and AF episodes.
