@@ -69,7 +69,8 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   EXPECT_NE(report.find("### Published results"), std::string::npos) << report;
   EXPECT_NE(report.find("| Llamedo & Martinez 2011 | DS1->DS2"), std::string::npos) << report;
   // ... and so does always answering the majority class on this run's items.
-  EXPECT_NE(report.find("| always N (the majority baseline) | this run's items of holdout | "
+  EXPECT_NE(report.find("| always N (the majority baseline) | this run's items of holdout "
+                        "[backbone=full] | "
                         "accuracy "),
             std::string::npos)
       << report;
@@ -78,7 +79,7 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
             std::string::npos);
   // The codebook and pretraining saw every fold's records, unlabelled: the report says so.
   EXPECT_NE(report.find("(transductive inside DS1)"), std::string::npos);
-  const auto& d = results["datasets"]["holdout"];
+  const auto& d = results["datasets"]["holdout [backbone=full]"];
   EXPECT_EQ(d["records"], 22);  // every DS1 record, each scored once
   EXPECT_GT(d["items"].get<int64_t>(), 45000);
   for (const char* c : {"S", "V"})
@@ -114,7 +115,8 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
         << part << ": " << d.dump().substr(0, 300);
   // vars.trees_weight (1 by default): the trees alone make the prediction, the share fixed
   // and not fit on the validation records.
-  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads null
+  // not const: a missing key reads null
+  auto tuned = run.manifest("finetune[backbone=full,fold=0,seed=0]");
   EXPECT_EQ(tuned["results"]["trees"]["weight"], 1.0) << tuned["results"].dump().substr(0, 300);
   EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "trees_weight");
   EXPECT_EQ(d["macro_f1"], d["parts"]["trees"]["macro_f1"]);
@@ -125,6 +127,20 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
                         "token store (beat minus template at -0.250 s / template QRS ... beat "
                         "minus template at +0.400 s / template QRS, lead 2)"),
             std::string::npos)
+      << report;
+  // The head from random weights beside the pretrained one, on the same beats and paired
+  // (vars.backbones): the model itself is the trees on both sides, and so are the trees, so
+  // the head alone is the one row.
+  ASSERT_EQ(results["comparisons"].size(), 1u) << results["comparisons"].dump();
+  const auto& head_row = results["comparisons"][0];
+  EXPECT_EQ(head_row["scored"], "head alone");
+  EXPECT_EQ(head_row["records"], 22);
+  EXPECT_EQ(head_row["pretrained_value"], d["parts"]["head"]["macro_f1"]);
+  EXPECT_EQ(head_row["scratch_value"],
+            results["datasets"]["holdout [backbone=scratch]"]["parts"]["head"]["macro_f1"]);
+  EXPECT_LE(head_row["ci95"][0].get<double>(), head_row["difference"].get<double>() + 1e-12);
+  EXPECT_GE(head_row["ci95"][1].get<double>(), head_row["difference"].get<double>() - 1e-12);
+  EXPECT_NE(report.find("| holdout | backbone=full | head alone | macro_f1 | "), std::string::npos)
       << report;
   // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.
   EXPECT_NE(report.find("| tokenize_test | | left out: when.files_exist: none of its 22 file(s)"),
@@ -178,10 +194,10 @@ TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
 TEST(ClinicalWorkflows, MitdbAamiScoresTheTestRecordsWithAModelOfAllTrainingRecords) {
   if (!fs::exists(kData + "/mitdb/104.dat")) GTEST_SKIP() << kData << "/mitdb is absent";
   const CiRun run("workflows/mitdb-aami.yaml", "hlm_mitdb_aami_test",
-                  "'vars.test_records=[\"102\", \"104\"]' 'vars.fold=[0]'");
+                  "'vars.test_records=[\"102\", \"104\"]' 'vars.fold=[0]' 'vars.backbones=[full]'");
   const std::string report = run.report();
   const auto results = run.results("evaluate_test");
-  const auto& d = results["datasets"]["test records"];
+  const auto& d = results["datasets"]["test records [backbone=full]"];
   ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
   EXPECT_EQ(d["records"], 2);
   EXPECT_GT(d["items"].get<int64_t>(), 4000);  // 102 and 104 hold 2187 + 2229 beats
@@ -197,12 +213,13 @@ TEST(ClinicalWorkflows, MitdbAamiTransductiveSwitchPretrainsOnTestSignalsAndSays
   hlm::test::ScratchDir runs("hlm_mitdb_aami_transductive");
   const auto r = hlm::test::run_hlm(
       "run workflows/mitdb-aami.yaml vars.size=ci 'vars.test_records=[\"102\", \"104\"]' "
-      "'vars.fold=[0]' vars.pretrain_on=transductive --runs-dir " +
+      "'vars.fold=[0]' vars.pretrain_on=transductive 'vars.backbones=[full]' --runs-dir " +
       runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto run_dir = hlm::test::run_dir_of(r.output);
   EXPECT_EQ(hlm::test::stage_manifest(run_dir, "tokenize")["results"]["records"], 24);
-  const auto tuned = hlm::test::stage_manifest(run_dir, "finetune_all[seed=0]")["results"];
+  const auto tuned =
+      hlm::test::stage_manifest(run_dir, "finetune_all[backbone=full,seed=0]")["results"];
   EXPECT_EQ(tuned["train_records"].size(), 20u);  // DS1 less its 2 validation records
   for (const auto& name : tuned["train_records"]) {
     EXPECT_NE(name, "102");
@@ -231,12 +248,14 @@ TEST(ClinicalWorkflows, MitdbAamiStopsBeforeAnyWorkWhenOnlySomeTestRecordsArePre
 TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
   if (!fs::exists(kData + "/ltafdb/00.atr")) GTEST_SKIP() << kData << "/ltafdb is absent";
   const CiRun run("workflows/af-rhythm.yaml", "hlm_af_rhythm",
-                  "vars.afdb_dir=" + kData + "/ltafdb 'vars.afdb_records=[\"100\",\"101\"]'");
+                  "vars.afdb_dir=" + kData +
+                      "/ltafdb 'vars.afdb_records=[\"100\",\"101\"]' 'vars.backbones=[full]'");
   ASSERT_TRUE(run.ok());
   const auto results = run.results();
   for (const std::string name :
-       {"ltafdb test records [segment_beats=41]", "ltafdb test records [segment_beats=128]",
-        "mitdb [segment_beats=41]", "mitdb [segment_beats=128]"}) {
+       {"ltafdb test records [backbone=full, segment_beats=41]",
+        "ltafdb test records [backbone=full, segment_beats=128]",
+        "mitdb [backbone=full, segment_beats=41]", "mitdb [backbone=full, segment_beats=128]"}) {
     const auto& d = results["datasets"][name];
     ASSERT_TRUE(d.is_object()) << name << " missing: " << results.dump().substr(0, 400);
     EXPECT_TRUE(d.contains("auroc")) << name;
@@ -258,12 +277,13 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
       }
     }
   }
-  EXPECT_EQ(results["datasets"]["mitdb [segment_beats=41]"]["records"], 2);  // 201 and 203
+  EXPECT_EQ(results["datasets"]["mitdb [backbone=full, segment_beats=41]"]["records"],
+            2);  // 201 and 203
 
   // The second model, RR intervals alone, scores all three; afdb beside Zhou and Petrenas.
   const auto rr = run.results("evaluate_rr");
   for (const std::string beats : {"41", "128"}) {
-    const auto& afdb = rr["datasets"]["afdb [segment_beats=" + beats + "]"];
+    const auto& afdb = rr["datasets"]["afdb [backbone=full, segment_beats=" + beats + "]"];
     ASSERT_TRUE(afdb.is_object()) << beats << " missing: " << rr.dump().substr(0, 400);
     EXPECT_EQ(afdb["records"], 2) << beats;
     // Labelled from the .atr rhythm: both records hold AF and non-AF stretches.
@@ -273,12 +293,14 @@ TEST(ClinicalWorkflows, AfRhythmScoresLtafdbTestRecordsMitdbAndAfdb) {
     // By beat too, where the trees blend with the head.
     EXPECT_GT(afdb["by_beat"]["items"].get<int64_t>(), afdb["items"].get<int64_t>()) << beats;
     EXPECT_EQ(afdb["by_beat"]["at_published_points"].size(), 2u) << beats;
+    EXPECT_EQ(rr["datasets"]["ltafdb test records [backbone=full, segment_beats=" + beats + "]"]
+                ["at_published_points"]
+                    .size(),
+              2u);
     EXPECT_EQ(
-        rr["datasets"]["ltafdb test records [segment_beats=" + beats + "]"]["at_published_points"]
+        rr["datasets"]["mitdb [backbone=full, segment_beats=" + beats + "]"]["at_published_points"]
             .size(),
-        2u);
-    EXPECT_EQ(rr["datasets"]["mitdb [segment_beats=" + beats + "]"]["at_published_points"].size(),
-              1u);
+        1u);
   }
 }
 
@@ -287,9 +309,9 @@ TEST(ClinicalWorkflows, AfRhythmHoldsOutTheLtafdbRecordsItsVariableNames) {
   if (!fs::exists(kData + "/ltafdb/00.atr")) GTEST_SKIP() << kData << "/ltafdb is absent";
   const CiRun run("workflows/af-rhythm.yaml", "hlm_af_rhythm_named",
                   "vars.folds=0 'vars.ltafdb_test_records=[\"03\", \"07\"]' "
-                  "'vars.sizes.ci.segment_beats=[41]'");
+                  "'vars.sizes.ci.segment_beats=[41]' 'vars.backbones=[full]'");
   ASSERT_TRUE(run.ok());
-  const auto tuned = run.manifest("finetune[segment_beats=41]")["results"];
+  const auto tuned = run.manifest("finetune[backbone=full,segment_beats=41]")["results"];
   EXPECT_EQ(tuned["holdout_records"].get<std::set<std::string>>(),
             (std::set<std::string>{"03", "07"}));
   for (const auto& name : tuned["train_records"]) {
@@ -297,7 +319,9 @@ TEST(ClinicalWorkflows, AfRhythmHoldsOutTheLtafdbRecordsItsVariableNames) {
     EXPECT_NE(name, "07");
   }
   EXPECT_FALSE(tuned.contains("fold"));
-  EXPECT_EQ(run.results()["datasets"]["ltafdb test records [segment_beats=41]"]["records"], 2);
+  EXPECT_EQ(
+      run.results()["datasets"]["ltafdb test records [backbone=full, segment_beats=41]"]["records"],
+      2);
 }
 
 TEST(ClinicalWorkflows, AfRhythmLeavesAfdbOutWithoutItsFolderAndRefusesHalfOfIt) {
@@ -321,9 +345,10 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
     GTEST_SKIP() << kData << "/challenge2017 is absent";
   const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017");
   const std::string report = run.report();
-  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads as null
+  // not const: a missing key reads as null
+  auto tuned = run.manifest("finetune[backbone=full,fold=0,seed=0]");
   const auto results = run.results();
-  const auto& d = results["datasets"]["holdout"];
+  const auto& d = results["datasets"]["holdout [backbone=full]"];
   EXPECT_EQ(d["records"], 40);  // one item per record: its segments pooled
   EXPECT_EQ(d["items"], 40);
   const double score = d["cinc2017_score"];
@@ -381,6 +406,14 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
     EXPECT_LE(alone["cinc2017_score"].get<double>(), 1.0);
   }
   EXPECT_NE(report.find("Each part of the blend alone (cinc2017_score): head "), std::string::npos);
+  // The same model from random weights (vars.backbones), paired on the same records: the
+  // blend, and its head alone; not the trees, which do not read the backbone.
+  std::set<std::string> compared;
+  for (const auto& row : results["comparisons"]) {
+    compared.insert(row["scored"].get<std::string>());
+    EXPECT_EQ(row["records"], 40);
+  }
+  EXPECT_EQ(compared, (std::set<std::string>{"blend", "head alone"})) << results["comparisons"];
 }
 
 // A record too short for a segment (A00420: fewer beats than min_segment_beats) counts where
@@ -391,11 +424,12 @@ TEST(ClinicalWorkflows, Challenge2017FitsTheTreesShareOnEveryValidationRecordThe
   std::string records = "A00420";
   for (int i = 1; i <= 40; ++i)
     records += ",A000" + std::string(i < 10 ? "0" : "") + std::to_string(i);
-  const CiRun run(
-      "workflows/challenge2017.yaml", "hlm_challenge2017_short",
-      "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records + "]' finetune.validation_records=30");
+  const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017_short",
+                  "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records +
+                      "]' finetune.validation_records=30 'vars.backbones=[full]'");
   const std::string& output = run.output();
-  auto tuned = run.manifest("finetune[fold=0,seed=0]");  // not const: a missing key reads as null
+  // not const: a missing key reads as null
+  auto tuned = run.manifest("finetune[backbone=full,fold=0,seed=0]");
   // A00420 is the short one: its beats are fewer than min_segment_beats in this store too.
   EXPECT_NE(output.find("too short for a segment (A00420"), std::string::npos) << output;
   const auto& results = tuned["results"];
@@ -436,12 +470,12 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     // 300 rounds asked (the ci size asks 20, all of which its validation record keeps), so
     // early stopping cuts back and keeping its rounds in the refit is seen.
     const auto r = hlm::test::run_hlm(
-        "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
+        "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' 'vars.backbones=[full]' "
         "vars.sizes.ci.tree_rounds=300 " +
         c.overrides + " --runs-dir " + tuned_runs.path.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const fs::path run_dir = hlm::test::run_dir_of(r.output);
-    const std::string stage = "finetune[fold=0,seed=0]";
+    const std::string stage = "finetune[backbone=full,fold=0,seed=0]";
     const auto trees = hlm::test::stage_manifest(run_dir, stage)["results"]["trees"];
     EXPECT_EQ(trees["weight"], c.weight) << c.overrides;
     EXPECT_EQ(trees["weight_from"], "trees_weight");
@@ -452,7 +486,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
     rounds_of[c.overrides] = trees["rounds"];
     const auto results =
         nlohmann::json::parse(hlm::test::read_text(run_dir / "evaluate" / "results.json"));
-    const auto& d = results["datasets"]["holdout"];
+    const auto& d = results["datasets"]["holdout [backbone=full]"];
     EXPECT_EQ(d["cinc2017_score"], d["parts"][c.part]["cinc2017_score"]) << d.dump().substr(0, 400);
   }
   EXPECT_FALSE(trees_of[plain].empty());
@@ -463,7 +497,7 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_EQ(rounds_of[plain], rounds_of[refit]);
   hlm::test::ScratchDir runs("hlm_challenge2017_trees_refused");
   const std::string base =
-      "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' "
+      "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' 'vars.backbones=[full]' "
       "--runs-dir " +
       runs.path.string() + " ";
   const auto no_validation =
@@ -514,10 +548,11 @@ TEST(ClinicalWorkflows, Challenge2017ScoresTheRecordsOfTestDirWithItsOwnLabels) 
     ++copied;
   }
   own.close();
-  const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017_test",
-                  "vars.test_dir=" + test_dir.path.string() + " 'vars.fold=[0]'");
+  const CiRun run(
+      "workflows/challenge2017.yaml", "hlm_challenge2017_test",
+      "vars.test_dir=" + test_dir.path.string() + " 'vars.fold=[0]' 'vars.backbones=[full]'");
   const auto results = run.results("evaluate_test");
-  const auto& d = results["datasets"]["test_dir"];
+  const auto& d = results["datasets"]["test_dir [backbone=full]"];
   ASSERT_TRUE(d.is_object()) << results.dump().substr(0, 400);
   EXPECT_EQ(d["records"], 20);
   EXPECT_EQ(d["items"], 20);

@@ -152,6 +152,7 @@ TEST(FinetuneEvaluate, EvaluateComparesThePretrainedBackboneWithRandomWeightsPai
     EXPECT_EQ(c["pretrained"], "backbone=full");
     EXPECT_EQ(c["scratch"], "backbone=scratch");
     EXPECT_EQ(c["metric"], "macro_f1");
+    EXPECT_EQ(c["scored"], "model");  // no trees: the head is the model
     const std::string d = c["dataset"];
     const double expected =
         results["datasets"][d + " [backbone=full]"]["macro_f1"].get<double>() -
@@ -171,7 +172,8 @@ TEST(FinetuneEvaluate, EvaluateComparesThePretrainedBackboneWithRandomWeightsPai
   EXPECT_EQ(datasets, (std::set<std::string>{"holdout", "more"}));
   const std::string report = hlm::test::read_text(run.run_dir / "report.md");
   EXPECT_NE(report.find("### Pretrained against random weights"), std::string::npos);
-  EXPECT_NE(report.find("| holdout | backbone=full | macro_f1 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| holdout | backbone=full | model | macro_f1 |"), std::string::npos)
+      << report;
 }
 
 TEST(FinetuneEvaluate, BackboneModesActAndEarlyStoppingKeepsTheBestValidatedStep) {

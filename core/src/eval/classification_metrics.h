@@ -18,6 +18,10 @@ class Confusion {
   explicit Confusion(size_t classes);
   void add(size_t truth, size_t predicted, int64_t count = 1);
   Confusion& operator+=(const Confusion& other);
+  bool operator==(const Confusion& other) const {  // the same classes and counts
+    return classes_ == other.classes_ && counts_ == other.counts_;
+  }
+  bool operator!=(const Confusion& other) const { return !(*this == other); }
 
   size_t classes() const { return classes_; }
   int64_t at(size_t truth, size_t predicted) const { return counts_[truth * classes_ + predicted]; }

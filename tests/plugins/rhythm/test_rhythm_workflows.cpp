@@ -70,5 +70,6 @@ TEST(RhythmWorkflows, MitdbRunsEndToEndOnAFewRecords) {
       "--runs-dir " +
       runs.path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("evaluate: holdout: accuracy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("evaluate: holdout [backbone=full]: accuracy"), std::string::npos)
+      << r.output;
 }
