@@ -142,6 +142,25 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   EXPECT_GE(head_row["ci95"][1].get<double>(), head_row["difference"].get<double>() - 1e-12);
   EXPECT_NE(report.find("| holdout | backbone=full | head alone | macro_f1 | "), std::string::npos)
       << report;
+  // The four side by side on the same records, each against the trees, paired by record: the
+  // head's row is the parts' own head-minus-trees, and the blend is the trees here.
+  const auto& lm = results["language_model"]["holdout [backbone=full]"];
+  EXPECT_EQ(lm["records"], 22) << lm;
+  const auto& rows = lm["rows"];
+  for (const char* row :
+       {"head, pretrained backbone", "head, random weights", "trees", "blend (pretrained)"})
+    EXPECT_TRUE(rows.contains(row)) << row;
+  EXPECT_EQ(rows["head, pretrained backbone"]["value"], d["parts"]["head"]["macro_f1"]);
+  EXPECT_EQ(rows["head, random weights"]["value"], head_row["scratch_value"]);
+  EXPECT_EQ(rows["trees"]["value"], d["parts"]["trees"]["macro_f1"]);
+  EXPECT_EQ(rows["head, pretrained backbone"]["minus_trees"]["value"],
+            d["parts_difference"]["value"]);
+  EXPECT_EQ(rows["head, pretrained backbone"]["minus_trees"]["ci95"],
+            d["parts_difference"]["ci95"]);
+  EXPECT_EQ(rows["blend (pretrained)"]["minus_trees"]["value"], 0.0);
+  EXPECT_FALSE(rows["trees"].contains("minus_trees"));
+  EXPECT_NE(report.find("#### holdout [backbone=full]: the heart language model beside the trees"),
+            std::string::npos);
   // DS2 is not in ../shared/data: the DS1->DS2 stages are left out, and the report says why.
   EXPECT_NE(report.find("| tokenize_test | | left out: when.files_exist: none of its 22 file(s)"),
             std::string::npos)
@@ -414,6 +433,12 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
     EXPECT_EQ(row["records"], 40);
   }
   EXPECT_EQ(compared, (std::set<std::string>{"blend", "head alone"})) << results["comparisons"];
+  // And the four side by side, each but the trees against the trees, paired by record.
+  const auto& rows = results["language_model"]["holdout [backbone=full]"]["rows"];
+  ASSERT_EQ(rows.size(), 4u) << results["language_model"];
+  for (const auto& [row, r] : rows.items())
+    EXPECT_EQ(r.contains("minus_trees"), row != "trees") << row;
+  EXPECT_EQ(rows["blend (pretrained)"]["value"], d["cinc2017_score"]);
 }
 
 // A record too short for a segment (A00420: fewer beats than min_segment_beats) counts where

@@ -28,6 +28,7 @@
 #include "hlm/token_store.h"
 #include "ops/compute.h"
 #include "plots/confusion_plot.h"
+#include "stages/model_comparisons.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beats_of_segments.h"
@@ -202,19 +203,6 @@ std::string store_of(const StageContext& ctx, const nlohmann::json& tuned,
   return dataset.stage.empty()
              ? tuned.at("artifacts").at("token_store").get<std::string>()
              : ctx.inputs.at(dataset.stage).at("artifacts").at("token_store").get<std::string>();
-}
-
-// The figure two models are compared by: the Challenge 2017 score when the classes include N,
-// A and O, else macro F1.
-std::pair<std::string, std::function<double(const eval::Confusion&)>> headline_metric(
-    const std::vector<std::string>& classes) {
-  std::vector<size_t> cinc;
-  for (const char* c : {"N", "A", "O"})
-    if (auto it = std::find(classes.begin(), classes.end(), c); it != classes.end())
-      cinc.push_back(size_t(it - classes.begin()));
-  if (cinc.size() == 3)
-    return {"cinc2017_score", [cinc](const eval::Confusion& m) { return eval::mean_f1(m, cinc); }};
-  return {"macro_f1", [](const eval::Confusion& m) { return eval::macro_f1(m); }};
 }
 
 // Each record's confusion matrix, an item's prediction the most probable class of
@@ -454,101 +442,6 @@ std::string beat_scores(const std::vector<ScoredItem>& segments, const TokenStor
   return "\n#### By beat\n\nEach beat of the segments, with " + from +
          " and its own rhythm as reference (" + std::to_string(beats.size()) +
          " beats; a record's last beats that make no whole segment are not scored):\n\n" + table;
-}
-
-// What each model scored on one dataset, record by record: the model itself and, for a blend,
-// each of its parts alone.
-struct ScoredModel {
-  std::vector<std::string> classes;
-  std::map<std::string, eval::Confusion> by_record;
-  std::map<std::string, std::map<std::string, eval::Confusion>> parts_by_record;  // [part]
-};
-
-// One row of the pretrained-against-random table: `pretrained` against `scratch` (records ->
-// matrix) over the records both scored, the difference of the headline metric with a paired
-// interval. Appends to results["comparisons"]; returns the markdown row (empty when no record
-// was scored by both).
-std::string comparison_row(const std::string& dataset, const std::string& full_label,
-                           const std::string& scratch_label, const std::string& what,
-                           const std::vector<std::string>& classes,
-                           const std::map<std::string, eval::Confusion>& pretrained_by_record,
-                           const std::map<std::string, eval::Confusion>& scratch_by_record,
-                           nlohmann::json& results) {
-  std::vector<eval::Confusion> a, b;
-  for (const auto& [record, m] : pretrained_by_record)
-    if (auto it = scratch_by_record.find(record); it != scratch_by_record.end()) {
-      a.push_back(m);
-      b.push_back(it->second);
-    }
-  if (a.empty()) return "";
-  const auto [metric_name, metric] = headline_metric(classes);
-  eval::Confusion pooled_a(a.front().classes()), pooled_b(b.front().classes());
-  for (size_t k = 0; k < a.size(); ++k) pooled_a += a[k], pooled_b += b[k];
-  const double pretrained = metric(pooled_a), from_random = metric(pooled_b);
-  const double difference = pretrained - from_random;
-  const auto ci = eval::bootstrap_difference_by_record(a, b, metric);
-  const size_t majority = eval::majority_class(pooled_a);
-  const double baseline = metric(eval::always_answering(pooled_a, majority));
-  results["comparisons"].push_back({{"dataset", dataset},
-                                    {"pretrained", full_label},
-                                    {"scratch", scratch_label},
-                                    {"scored", what},
-                                    {"metric", metric_name},
-                                    {"records", a.size()},
-                                    {"pretrained_value", pretrained},
-                                    {"scratch_value", from_random},
-                                    {"majority_baseline", baseline},
-                                    {"difference", difference},
-                                    {"ci95", {ci.low, ci.high}}});
-  char row[560];
-  std::snprintf(row, sizeof(row),
-                "| %s | %s | %s | %s | %.3f | %.3f | %.3f (%s) | %+.3f (%+.3f to %+.3f) | %s |\n",
-                dataset.c_str(), full_label.c_str(), what.c_str(), metric_name.c_str(), pretrained,
-                from_random, baseline, classes[majority].c_str(), difference, ci.low, ci.high,
-                ci.low > 0    ? "pretrained better"
-                : ci.high < 0 ? "random weights better"
-                              : "no difference shown");
-  return row;
-}
-
-// Pretrained against random weights: every model with backbone=scratch beside the same model
-// with backbone=full, on each dataset: the models themselves and, for blends, each part. A
-// blend or part that scores every record the same from both does not read the backbone (the
-// boosted trees; a blend that is the trees alone) and is left out. Adds
-// results["comparisons"]; returns the markdown.
-std::string pretraining_comparisons(
-    const std::map<std::string, std::map<std::string, ScoredModel>>& scored,
-    nlohmann::json& results) {
-  std::string md;
-  for (const auto& [dataset, models] : scored)
-    for (const auto& [label, scratch] : models) {
-      const size_t at = label.find("backbone=scratch");
-      if (at == std::string::npos) continue;
-      const std::string full_label = label.substr(0, at) + "backbone=full" +
-                                     label.substr(at + std::string("backbone=scratch").size());
-      const auto full = models.find(full_label);
-      if (full == models.end()) continue;
-      const bool blend = !scratch.parts_by_record.empty();
-      if (!blend || full->second.by_record != scratch.by_record)
-        md += comparison_row(dataset, full_label, label, blend ? "blend" : "model", scratch.classes,
-                             full->second.by_record, scratch.by_record, results);
-      for (const auto& [part, by_record] : full->second.parts_by_record)
-        if (auto it = scratch.parts_by_record.find(part);
-            it != scratch.parts_by_record.end() && it->second != by_record)
-          md += comparison_row(dataset, full_label, label, part + " alone", scratch.classes,
-                               by_record, it->second, results);
-    }
-  if (md.empty()) return "";
-  return "### Pretrained against random weights\n\nThe same head and fine-tuning from the "
-         "pretrained backbone and from random weights, on the same items: the model and, for a "
-         "blend, each part, where they read the backbone (the trees do not); the interval "
-         "resamples "
-         "the records both scored, the same draw for both (paired), so it is narrower than the "
-         "two models' own intervals side by side. Always answering the majority class (named) "
-         "is scored the same way.\n\n| dataset | pretrained model | scored | metric | "
-         "pretrained | random weights | always | pretrained - random (95 % CI) | verdict "
-         "|\n|---|---|---|---|---|---|---|---|---|\n" +
-         md + "\n";
 }
 
 // The published operating points (evaluate's published_points), checked against every model's
@@ -800,7 +693,7 @@ StageOutput run_evaluate(StageContext& ctx) {
   StageOutput out;
   out.results["datasets"] = nlohmann::json::object();
   std::string first_line;
-  std::map<std::string, std::map<std::string, ScoredModel>> scored;  // [dataset][model label]
+  ScoredModels scored;  // [dataset][model label]
   for (const auto& [label, instances] : models) {
     for (const auto& dataset : datasets) {
       // Held-out records: each fold's models score their own. Another dataset: every model
