@@ -142,6 +142,9 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   EXPECT_GE(head_row["ci95"][1].get<double>(), head_row["difference"].get<double>() - 1e-12);
   EXPECT_NE(report.find("| holdout | backbone=full | head alone | macro_f1 | "), std::string::npos)
       << report;
+  EXPECT_NE(report.find("so not shown: holdout [backbone=full]: blend; holdout [backbone=full]: "
+                        "trees alone."),
+            std::string::npos);
   // The four side by side on the same records, each against the trees, paired by record: the
   // head's row is the parts' own head-minus-trees, and the blend is the trees here.
   const auto& lm = results["language_model"]["holdout [backbone=full]"];

@@ -70,9 +70,6 @@ std::string comparison_row(const std::string& dataset, const std::string& full_l
   return row;
 }
 
-// Pretrained against random weights: the models themselves and, for blends, each part. A blend
-// or part that scores every record the same from both does not read the backbone (the boosted
-// trees; a blend that is the trees alone) and is left out.
 // Each record's matrix of `by_record`, in the order of `records` (which it holds).
 std::vector<eval::Confusion> in_order(const std::map<std::string, eval::Confusion>& by_record,
                                       const std::vector<std::string>& records) {
@@ -113,7 +110,10 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
                    " (95 % CI) | minus the trees (95 % CI) |\n|---|---|---|\n";
   for (const auto& [row, per_record] : rows) {
     eval::Confusion pooled(full.classes.size()), pooled_trees(full.classes.size());
-    for (size_t k = 0; k < records.size(); ++k) pooled += per_record[k], pooled_trees += by_trees[k];
+    for (size_t k = 0; k < records.size(); ++k) {
+      pooled += per_record[k];
+      pooled_trees += by_trees[k];
+    }
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     nlohmann::json& r = out["rows"][row];
     r = {{"value", metric(pooled)}, {"ci95", {ci.low, ci.high}}};
@@ -136,8 +136,11 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
 
 }  // namespace
 
+// Pretrained against random weights: the models themselves and, for blends, each part. A blend
+// or part that scores every record the same from both does not read the backbone (the boosted
+// trees; a blend that is the trees alone) and is left out, and named.
 std::string pretraining_comparisons(const ScoredModels& scored, nlohmann::json& results) {
-  std::string md, language_model;
+  std::string md, language_model, same;
   for (const auto& [dataset, models] : scored)
     for (const auto& [label, scratch] : models) {
       const size_t at = label.find("backbone=scratch");
@@ -146,28 +149,33 @@ std::string pretraining_comparisons(const ScoredModels& scored, nlohmann::json& 
                                      label.substr(at + std::string("backbone=scratch").size());
       const auto full = models.find(full_label);
       if (full == models.end()) continue;
-      const bool blend = !scratch.parts_by_record.empty();
-      if (!blend || full->second.by_record != scratch.by_record)
-        md += comparison_row(dataset, full_label, label, blend ? "blend" : "model", scratch.classes,
-                             full->second.by_record, scratch.by_record, results);
+      const std::string name = dataset + " [" + full_label + "]";
+      const auto row = [&](const std::string& what, const auto& a, const auto& b) {
+        if (what != "model" && a == b)
+          same += (same.empty() ? "" : "; ") + name + ": " + what;
+        else
+          md += comparison_row(dataset, full_label, label, what, scratch.classes, a, b, results);
+      };
+      row(scratch.parts_by_record.empty() ? "model" : "blend", full->second.by_record,
+          scratch.by_record);
       for (const auto& [part, by_record] : full->second.parts_by_record)
-        if (auto it = scratch.parts_by_record.find(part);
-            it != scratch.parts_by_record.end() && it->second != by_record)
-          md += comparison_row(dataset, full_label, label, part + " alone", scratch.classes,
-                               by_record, it->second, results);
-      language_model +=
-          language_model_table(dataset + " [" + full_label + "]", full->second, scratch, results);
+        if (auto it = scratch.parts_by_record.find(part); it != scratch.parts_by_record.end())
+          row(part + " alone", by_record, it->second);
+      language_model += language_model_table(name, full->second, scratch, results);
     }
-  if (md.empty()) return "";
+  if (md.empty() && language_model.empty()) return "";
   return "### Pretrained against random weights\n\nThe same head and fine-tuning from the "
          "pretrained backbone and from random weights, on the same items: the model and, for a "
-         "blend, each part, where they read the backbone (the trees do not); the interval "
-         "resamples "
-         "the records both scored, the same draw for both (paired), so it is narrower than the "
-         "two models' own intervals side by side. Always answering the majority class (named) "
-         "is scored the same way.\n\n| dataset | pretrained model | scored | metric | "
-         "pretrained | random weights | always | pretrained - random (95 % CI) | verdict "
-         "|\n|---|---|---|---|---|---|---|---|---|\n" +
+         "blend, each part; the interval resamples the records both scored, the same draw for "
+         "both (paired), so it is narrower than the two models' own intervals side by side. "
+         "Always answering the majority class (named) is scored the same way." +
+         (same.empty() ? std::string()
+                       : " The same on every record from both backbones (they do not read it), "
+                         "so not shown: " +
+                             same + ".") +
+         "\n\n| dataset | pretrained model | scored | metric | pretrained | random weights | "
+         "always | pretrained - random (95 % CI) | verdict |\n|---|---|---|---|---|---|---|---|"
+         "---|\n" +
          md + language_model + "\n";
 }
 

@@ -72,4 +72,9 @@ TEST(RhythmWorkflows, MitdbRunsEndToEndOnAFewRecords) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("evaluate: holdout [backbone=full]: accuracy"), std::string::npos)
       << r.output;
+  // Fine-tuned from random weights too (vars.backbones): a head without trees is the model,
+  // compared with the pretrained one on the same beats.
+  const std::string report = hlm::test::read_text(hlm::test::report_path(r.output));
+  EXPECT_NE(report.find("| holdout | backbone=full | model | macro_f1 | "), std::string::npos)
+      << report;
 }
