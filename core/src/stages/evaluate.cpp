@@ -288,10 +288,12 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
 // A blended model's parts alone (items' parts: the head and the boosted trees), by the
 // headline metric with its interval by record and by each class's Se, +P and F1: what each
 // part brings, and to which class (a blend can trade one class for another while its
-// headline barely moves). Adds results["parts"]; returns the markdown (empty without parts).
-std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& store,
-                        const std::vector<std::string>& classes, nlohmann::json& results) {
-  if (items.empty() || items.front().parts.empty()) return "";
+// headline barely moves). `model` holds the parts' matrices by record, of `items`. Adds
+// results["parts"]; returns the markdown (empty without parts).
+std::string part_scores(const std::vector<ScoredItem>& items, const ScoredModel& model,
+                        nlohmann::json& results) {
+  if (items.empty() || model.parts_by_record.empty()) return "";
+  const std::vector<std::string>& classes = model.classes;
   const auto [metric_name, metric] = headline_metric(classes);
   std::string md = "\nEach part of the blend alone (" + metric_name + "):";
   std::string by_class = "\n| part |";
@@ -301,12 +303,7 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
   by_class += "\n";
   eval::Confusion reference(classes.size());  // the items' classes, for the baseline's row
   for (const auto& item : items) reference.add(size_t(item.truth), size_t(item.truth));
-  for (const auto& [part, unused] : items.front().parts) {
-    const auto by_record =
-        record_matrices(items, store, classes.size(),
-                        [&part = part](const ScoredItem& item) -> const std::vector<float>& {
-                          return item.parts.at(part);
-                        });
+  for (const auto& [part, by_record] : model.parts_by_record) {
     std::vector<eval::Confusion> per_record;
     eval::Confusion pooled(classes.size());
     for (const auto& [record, m] : by_record) per_record.push_back(m), pooled += m;
@@ -357,23 +354,19 @@ std::string part_scores(const std::vector<ScoredItem>& items, const TokenStore& 
 // whether the head matches them, beyond record-to-record chance. Adds
 // results["parts"][part]["blend_minus_part"] and results["parts_difference"]; returns the
 // markdown (empty without parts).
-std::string paired_part_differences(const std::vector<ScoredItem>& items, const TokenStore& store,
-                                    const std::vector<std::string>& classes,
-                                    nlohmann::json& results) {
-  if (items.empty() || items.front().parts.empty()) return "";
+std::string paired_part_differences(const ScoredModel& model, nlohmann::json& results) {
+  if (model.parts_by_record.empty()) return "";
+  const std::vector<std::string>& classes = model.classes;
   const auto [metric_name, metric] = headline_metric(classes);
-  const auto matrices = [&](const std::function<const std::vector<float>&(const ScoredItem&)>& of) {
+  const auto matrices = [](const std::map<std::string, eval::Confusion>& by_record) {
     std::vector<eval::Confusion> per_record;
-    for (auto& [record, m] : record_matrices(items, store, classes.size(), of))
-      per_record.push_back(std::move(m));
+    for (const auto& [record, m] : by_record) per_record.push_back(m);
     return per_record;  // in record order, the same for every part
   };
-  const auto blend = matrices([](const ScoredItem& item) -> const auto& { return item.probs; });
+  const auto blend = matrices(model.by_record);
   std::vector<std::pair<std::string, std::vector<eval::Confusion>>> parts;
-  for (const auto& [part, unused] : items.front().parts)
-    parts.emplace_back(part, matrices([&part = part](const ScoredItem& item) -> const auto& {
-                         return item.parts.at(part);
-                       }));
+  for (const auto& [part, by_record] : model.parts_by_record)
+    parts.emplace_back(part, matrices(by_record));
   const auto difference = [&](const std::vector<eval::Confusion>& a,
                               const std::vector<eval::Confusion>& b, nlohmann::json& out) {
     eval::Confusion pa(classes.size()), pb(classes.size());
@@ -729,8 +722,8 @@ StageOutput run_evaluate(StageContext& ctx) {
                             [&part = part](const ScoredItem& item) -> const std::vector<float>& {
                               return item.parts.at(part);
                             });
-      table += part_scores(items, store, classes, r);
-      table += paired_part_differences(items, store, classes, r);
+      table += part_scores(items, model_scores, r);
+      table += paired_part_differences(model_scores, r);
       if (by_beat) {
         const std::vector<ScoredItem> overlapped =
             by_beat_overlap > 1 ? g.overlapping.take() : std::vector<ScoredItem>();

@@ -108,12 +108,11 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
                    std::to_string(records.size()) + " records, " + metric_name +
                    "; against the trees, paired by record (95 %):\n\n| | " + metric_name +
                    " (95 % CI) | minus the trees (95 % CI) |\n|---|---|---|\n";
+  eval::Confusion pooled_trees(full.classes.size());
+  for (const auto& m : by_trees) pooled_trees += m;
   for (const auto& [row, per_record] : rows) {
-    eval::Confusion pooled(full.classes.size()), pooled_trees(full.classes.size());
-    for (size_t k = 0; k < records.size(); ++k) {
-      pooled += per_record[k];
-      pooled_trees += by_trees[k];
-    }
+    eval::Confusion pooled(full.classes.size());
+    for (const auto& m : per_record) pooled += m;
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     nlohmann::json& r = out["rows"][row];
     r = {{"value", metric(pooled)}, {"ci95", {ci.low, ci.high}}};
