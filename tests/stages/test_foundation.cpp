@@ -3,7 +3,8 @@
 // tokenizes with its codebook and token settings (codebook_from; its own descriptors kept) and
 // fine-tunes its checkpoint and model (pretrain's from) instead of pretraining its own, and its
 // evaluation names the scored record the foundation saw; `own` makes its own; a folder without
-// the stage is refused, naming what to give. challenge2017.yaml takes it as vars.pretrained.
+// the stage is refused, naming what to give. challenge2017.yaml takes it as vars.pretrained, and
+// af-rhythm.yaml its rhythm vocabulary and checkpoint.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,6 +23,7 @@ namespace {
 const char* kData =
     " 'vars.datasets=[{plugin: wfdb, dir: workflows/data/mitdb, records: [\"119\"]},"
     " {plugin: synthetic, records: 2, seconds: 120, sampling_hz: 360, seed: 5}]'"
+    " 'vars.rhythm_datasets=[{plugin: wfdb, dir: workflows/data/mitdb, records: [\"119\"]}]'"
     " vars.data_dir=/nonexistent vars.size=ci";
 
 // One foundation run shared by the tests below.
@@ -39,7 +41,10 @@ const fs::path& foundation_run() {
 TEST(Foundation, AnotherWorkflowFineTunesItsCheckpointWithItsCodebook) {
   const fs::path& foundation = foundation_run();
   const auto pretrained = stage_manifest(foundation, "pretrain");
+  // 119's beat and rhythm tokens, the two synthetic records' beat tokens: 119 counted once.
   EXPECT_EQ(pretrained["results"]["pretrained_records"].size(), 3u) << pretrained.dump();
+  EXPECT_EQ(pretrained["results"]["tokenizers"].size(), 2u) << pretrained.dump();
+  EXPECT_EQ(pretrained["results"]["eval_loss_by_store"].size(), 2u) << pretrained.dump();
   hlm::test::ScratchDir runs("hlm_from_foundation");
   const auto r = run_hlm("run tests/fixtures/from_foundation.yaml --runs-dir " +
                          runs.path.string() + " vars.foundation=" + foundation.string());
@@ -107,6 +112,44 @@ TEST(Foundation, Challenge2017FineTunesItGivenAsVarsPretrained) {
             stage_manifest(foundation, "tokenize")["results"]["tokenizer"]);
   EXPECT_EQ(stage_manifest(run, "pretrain")["artifacts"]["checkpoint"],
             stage_manifest(foundation, "pretrain")["artifacts"]["checkpoint"]);
+}
+
+// A weight that is no positive number, or one per store too many, is refused naming the key:
+// the first before any stage runs, the second when the stores are known, before training.
+TEST(Foundation, StoreWeightsAreCheckedBeforeAnyStageRuns) {
+  hlm::test::ScratchDir runs("hlm_foundation_weights");
+  const std::string run = "run workflows/foundation.yaml --runs-dir " + runs.path.string() + kData;
+  const auto zero = run_hlm(run + " 'vars.store_weights=[1, 0]'");
+  expect_refused(zero, "store_weights holds 0");
+  for (const auto& entry : fs::recursive_directory_iterator(runs.path))  // nothing tokenized
+    EXPECT_NE(entry.path().filename(), "tokens.hlmt") << entry.path();
+  expect_refused(run_hlm(run + " 'vars.store_weights=[1, 1, 1]'"),
+                 "store_weights has 3 weights for the 2 tokenize stages");
+}
+
+// af-rhythm's first model takes the foundation's rhythm token settings (ids after its beat
+// codes) and checkpoint; segments no longer than the foundation's context.
+TEST(Foundation, AfRhythmFineTunesItsRhythmVocabulary) {
+  const std::string data = HLM_TEST_DATA_DIR;
+  if (!fs::exists(data + "/ltafdb/00.atr")) GTEST_SKIP() << data << "/ltafdb is absent";
+  const fs::path& foundation = foundation_run();
+  hlm::test::ScratchDir runs("hlm_af_from_foundation");
+  const auto r =
+      run_hlm("run workflows/af-rhythm.yaml vars.size=ci vars.ltafdb_dir=" + data +
+              "/ltafdb vars.mitdb_dir=workflows/data/mitdb 'vars.mitdb_records=[\"208\"]'"
+              " 'vars.segment_beats=[41]' 'vars.backbones=[full]' --runs-dir " +
+              runs.path.string() + " vars.pretrained=" + foundation.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run = hlm::test::run_dir_of(r.output);
+  const auto theirs = stage_manifest(foundation, "tokenize_rhythm");
+  for (const char* stage : {"tokenize", "tokenize_mitdb"}) {
+    const auto tokens = stage_manifest(run, stage);
+    EXPECT_EQ(tokens["results"]["tokenizer"], theirs["results"]["tokenizer"]) << stage;
+    EXPECT_EQ(tokens["results"]["tokenizer_settings"]["first_token"], 36) << stage;
+  }
+  EXPECT_EQ(stage_manifest(run, "pretrain")["artifacts"]["checkpoint"],
+            stage_manifest(foundation, "pretrain")["artifacts"]["checkpoint"]);
+  EXPECT_NE(r.output.find("first_token 4 -> 36"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -107,6 +107,9 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"evaluate.device", "the GPU (WorkflowOnCuda.*); refused where it cannot run"},
     {"scale-analysis.device", "the ranks' device, as pretrain's (PretrainOnCuda.*)"},
     {"pretrain.from", "another run's checkpoint, nothing trained (Foundation.*)"},
+    {"pretrain.store_weights",
+     "each store's share of the windows (WindowSampler.StoresShareTheWindowsByWeight..., "
+     "Foundation.StoreWeightsAreCheckedBeforeAnyStageRuns)"},
     {"tokenize.codebook_from", "another run's codebook, nothing fitted (Foundation.*)"},
 };
 

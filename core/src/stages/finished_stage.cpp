@@ -28,6 +28,12 @@ std::vector<fs::path> candidate_stages(const fs::path& path) {
 
 nlohmann::json finished_stage(const std::string& path, const std::string& kind,
                               const std::string& param) {
+  return finished_stage(path, kind, param, nullptr, "");
+}
+
+nlohmann::json finished_stage(const std::string& path, const std::string& kind,
+                              const std::string& param, const StageChoice& chosen,
+                              const std::string& which) {
   const std::string what =
       "; give the folder of a finished " + kind + " stage, or the run folder holding it";
   if (!fs::is_directory(path)) throw ConfigError("{}: '{}' is no folder{}", param, path, what);
@@ -35,13 +41,16 @@ nlohmann::json finished_stage(const std::string& path, const std::string& kind,
   for (const fs::path& dir : candidate_stages(path)) {
     auto manifest = read_manifest(dir.string());
     if (!manifest || manifest->value("kind", "") != kind) continue;
+    if (chosen && !chosen(*manifest)) continue;
     (*manifest)["dir"] = fs::absolute(dir).lexically_normal().string();
     matches.push_back(*manifest);
   }
-  if (matches.empty()) throw ConfigError("{}: '{}' holds no {} stage{}", param, path, kind, what);
+  const std::string with = which.empty() ? "" : " " + which;
+  if (matches.empty())
+    throw ConfigError("{}: '{}' holds no {} stage{}{}", param, path, kind, with, what);
   if (matches.size() > 1)
-    throw ConfigError("{}: '{}' holds {} {} stages; name the stage's own folder", param, path,
-                      matches.size(), kind);
+    throw ConfigError("{}: '{}' holds {} {} stages{}; name the stage's own folder", param, path,
+                      matches.size(), kind, with);
   const nlohmann::json& m = matches.front();
   if (m.value("status", "") != "done")
     throw ConfigError(

@@ -2,6 +2,7 @@
 // `codebook_from`): one checkpoint or codebook, made once (workflows/foundation.yaml) and used
 // by many workflows.
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +14,14 @@ namespace hlm {
 // or it did not finish. The manifest's "dir" is the stage folder found.
 nlohmann::json finished_stage(const std::string& path, const std::string& kind,
                               const std::string& param);
+
+// As above, counting only the stages of that kind whose manifest `chosen` accepts (a run with
+// two tokenize stages, one per tokenizer); `which` says what they are chosen by, for the
+// errors ("with tokenizer rhythm").
+using StageChoice = std::function<bool(const nlohmann::json& manifest)>;
+nlohmann::json finished_stage(const std::string& path, const std::string& kind,
+                              const std::string& param, const StageChoice& chosen,
+                              const std::string& which);
 
 // The run named by `key` in a stage's params (pretrain's `from`, tokenize's `codebook_from`):
 // "" when the stage makes its own ("own", or nothing given).

@@ -1,5 +1,6 @@
 // pretrain: model plugin + token store -> foundation checkpoint. world_size > 1 runs the
 // ranks as processes through the multiproc runner, all-reducing over the backend plugin.
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/stage.h"
@@ -36,24 +37,32 @@ std::vector<std::string> record_names(const std::string& token_store) {
   return names;
 }
 
+// The tokenizer identities a pretrain stage's checkpoint reads: one per token store it was
+// pretrained on (`tokenizers`), or its one `tokenizer` for a stage of one store.
+std::vector<std::string> tokenizers_read(const nlohmann::json& results) {
+  if (results.contains("tokenizers")) return results.at("tokenizers");
+  return {results.value("tokenizer", std::string())};
+}
+
 // pretrain with `from`: no training here; the checkpoint of a finished pretrain stage of
 // another run (workflows/foundation.yaml), whose tokens must be this workflow's.
 StageOutput pretrained_elsewhere(StageContext& ctx, const std::string& from) {
   const nlohmann::json& tokens = ctx.input_of_kind("tokenize");
   const nlohmann::json m =
       finished_stage(from, "pretrain", "stage '" + ctx.instance.id + "': from");
-  const std::string theirs = m.at("results").value("tokenizer", std::string());
+  const std::vector<std::string> theirs = tokenizers_read(m.at("results"));
   const std::string ours = tokens.at("results").value("tokenizer", std::string());
-  if (theirs != ours)
+  if (std::find(theirs.begin(), theirs.end(), ours) == theirs.end())
     throw ConfigError(
         "stage '{}': the checkpoint of {} was pretrained on tokens of {}, but this workflow's "
         "tokens are {}; give its tokenize stage codebook_from the same run (and that run's "
         "tokenizer settings)",
-        ctx.instance.id, m.at("dir").get<std::string>(), theirs, ours);
+        ctx.instance.id, m.at("dir").get<std::string>(), nlohmann::json(theirs).dump(), ours);
   StageOutput out;
   out.artifacts["checkpoint"] = m.at("artifacts").at("checkpoint");
   out.results = m.at("results");
   out.results["from"] = m.at("dir");
+  out.results["tokenizer"] = ours;  // the tokens fine-tuning reads, of those it was pretrained on
   if (!out.results.contains("pretrained_records") && m.at("results").contains("token_store"))
     out.results["pretrained_records"] = record_names(m.at("results").at("token_store"));
   const size_t seen = out.results.value("pretrained_records", nlohmann::json::array()).size();
@@ -72,11 +81,62 @@ StageOutput pretrained_elsewhere(StageContext& ctx, const std::string& from) {
   return out;
 }
 
+// Every token store a pretrain stage reads (one per tokenize stage in its needs, in order):
+// their paths, tokenizers and records.
+struct TokenInputs {
+  std::vector<std::string> stores, tokenizers, records;
+  std::vector<uint64_t> tokens;
+};
+
+TokenInputs token_inputs(const StageContext& ctx) {
+  TokenInputs in;
+  for (const nlohmann::json* t : ctx.inputs_of_kind("tokenize")) {
+    in.stores.push_back(t->at("artifacts").at("token_store"));
+    in.tokenizers.push_back(t->at("results").at("tokenizer"));
+    const TokenStore store = TokenStore::open(in.stores.back(), /*verify_checksum=*/false);
+    in.tokens.push_back(store.token_count());
+    for (size_t r = 0; r < store.record_count(); ++r) {
+      const std::string& name = store.record(r).name;  // a record in both stores counts once
+      if (std::find(in.records.begin(), in.records.end(), name) == in.records.end())
+        in.records.push_back(name);
+    }
+  }
+  const auto& weights = ctx.params().at("store_weights");
+  if (!weights.empty() && weights.size() != in.stores.size())
+    throw ConfigError(
+        "stage '{}': store_weights has {} weights for the {} tokenize stages it needs; give one "
+        "per tokenize stage, in the order of needs, or none (each store by its tokens)",
+        ctx.instance.id, weights.size(), in.stores.size());
+  return in;
+}
+
+// The stores, their tokens, each one's share of the training windows and its held-out loss.
+std::string stores_table(const TokenInputs& in, const nlohmann::json& p, const nlohmann::json& r) {
+  const auto& weights = p.at("store_weights");
+  const auto losses = r.value("eval_loss_by_store", std::vector<double>());
+  double total = 0;
+  for (size_t k = 0; k < in.stores.size(); ++k)
+    total += weights.empty() ? double(in.tokens[k]) : weights[k].get<double>();
+  std::string out =
+      "| token store | tokenizer | tokens | share of windows | held-out loss |\n"
+      "|---|---|---|---|---|\n";
+  for (size_t k = 0; k < in.stores.size(); ++k) {
+    const double w = weights.empty() ? double(in.tokens[k]) : weights[k].get<double>();
+    char row[640];
+    std::snprintf(row, sizeof(row), "| %s | %s | %llu | %.3f | %s |\n", in.stores[k].c_str(),
+                  in.tokenizers[k].c_str(), (unsigned long long)in.tokens[k], w / total,
+                  k < losses.size() ? std::to_string(losses[k]).substr(0, 6).c_str() : "");
+    out += row;
+  }
+  return out;
+}
+
 StageOutput run_pretrain(StageContext& ctx) {
   const auto& p = ctx.params();
   if (const std::string from = other_run(p, "from"); !from.empty())
     return pretrained_elsewhere(ctx, from);
   const auto& tokens = ctx.input_of_kind("tokenize");
+  const TokenInputs in = token_inputs(ctx);
   nlohmann::json job = {{"stage", ctx.instance.id},
                         {"model", p.at("model")},
                         {"backend", p.at("backend")},
@@ -84,6 +144,10 @@ StageOutput run_pretrain(StageContext& ctx) {
                         {"token_store", tokens.at("artifacts").at("token_store")},
                         {"out_dir", ctx.stage_dir},
                         {"max_restarts", p.at("max_restarts")}};
+  if (in.stores.size() > 1) {
+    job["token_stores"] = in.stores;
+    job["store_weights"] = p.at("store_weights");
+  }
   const int world = p.at("world_size").get<int>();
   ctx.progress("training on " + std::to_string(world) + " rank(s), " +
                std::to_string(p.at("steps").get<int64_t>()) + " steps");
@@ -101,8 +165,11 @@ StageOutput run_pretrain(StageContext& ctx) {
   out.results["tokenizer"] = tokens.at("results").at("tokenizer");
   // What it has seen, so that a record scored later can be named as transductive.
   out.results["token_store"] = tokens.at("artifacts").at("token_store");
-  out.results["pretrained_records"] =
-      record_names(tokens.at("artifacts").at("token_store").get<std::string>());
+  out.results["pretrained_records"] = in.records;
+  if (in.stores.size() > 1) {
+    out.results["tokenizers"] = in.tokenizers;
+    out.results["token_stores"] = in.stores;
+  }
   std::vector<double> losses = r.at("losses");
   char table[512];
   std::snprintf(table, sizeof(table),
@@ -112,7 +179,7 @@ StageOutput run_pretrain(StageContext& ctx) {
                 r.at("loss_last").get<double>(), r.at("eval_loss").get<double>(),
                 r.at("tokens_per_s").get<double>(), r.at("mfu").get<double>());
   out.report_md =
-      std::string(table) +
+      std::string(table) + (in.stores.size() > 1 ? "\n" + stores_table(in, p, r) : "") +
       (r.contains("gpu") ? "\nGPU (rank 0): " + gpu_usage_text(r.at("gpu")) + "\n" : "") +
       "\nLoss curve (step: loss): " + loss_curve(losses, 8) + "\n";
   std::string plot_note;
@@ -142,6 +209,17 @@ nlohmann::json pretrain_inputs(const nlohmann::json& params, const PluginHost&) 
   return {{"from_checkpoint", checkpoint}, {"fingerprint", file_fingerprint(checkpoint)}};
 }
 
+// Before any stage runs: the training device, and weights that are positive numbers.
+void check_pretrain(const workflow::StageInstance& instance) {
+  check_training_device(instance);
+  for (const auto& w : instance.params.at("store_weights"))
+    if (!w.is_number() || !(w.get<double>() > 0))
+      throw ConfigError(
+          "{}:{}: stage '{}': store_weights holds {}; give each store's share as a number above "
+          "0",
+          instance.file, instance.line, instance.id, w.dump());
+}
+
 }  // namespace
 
 StageKind pretrain_stage() {
@@ -162,7 +240,12 @@ StageKind pretrain_stage() {
                     "checkpoint and its model are used and nothing is trained here; own: "
                     "pretrain the stage's model here",
                     false});
-  return {"pretrain", "2", params, run_pretrain, pretrain_inputs, check_training_device};
+  params.push_back({"store_weights", "list", "[]",
+                    "with several tokenize stages in needs (a foundation's beat and rhythm "
+                    "tokens), each one's share of the training windows, in the order of needs; "
+                    "[]: each store by its tokens",
+                    false});
+  return {"pretrain", "2", params, run_pretrain, pretrain_inputs, check_pretrain};
 }
 
 }  // namespace hlm

@@ -73,6 +73,19 @@ std::string record_list(const std::vector<RecordRef>& records) {
   return out;
 }
 
+// The finished tokenize stage at `path` (a stage folder, or a run holding it) whose tokenizer is
+// the plugin `ours` names: a foundation run has one per tokenizer.
+nlohmann::json tokenize_stage_of(const std::string& path, const nlohmann::json& ours,
+                                 const std::string& param) {
+  const std::string plugin = ours.at("plugin");
+  return finished_stage(
+      path, "tokenize", param,
+      [&](const nlohmann::json& m) {
+        return tokenizer_settings_of(m).value("plugin", "") == plugin;
+      },
+      "with tokenizer " + plugin);
+}
+
 // One tokenize stage's work: the codebook (fitted on a sample, reused from another stage, or
 // kept from an interrupted run), then the token store written record by record in parallel,
 // then every record's labels; failed records are collected, not fatal, unless all fail.
@@ -84,16 +97,15 @@ class TokenizeRun {
       datasets_.push_back(ctx.plugins.create<Dataset>("dataset", block.at("plugin"), block));
     tokenizer_block_ = p_.at("tokenizer");
     tokenizer_ = make_tokenizer();
-    if (tokenizer_->needs_fit()) adopt_codebook_source();
+    // A tokenizer without a codebook still takes another run's token settings (a foundation's
+    // rhythm tokens: their bins and first id).
+    if (tokenizer_->needs_fit() || !other_run(p_, "codebook_from").empty()) adopt_codebook_source();
     records_ = list_records(datasets_);
     if (records_.empty())
       throw ConfigError("stage '{}': the datasets have no records", ctx.instance.id);
   }
 
   StageOutput run() {
-    if (!other_run(p_, "codebook_from").empty() && !tokenizer_->needs_fit())
-      throw ConfigError("stage '{}': codebook_from gives a codebook, but tokenizer {} uses none",
-                        ctx_.instance.id, p_.at("tokenizer").at("plugin").get<std::string>());
     const double fit_start = now_seconds();
     if (tokenizer_->needs_fit()) out_.artifacts["codebook"] = codebook();
     fit_seconds_ = now_seconds() - fit_start;
@@ -142,7 +154,7 @@ class TokenizeRun {
   void adopt_codebook_source() {
     const std::string owner = "stage '" + ctx_.instance.id + "'";
     if (const std::string from = other_run(p_, "codebook_from"); !from.empty()) {
-      source_ = finished_stage(from, "tokenize", owner + ": codebook_from");
+      source_ = tokenize_stage_of(from, tokenizer_block_, owner + ": codebook_from");
       source_is_other_run_ = true;
     } else if (const auto needed = ctx_.inputs_of_kind("tokenize"); !needed.empty()) {
       source_ = *needed.front();
@@ -319,10 +331,11 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
   out["tokenizer"] =
       plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
   if (const std::string from = other_run(params, "codebook_from"); !from.empty()) {
-    const std::string codebook = finished_stage(from, "tokenize", "tokenize: codebook_from")
-                                     .at("artifacts")
-                                     .value("codebook", std::string());
-    out["codebook_from"] = {{"codebook", codebook}, {"fingerprint", file_fingerprint(codebook)}};
+    const nlohmann::json m = tokenize_stage_of(from, tokenizer, "tokenize: codebook_from");
+    const std::string codebook = m.at("artifacts").value("codebook", std::string());
+    out["codebook_from"] = {{"codebook", codebook},
+                            {"fingerprint", file_fingerprint(codebook)},
+                            {"tokenizer", tokenizer_settings_of(m)}};
   }
   return out;
 }
@@ -338,9 +351,10 @@ StageKind tokenize_stage() {
            {"fit_sample_cap", "int[1,]", "400000",
             "most beats kept in memory for fitting a codebook (a uniform sample)", false},
            {"codebook_from", "string", "\"\"",
-            "a finished tokenize stage of another run (its folder, or the run's) whose codebook "
-            "and token settings are used instead of fitting one (workflows/foundation.yaml); "
-            "own: fit one here",
+            "a finished tokenize stage of another run (its folder, or the run's: its tokenize "
+            "stage with this stage's tokenizer plugin) whose codebook and token settings are "
+            "used instead of fitting one (workflows/foundation.yaml); a tokenizer without a "
+            "codebook takes its token settings; own: fit one here",
             false}},
           run_tokenize,
           tokenize_inputs,

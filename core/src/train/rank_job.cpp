@@ -173,7 +173,16 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
 
   torch::manual_seed(train.options.seed);  // same initial weights everywhere (then broadcast)
   auto model = plugins.create<Model>("model", job.at("model").at("plugin"), job.at("model"));
-  auto store = TokenStore::open(job.at("token_store"));
+  // One store, or several (token_stores, with store_weights: a foundation's beat and rhythm
+  // tokens).
+  std::vector<TokenStore> stores;
+  for (const auto& path : job.contains("token_stores")
+                              ? job.at("token_stores")
+                              : nlohmann::json::array({job.at("token_store")}))
+    stores.push_back(TokenStore::open(path.get<std::string>()));
+  std::vector<const TokenStore*> store_list;
+  for (const TokenStore& s : stores) store_list.push_back(&s);
+  train.store_weights = job.value("store_weights", std::vector<double>());
   const int64_t log_every = std::max<int64_t>(1, train.options.log_every);
   train.on_step = [&](const TrainStep& s) {
     const bool logged = s.step % log_every == 0 || s.step == train.options.steps;
@@ -212,7 +221,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
     ~CheckpointAgeEnds() { metrics().training_finished(stage); }
   } checkpoint_age_ends{stage};
   try {
-    r = train_language_model(*model, store, train);
+    r = train_language_model(*model, store_list, train);
   } catch (const Preempted&) {
     // Every rank stopped after the same checkpoint; a launcher that sees only a failed step
     // (srun) tells a stop from a failure by this file.
@@ -232,6 +241,7 @@ nlohmann::json run_rank_job(const nlohmann::json& job, const PluginHost& plugins
       {"loss_last", r.losses.empty() ? 0.0 : r.losses.back()},
       {"skipped_steps", r.skipped_steps},
       {"eval_loss", r.eval_loss},
+      {"eval_loss_by_store", r.eval_loss_by_store},
       {"train_seconds", r.train_seconds},
       {"step_seconds_median", r.step_seconds_median},
       {"tokens_per_s", r.tokens_per_s},

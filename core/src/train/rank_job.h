@@ -1,7 +1,9 @@
 // A training job for one rank, described as JSON so the same job runs in-process (world size
 // 1) or in rank processes started by a runner (`hlm rank JOB.json`).
 //   {"model": {plugin block}, "backend": {plugin block}, "options": {TrainOptions params},
-//    "token_store": path, "out_dir": path, "stage": id}
+//    "token_store": path, "out_dir": path, "stage": id}; or "token_stores": [paths] and
+//    "store_weights": [each one's share of the windows] (empty: by token count) for one model
+//    on several stores.
 // Each rank writes out_dir/result_rank<r>.json; the return value is this rank's result.
 #pragma once
 #include <nlohmann/json.hpp>

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -34,9 +35,43 @@ using GroupPtr = c10::intrusive_ptr<c10d::Backend>;
 
 void check_vocabulary(const TokenStore& store, const Model& model) {
   if (store.vocab_size() > uint64_t(model.vocab_size()))
-    throw ConfigError("the token store has a vocabulary of " + std::to_string(store.vocab_size()) +
-                      " but the model's vocab_size is " + std::to_string(model.vocab_size()) +
-                      "; raise the model's vocab_size");
+    throw ConfigError("the token store " + store.path() + " has a vocabulary of " +
+                      std::to_string(store.vocab_size()) + " but the model's vocab_size is " +
+                      std::to_string(model.vocab_size()) + "; raise the model's vocab_size");
+}
+
+// The training and held-out windows: each store's last holdout_fraction of tokens is held
+// out, and a window comes from store k with share weights[k] (by default its token count, as
+// if the stores were one). No held-out sampler when a store's held-out tokens hold no window.
+struct Samplers {
+  std::optional<WindowSampler> train, held_out;
+  std::vector<WindowSampler> held_out_by_store;  // with several stores: each one's alone
+};
+
+Samplers samplers_of(const std::vector<const TokenStore*>& stores, std::vector<double> weights,
+                     int64_t context, const TrainOptions& o) {
+  if (!weights.empty() && weights.size() != stores.size())
+    throw ConfigError("{} store weights for {} token stores; give one per store", weights.size(),
+                      stores.size());
+  std::vector<TokenSpan> train, held_out;
+  for (size_t k = 0; k < stores.size(); ++k) {
+    const uint64_t tokens = stores[k]->token_count();
+    const uint64_t split = tokens - uint64_t(double(tokens) * o.holdout_fraction);
+    const double w = weights.empty() ? double(split) : weights[k];
+    train.push_back({stores[k], 0, split, w});
+    held_out.push_back({stores[k], split, tokens, weights.empty() ? double(tokens - split) : w});
+  }
+  Samplers s;
+  s.train.emplace(std::move(train), context, o.seed);
+  const bool every_store_holds_out = std::all_of(held_out.begin(), held_out.end(), [&](auto& h) {
+    return h.end - h.begin > uint64_t(context) + 2;
+  });
+  if (!every_store_holds_out) return s;
+  if (held_out.size() > 1)
+    for (const TokenSpan& h : held_out)
+      s.held_out_by_store.emplace_back(std::vector<TokenSpan>{h}, context, o.seed + 1);
+  s.held_out.emplace(std::move(held_out), context, o.seed + 1);
+  return s;
 }
 
 // A micro-batch as the loss reads it, still on the CPU: for a masked model a RoBERTa-corrupted
@@ -352,20 +387,22 @@ void checkpoint_or_stop(const StepParts& s, const GroupPtr& group, int64_t done,
 }
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job) {
+  return train_language_model(model, std::vector<const TokenStore*>{&store}, job);
+}
+
+TrainResult train_language_model(Model& model, const std::vector<const TokenStore*>& stores,
+                                 const TrainJob& job) {
   const TrainOptions& o = job.options;
   const DistEnv& env = job.env;
   const GroupPtr group = env.world_size > 1 ? job.group : GroupPtr();
-  check_vocabulary(store, model);
+  for (const TokenStore* store : stores) check_vocabulary(*store, model);
   check_cuda_graph(o.cuda_graph, job.device, env.world_size, job.stage);
 
-  // Data: the last holdout_fraction of the tokens is held out from training.
+  // Data: the last holdout_fraction of each store's tokens is held out from training.
   const int64_t context = model.context();
-  const uint64_t tokens = store.token_count();
-  const uint64_t split = tokens - uint64_t(double(tokens) * o.holdout_fraction);
-  WindowSampler train(store, 0, split, context, o.seed);
-  std::optional<WindowSampler> held_out;
-  if (tokens - split > uint64_t(context) + 2)
-    held_out.emplace(store, split, tokens, context, o.seed + 1);
+  const Samplers samplers = samplers_of(stores, job.store_weights, context, o);
+  const WindowSampler& train = *samplers.train;
+  const std::optional<WindowSampler>& held_out = samplers.held_out;
 
   // Model and optimizer on the rank's device.
   const torch::Device device = job.device;
@@ -421,6 +458,8 @@ TrainResult train_language_model(Model& model, const TokenStore& store, const Tr
   result.add_timing(timer, o.timing_skip_steps, std::move(overlaps),
                     double(rank_tokens_per_step * env.world_size), model.flops_per_token());
   if (held_out) result.eval_loss = held_out_loss(model, *held_out, o, device);
+  for (const WindowSampler& store_held_out : samplers.held_out_by_store)
+    result.eval_loss_by_store.push_back(held_out_loss(model, store_held_out, o, device));
   if (env.rank == 0 && !job.out_dir.empty() && o.save_weights)
     result.checkpoint = save_weights(model, job.out_dir);
   if (group) group->barrier()->wait();

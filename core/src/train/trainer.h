@@ -22,10 +22,11 @@ struct TrainResult {
   std::vector<double> losses;  // per applied optimizer step (rank 0's view: the local loss)
   int64_t skipped_steps = 0;   // steps not applied: NaN or infinite loss or gradient norm
   double eval_loss = 0;
-  double train_seconds = 0;        // wall time of the loop, all steps
-  double step_seconds_median = 0;  // steps after the first few (warm-up excluded)
-  double tokens_per_s = 0;         // world * batch * accumulation * context / median step
-  double mfu = 0;                  // against peak_flops
+  std::vector<double> eval_loss_by_store;  // with several stores: each one's held-out loss
+  double train_seconds = 0;                // wall time of the loop, all steps
+  double step_seconds_median = 0;          // steps after the first few (warm-up excluded)
+  double tokens_per_s = 0;                 // world * batch * accumulation * context / median step
+  double mfu = 0;                          // against peak_flops
   double peak_flops = 0;
   double data_wait_seconds = 0, allreduce_seconds = 0;
   // Medians over the same steps as step_seconds_median (see TrainStep).
@@ -61,8 +62,14 @@ struct TrainJob {
   // Each phase of a step as it starts (kData before a batch, kBetweenSteps after a step); may
   // be empty.
   std::function<void(RankActivity)> on_activity;
+  // With several token stores, each one's share of the windows (empty: its token count).
+  std::vector<double> store_weights;
 };
 
 TrainResult train_language_model(Model& model, const TokenStore& store, const TrainJob& job);
+// One model on several stores (a foundation's beat and rhythm tokens), each holding out its own
+// last holdout_fraction; a window never spans two stores.
+TrainResult train_language_model(Model& model, const std::vector<const TokenStore*>& stores,
+                                 const TrainJob& job);
 
 }  // namespace hlm

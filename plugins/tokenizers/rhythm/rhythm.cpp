@@ -43,12 +43,18 @@ class Rhythm final : public hlm::Tokenizer {
         detect_all_leads_(p.value("detect_all_leads", true)),
         median_window_(p.value("median_window", 8)),
         beat_classes_(p.value("beat_classes", true)),
+        first_token_(p.value("first_token", int64_t(hlm::kFirstContentToken))),
         bins_(make_bins(p)) {
     const int bins = bins_.bins();
     const double lo = bins_.edges().front(), hi = bins_.edges().back();
     if (median_window_ < 1)
       throw hlm::ConfigError("rhythm: median_window={} must be >= 1", median_window_);
     if (lead_ < 0) throw hlm::ConfigError("rhythm: lead={} must be >= 0", lead_);
+    if (first_token_ < int64_t(hlm::kFirstContentToken) || first_token_ > (int64_t(1) << 24))
+      throw hlm::ConfigError(
+          "rhythm: first_token={} must be {} (the first after the special "
+          "tokens) to 2^24",
+          first_token_, hlm::kFirstContentToken);
     // Everything that changes the tokens, in a canonical order (nlohmann sorts object keys).
     nlohmann::json id = {{"method", kMethodVersion},
                          {"source", source_name_},
@@ -60,11 +66,12 @@ class Rhythm final : public hlm::Tokenizer {
                          {"median_window", median_window_}};
     // Only when off, so the tokens of every earlier configuration keep their identity.
     if (!beat_classes_) id["beat_classes"] = false;
+    if (first_token_ != int64_t(hlm::kFirstContentToken)) id["first_token"] = first_token_;
     identity_ = "rhythm:" + hlm::hex64(hlm::fnv1a64(id.dump()));
   }
 
   uint32_t vocab_size() const override {
-    return hlm::kFirstContentToken + uint32_t(hlm::kBeatClassCount * bins_.bins());
+    return uint32_t(first_token_) + uint32_t(hlm::kBeatClassCount * bins_.bins());
   }
   std::string identity() const override { return identity_; }
 
@@ -108,7 +115,8 @@ class Rhythm final : public hlm::Tokenizer {
     const std::vector<double> ratios = hlm::rhythm::rr_ratios(b.positions, median_window_);
     b.tokens.resize(b.size());
     for (size_t i = 0; i < b.size(); ++i)
-      b.tokens[i] = hlm::rhythm::rhythm_token(classes[i], bins_.bin(ratios[i]), bins_.bins());
+      b.tokens[i] = hlm::rhythm::rhythm_token(classes[i], bins_.bin(ratios[i]), bins_.bins(),
+                                              uint32_t(first_token_));
     return b;
   }
 
@@ -175,6 +183,7 @@ class Rhythm final : public hlm::Tokenizer {
   bool detect_all_leads_ = true;
   int median_window_ = 8;
   bool beat_classes_ = true;
+  int64_t first_token_ = hlm::kFirstContentToken;
   RrBins bins_;
   std::string identity_;
 };
@@ -197,6 +206,9 @@ const hlm_param_decl kRhythmParams[] = {
     {"beat_classes", "bool", "true",
      "false: every token in class N's row, the RR bin alone, whatever the source; the beats' "
      "labels are kept"},
+    {"first_token", "int[4,16777216]", "4",
+     "id of the first rhythm token (class N, bin 0); above 4 the ids below it are left to "
+     "another tokenizer's tokens, so that one model reads both (workflows/foundation.yaml)"},
 };
 
 }  // namespace

@@ -65,9 +65,11 @@ inline std::vector<double> rr_ratios(const std::vector<int64_t>& positions, int 
 }
 
 // The token of a beat of class `c` (kN..kQ) whose ratio fell in `bin`: classes are rows of
-// `bins` tokens after the special tokens.
-inline uint32_t rhythm_token(BeatClass c, int bin, int bins) {
-  return kFirstContentToken + uint32_t(c) * uint32_t(bins) + uint32_t(bin);
+// `bins` tokens from `first_token` on (after the special tokens, or after another tokenizer's
+// tokens in a vocabulary shared with it).
+inline uint32_t rhythm_token(BeatClass c, int bin, int bins,
+                             uint32_t first_token = kFirstContentToken) {
+  return first_token + uint32_t(c) * uint32_t(bins) + uint32_t(bin);
 }
 
 }  // namespace hlm::rhythm

@@ -104,6 +104,22 @@ TEST_F(Rhythm, WithoutBeatClassesEveryTokenIsInNsRowAndTheLabelsStay) {
   EXPECT_EQ(b.labels[12], uint8_t(hlm::BeatClass::kNone));
 }
 
+// With first_token the rows start after another tokenizer's ids (a foundation's beat codes),
+// so one model reads both: every id moves by the same amount, and so does the vocabulary.
+TEST_F(Rhythm, FirstTokenMovesEveryIdAndTheVocabularyPastAnotherTokenizers) {
+  auto own = tokenizer();
+  auto shared = tokenizer({{"first_token", 260}});
+  EXPECT_EQ(shared->vocab_size(), 260u + 80u);
+  const hlm::Beats a = own->extract(annotated_record());
+  const hlm::Beats b = shared->extract(annotated_record());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b.tokens[i], a.tokens[i] + 256) << i;
+  EXPECT_EQ(b.tokens[10], 260u + 2 * 16 + 4);  // the V: class V's row, bin 4
+  EXPECT_NE(own->identity(), shared->identity());
+  EXPECT_EQ(own->identity(), tokenizer({{"first_token", 4}})->identity());
+  EXPECT_THROW(tokenizer({{"first_token", 3}}), hlm::PluginError);
+}
+
 TEST_F(Rhythm, IdentityChangesWithTheParametersThatChangeTokens) {
   EXPECT_EQ(tokenizer()->identity(), tokenizer({{"bins", 16}})->identity());
   EXPECT_EQ(tokenizer()->identity(), tokenizer({{"beat_classes", true}})->identity());
