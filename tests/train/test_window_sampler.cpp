@@ -56,7 +56,7 @@ TEST(WindowSampler, StoresShareTheWindowsByWeightAndNoWindowMixesThem) {
   const auto from_rhythm = inputs.eq(30).all(1);
   EXPECT_TRUE(from_beats.logical_or(from_rhythm).all().item<bool>());
   const double share = from_beats.to(torch::kDouble).mean().item<double>();
-  EXPECT_NEAR(share, 0.25, 0.03);  // weight 1 of 4, whatever the stores' sizes
+  EXPECT_NEAR(share, 0.25, 0.03);                     // weight 1 of 4, whatever the stores' sizes
   EXPECT_EQ(s.window(123).span, s.window(123).span);  // a pure function of the sample
 }
 

@@ -2,6 +2,7 @@
 // ranks as processes through the multiproc runner, all-reducing over the backend plugin.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "engine/stage.h"
 #include "hlm/errors.h"
@@ -90,16 +91,14 @@ struct TokenInputs {
 
 TokenInputs token_inputs(const StageContext& ctx) {
   TokenInputs in;
+  std::set<std::string> seen;
   for (const nlohmann::json* t : ctx.inputs_of_kind("tokenize")) {
     in.stores.push_back(t->at("artifacts").at("token_store"));
     in.tokenizers.push_back(t->at("results").at("tokenizer"));
     const TokenStore store = TokenStore::open(in.stores.back(), /*verify_checksum=*/false);
     in.tokens.push_back(store.token_count());
-    for (size_t r = 0; r < store.record_count(); ++r) {
-      const std::string& name = store.record(r).name;  // a record in both stores counts once
-      if (std::find(in.records.begin(), in.records.end(), name) == in.records.end())
-        in.records.push_back(name);
-    }
+    for (size_t r = 0; r < store.record_count(); ++r)  // a record in both stores counts once
+      if (seen.insert(store.record(r).name).second) in.records.push_back(store.record(r).name);
   }
   const auto& weights = ctx.params().at("store_weights");
   if (!weights.empty() && weights.size() != in.stores.size())
@@ -122,10 +121,10 @@ std::string stores_table(const TokenInputs& in, const nlohmann::json& p, const n
       "|---|---|---|---|---|\n";
   for (size_t k = 0; k < in.stores.size(); ++k) {
     const double w = weights.empty() ? double(in.tokens[k]) : weights[k].get<double>();
-    char row[640];
+    char row[640], loss[32] = "";
+    if (k < losses.size()) std::snprintf(loss, sizeof(loss), "%.4f", losses[k]);
     std::snprintf(row, sizeof(row), "| %s | %s | %llu | %.3f | %s |\n", in.stores[k].c_str(),
-                  in.tokenizers[k].c_str(), (unsigned long long)in.tokens[k], w / total,
-                  k < losses.size() ? std::to_string(losses[k]).substr(0, 6).c_str() : "");
+                  in.tokenizers[k].c_str(), (unsigned long long)in.tokens[k], w / total, loss);
     out += row;
   }
   return out;
