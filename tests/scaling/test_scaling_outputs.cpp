@@ -159,6 +159,15 @@ TEST(ScalingOutputs, ADeviceCheckSetsTheMfuAndStepFloorUnlessTheBlockDoes) {
                hlm::ConfigError);
 }
 
+// The device check that ran on the GPU machine, kept in docs/measurements for cluster.measured,
+// stays readable: its bf16 step at window 1024 x 256 and its fastest step at 128 x 16.
+TEST(ScalingOutputs, TheH200DeviceCheckInTheDocsGivesItsMfuAndStepFloor) {
+  const auto m = hlm::predict_cluster(
+      study(), {{"measured", HLM_SOURCE_DIR "/docs/measurements/h200-device-check.json"}}, "w");
+  EXPECT_NEAR(m["params"]["gpu_mfu"].get<double>(), 0.197, 5e-4);
+  EXPECT_NEAR(m["params"]["gpu_step_floor_ms"].get<double>(), 2.20, 5e-3);
+}
+
 // Where the ranks measured how much of backward follows the first bucket's launch, each point
 // is predicted with that overlap (none is a calibration); the median over the repeats is used.
 TEST(ScalingOutputs, AMeasuredOverlapPredictsEveryPoint) {
