@@ -9,6 +9,7 @@
 
 #include "dsp/qrs_decide.h"
 #include "dsp/qrs_fusion.h"
+#include "dsp/qrs_pause_search.h"
 #include "hlm/errors.h"
 
 namespace hlm::dsp {
@@ -86,6 +87,9 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
     for (size_t k = 0; k < leads; ++k) weight[k] = qrs::beat_weight(ws.env[k], level[k], beats);
     beats = qrs::decide(candidates(), options);
   }
+  thread_local std::vector<float> slow_fused;
+  qrs::fuse_slow(ws.slow, slow_level, weight, ws.fused.energy.size(), slow_fused);
+  beats = qrs::find_beats_in_pauses(beats, {ws.fused.energy, slow_fused});
 
   // R peaks at the native rate on the fiducial lead; a beat that lands within half a
   // refractory period of the previous one after the move is the same beat.

@@ -200,4 +200,24 @@ void add_slow_heights(const std::vector<LeadEnvelope>& slow,
   }
 }
 
+void fuse_slow(const std::vector<LeadEnvelope>& slow,
+               const std::vector<std::vector<float>>& slow_level,
+               const std::vector<std::vector<float>>& weight, size_t m, std::vector<float>& out) {
+  out.assign(m, 0.0f);
+  std::vector<float> weight_sum(m == 0 ? 0 : (m - 1) / kBlock + 1, 0.0f);
+  for (size_t k = 0; k < slow.size(); ++k)
+    for (size_t b = 0; b < weight_sum.size(); ++b)
+      weight_sum[b] += weight[k][std::min(b, weight[k].size() - 1)];
+  for (size_t k = 0; k < slow.size(); ++k) {
+    const std::vector<float>& e = slow[k].energy;
+    const std::vector<float>& level = slow_level[k];
+    if (e.empty()) continue;
+    for (size_t i = 0; i < m; ++i) {
+      const size_t j = std::min(e.size() - 1, i / kSlowStretch), b = i / kBlock;
+      const float w = weight[k][std::min(b, weight[k].size() - 1)] / weight_sum[b];
+      out[i] += w * e[j] / level[std::min(j / kBlock, level.size() - 1)];
+    }
+  }
+}
+
 }  // namespace hlm::dsp::qrs

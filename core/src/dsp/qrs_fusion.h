@@ -54,4 +54,10 @@ void add_slow_heights(const std::vector<LeadEnvelope>& slow,
                       const std::vector<std::vector<float>>& weight,
                       std::vector<Candidate>& candidates);
 
+// The slow band fused like add_slow_heights weighs it, at every sample of the main band: sample
+// i holds the leads' slow envelopes at time i / kRateHz, each over its QRS level.
+void fuse_slow(const std::vector<LeadEnvelope>& slow,
+               const std::vector<std::vector<float>>& slow_level,
+               const std::vector<std::vector<float>>& weight, size_t m, std::vector<float>& out);
+
 }  // namespace hlm::dsp::qrs
