@@ -208,14 +208,17 @@ void fuse_slow(const std::vector<LeadEnvelope>& slow,
   for (size_t k = 0; k < slow.size(); ++k)
     for (size_t b = 0; b < weight_sum.size(); ++b)
       weight_sum[b] += weight[k][std::min(b, weight[k].size() - 1)];
+  // Within one block of the main band the weight and the slow band's level are constant (a
+  // slow block spans two main ones), so each lead adds one coefficient times its envelope.
   for (size_t k = 0; k < slow.size(); ++k) {
     const std::vector<float>& e = slow[k].energy;
     const std::vector<float>& level = slow_level[k];
     if (e.empty()) continue;
-    for (size_t i = 0; i < m; ++i) {
-      const size_t j = std::min(e.size() - 1, i / kSlowStretch), b = i / kBlock;
-      const float w = weight[k][std::min(b, weight[k].size() - 1)] / weight_sum[b];
-      out[i] += w * e[j] / level[std::min(j / kBlock, level.size() - 1)];
+    for (size_t b = 0; b < weight_sum.size(); ++b) {
+      const size_t jb = std::min((b * kBlock) / kSlowStretch / kBlock, level.size() - 1);
+      const float c = weight[k][std::min(b, weight[k].size() - 1)] / weight_sum[b] / level[jb];
+      for (size_t i = b * kBlock; i < std::min(m, (b + 1) * kBlock); ++i)
+        out[i] += c * e[std::min(e.size() - 1, i / kSlowStretch)];
     }
   }
 }
