@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dsp/qrs_recent.h"
+
 namespace hlm::dsp::qrs {
 
 namespace {
@@ -43,50 +45,6 @@ constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise leve
 // longer span loses beats on noisy records for few more peaks turned away
 // (docs/notebook/qrs-detector.md).
 constexpr double kLateSplitSeconds = 0.25;
-
-// A ring of the last 8 values; the median is recomputed only when a value changes.
-template <class T>
-struct Recent {
-  T v[8];
-  size_t next = 0;
-  T med;
-  explicit Recent(T init) : med(init) { std::fill(v, v + 8, init); }
-  // Puts x in place of the oldest value; returns what undo() needs to take it back.
-  struct Pushed {
-    size_t at;
-    T old;
-  };
-  Pushed push(T x) {
-    const Pushed p{next, v[next % 8]};
-    v[next++ % 8] = x;
-    update();
-    return p;
-  }
-  // Puts back the value a push overwrote, unless 8 later pushes have already pushed it out.
-  void undo(const Pushed& p) {
-    if (next - p.at > 8) return;
-    v[p.at % 8] = p.old;
-    update();
-  }
-  void replace_last(T x) {
-    v[(next + 7) % 8] = x;
-    update();
-  }
-  T median() const { return med; }
-  double mean() const {
-    double s = 0.0;
-    for (const T& x : v) s += double(x);
-    return s / 8.0;
-  }
-
- private:
-  void update() {
-    T c[8];
-    std::copy(v, v + 8, c);
-    std::nth_element(c, c + 4, c + 8);
-    med = c[4];
-  }
-};
 
 // The decision pass over the candidates, in order: its running estimates are the members, and
 // each candidate is searched back from (search_back) and then taken, merged or noted (step).

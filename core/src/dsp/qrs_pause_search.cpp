@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dsp/qrs_recent.h"
+
 namespace hlm::dsp::qrs {
 
 namespace {
@@ -43,9 +45,9 @@ float percentile(std::vector<float> v, float q) {
 class SinusInterval {
  public:
   explicit SinusInterval(float first) { reset(first); }
-  float value() const { return med_; }
+  float value() const { return ring_.median(); }
   void see(float interval, bool after_premature) {
-    const float r = interval / med_;
+    const float r = interval / value();
     if (r < kPremature) {
       if (++shorts_ >= kRateChange) reset(interval);
       return;
@@ -62,20 +64,11 @@ class SinusInterval {
 
  private:
   void reset(float x) {
-    std::fill(v_, v_ + 8, x);
-    med_ = x;
+    ring_ = Recent<float>(x);
     pauses_ = shorts_ = 0;
   }
-  void push(float x) {
-    v_[next_++ % 8] = x;
-    float c[8];
-    std::copy(v_, v_ + 8, c);
-    std::nth_element(c, c + 4, c + 8);
-    med_ = c[4];
-  }
-  float v_[8];
-  float med_ = 0.0f;
-  size_t next_ = 0;
+  void push(float x) { ring_.push(x); }
+  Recent<float> ring_{0.0f};
   int pauses_ = 0, shorts_ = 0;
 };
 
@@ -159,22 +152,19 @@ class PauseSearch {
     const int64_t end = std::min<int64_t>(next.i - std::llround(kBeforeNextSeconds * kRateHz), m_);
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= from) return false;
-    float best = 0.0f, best_slow = 0.0f;
+    // Sample i's height above the expectation, held at its last sample beyond it.
+    auto at = [&](int64_t i) { return std::min<size_t>(size_t(i - last.i), expect_.size() - 1); };
+    float best = 0.0f;
     int64_t best_i = -1;
-    for (int64_t i = last.i + from; i < end; ++i) {
-      const size_t d = std::min<size_t>(size_t(i - last.i), expect_.size() - 1);
-      const float x = env_.main[i] - expect_[d];
-      if (x > best) best = x, best_i = i, best_slow = env_.slow[i] - expect_slow_[d];
-    }
+    for (int64_t i = last.i + from; i < end; ++i)
+      if (env_.main[i] - expect_[at(i)] > best) best = env_.main[i] - expect_[at(i)], best_i = i;
     float valley = best;
-    for (int64_t i = last.i + from; i < best_i; ++i) {
-      const size_t d = std::min<size_t>(size_t(i - last.i), expect_.size() - 1);
-      valley = std::min(valley, env_.main[i] - expect_[d]);
-    }
+    for (int64_t i = last.i + from; i < best_i; ++i)
+      valley = std::min(valley, env_.main[i] - expect_[at(i)]);
     if (valley > kDip * best) return false;
     const auto [noise90, level] = noise_and_level();
     if (best_i < 0 || best <= kMainFloor * level || best <= kOverNoise * noise90 ||
-        best_slow <= kSlowFloor)
+        env_.slow[best_i] - expect_slow_[at(best_i)] <= kSlowFloor)
       return false;
     found.i = best_i;
     found.height = env_.main[best_i];
