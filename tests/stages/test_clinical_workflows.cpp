@@ -119,6 +119,14 @@ TEST(ClinicalWorkflows, MitdbAamiCrossValidatesInsideDs1) {
   auto tuned = run.manifest("finetune[backbone=full,fold=0,seed=0]");
   EXPECT_EQ(tuned["results"]["trees"]["weight"], 1.0) << tuned["results"].dump().substr(0, 300);
   EXPECT_EQ(tuned["results"]["trees"]["weight_from"], "trees_weight");
+  // vars.annotated_beats: ltafdb's and ltdb's annotated beats join the trees' rows with the
+  // nine RR columns the trees read; each class drawn down to about 20000 beats.
+  const auto& annotated = tuned["results"]["trees"]["annotated_beats"];
+  EXPECT_EQ(annotated["records"], 91) << tuned["results"]["trees"].dump().substr(0, 300);
+  EXPECT_GT(annotated["beats"].get<int64_t>(), 9'000'000);
+  EXPECT_LT(annotated["rows"].get<int64_t>(), 100'000);
+  EXPECT_EQ(annotated["columns"].size(), 9u);
+  EXPECT_EQ(annotated["share"], 0.5);
   EXPECT_EQ(d["macro_f1"], d["parts"]["trees"]["macro_f1"]);
   EXPECT_EQ(d["classes"]["S"]["se"], d["parts"]["trees"]["classes"]["S"]["se"]);
   // The trees also read each beat's waveform against its template on both leads (beat-vq
@@ -555,6 +563,20 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_NE(no_inputs.exit_code, 0);
   EXPECT_NE(no_inputs.output.find("trees summarise the head's per-beat inputs"), std::string::npos)
       << no_inputs.output;
+  // Annotated beats are rows of beat trees: refused for a record's trees, and a folder that is
+  // not there is named, both before any training.
+  const auto annotated_records =
+      hlm::test::run_hlm(base + "'finetune.trees_annotated_beats=[{dir: " + kData + "/ltafdb}]'");
+  EXPECT_NE(annotated_records.exit_code, 0);
+  EXPECT_NE(annotated_records.output.find("to the beat trees of task beats; here task=record"),
+            std::string::npos)
+      << annotated_records.output;
+  EXPECT_EQ(annotated_records.output.find("fine-tuning"), std::string::npos);
+  const auto absent = hlm::test::run_hlm(base + "'finetune.trees_annotated_beats=[{dir: " + kData +
+                                         "/no-such-folder}]'");
+  EXPECT_NE(absent.exit_code, 0);
+  EXPECT_NE(absent.output.find(kData + "/no-such-folder is not a folder"), std::string::npos)
+      << absent.output;
 }
 
 // vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with

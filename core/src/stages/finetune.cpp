@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "engine/stage.h"
@@ -16,6 +17,7 @@
 #include "ops/compute.h"
 #include "stages/finetune_report.h"
 #include "stages/train_params.h"
+#include "tasks/annotated_beat_rows.h"
 #include "tasks/beat_classifier.h"
 #include "tasks/beat_features.h"
 #include "tasks/beat_tree_inputs.h"
@@ -167,14 +169,19 @@ void take_rows(const StageContext& ctx, TreeRows rows, TreeData& data,
 
 // Boosts `rounds` rounds of trees on `train` (rows weighted by class, trees_class_weights),
 // cut back on `validation` when it has rows; `what` names the rows in the progress line.
+// With `annotated`, other patients' annotated beats (tasks/annotated_beat_rows.h) join the
+// training rows at trees_annotated_share of each class's weight.
 BoostedTrees boost_trees(const StageContext& ctx, TreeData train, const TreeData& validation,
                          int rounds, int classes, const HeadOptions& head,
-                         const TrainOptions& train_options, const std::string& what) {
+                         const TrainOptions& train_options, const std::string& what,
+                         const TreeData* annotated = nullptr) {
   std::vector<double> counts(size_t(classes), 0.0);
   for (int label : train.labels) counts[size_t(label)] += 1.0;
   const std::vector<float> class_weight = loss_weights(counts, trees_class_weights(ctx, head));
   train.weights.clear();
   for (int label : train.labels) train.weights.push_back(class_weight[size_t(label)]);
+  if (annotated != nullptr)
+    append_annotated_rows(train, *annotated, ctx.params().at("trees_annotated_share"));
   TreeOptions options;
   options.rounds = rounds;
   options.threads = train_options.threads;
@@ -196,9 +203,9 @@ struct FittedTrees {
 
 FittedTrees fit_trees(const StageContext& ctx, const TreeData& train, const TreeData& validation,
                       int classes, const HeadOptions& head, const TrainOptions& train_options,
-                      const std::string& what) {
+                      const std::string& what, const TreeData* annotated = nullptr) {
   FittedTrees fitted{boost_trees(ctx, train, validation, ctx.params().at("trees"), classes, head,
-                                 train_options, what),
+                                 train_options, what, annotated),
                      std::nullopt};
   if (!ctx.params().at("trees_refit").get<bool>()) return fitted;
   // Without labelled validation rows there is nothing to add, and nothing chose the rounds.
@@ -210,8 +217,9 @@ FittedTrees fit_trees(const StageContext& ctx, const TreeData& train, const Tree
   TreeData all = train;
   all.rows.insert(all.rows.end(), validation.rows.begin(), validation.rows.end());
   all.labels.insert(all.labels.end(), validation.labels.begin(), validation.labels.end());
-  fitted.refit = boost_trees(ctx, std::move(all), {}, fitted.held_out.rounds(), classes, head,
-                             train_options, what + ", training and validation records together");
+  fitted.refit =
+      boost_trees(ctx, std::move(all), {}, fitted.held_out.rounds(), classes, head, train_options,
+                  what + ", training and validation records together", annotated);
   return fitted;
 }
 
@@ -247,6 +255,54 @@ void keep_store_columns(const StoreDescriptorColumns& store_columns, nlohmann::j
   trees["store_descriptor_names"] = store_columns.names;
 }
 
+// finetune's trees_annotated_beats: a list of {dir, records, annotator}.
+std::vector<AnnotatedBeatSource> annotated_sources(const StageContext& ctx) {
+  std::vector<AnnotatedBeatSource> sources;
+  for (const nlohmann::json& item : ctx.params().at("trees_annotated_beats")) {
+    if (!item.is_object() || !item.contains("dir") || !item.at("dir").is_string())
+      throw ConfigError(
+          "stage '{}': each item of trees_annotated_beats is {{dir: FOLDER, records: [..], "
+          "annotator: atr}} with dir a folder of WFDB annotations; got {}",
+          ctx.instance.id, item.dump());
+    for (const auto& [key, value] : item.items())
+      if (key != "dir" && key != "records" && key != "annotator")
+        throw ConfigError(
+            "stage '{}': trees_annotated_beats: unknown key '{}' (known: dir, records, "
+            "annotator)",
+            ctx.instance.id, key);
+    try {
+      sources.push_back({item.at("dir").get<std::string>(),
+                         item.value("records", std::vector<std::string>{}),
+                         item.value("annotator", std::string("atr"))});
+    } catch (const nlohmann::json::exception&) {
+      throw ConfigError(
+          "stage '{}': trees_annotated_beats: in {}, records is a list of record names and "
+          "annotator a file suffix such as atr",
+          ctx.instance.id, item.dump());
+    }
+    if (!std::filesystem::is_directory(sources.back().dir))
+      throw DataError(
+          "stage '{}': trees_annotated_beats: {} is not a folder (HINT: give a folder of WFDB "
+          "headers and annotation files, such as ltafdb, or none: trees_annotated_beats: [])",
+          ctx.instance.id, sources.back().dir);
+  }
+  return sources;
+}
+
+// The annotated beats of other patients over the trees' columns `names`, or none without
+// trees_annotated_beats.
+std::optional<AnnotatedBeats> annotated_beats(const StageContext& ctx,
+                                              const std::vector<std::string>& names,
+                                              const TrainOptions& train_options) {
+  const std::vector<AnnotatedBeatSource> sources = annotated_sources(ctx);
+  if (sources.empty()) return std::nullopt;
+  AnnotatedBeats beats = annotated_beat_rows(sources, names, train_options.seed);
+  ctx.progress("the trees also learn from " + std::to_string(beats.data.size()) + " of the " +
+               std::to_string(beats.beats) + " annotated beats of " +
+               std::to_string(beats.records) + " other records (their RR columns alone)");
+  return beats;
+}
+
 // Task beats: boosted trees over the training beats' rows (tasks/beat_tree_inputs.h), cut back
 // on the validation beats, saved to `path`; the share fixed or fit on the validation beats.
 nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
@@ -269,8 +325,10 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   TreeData train, validation;
   data_of(kept_beats(windows), train);
   if (!validation_windows.empty()) data_of(kept_beats(validation_windows), validation);
+  const std::optional<AnnotatedBeats> annotated = annotated_beats(ctx, names, train_options);
   const FittedTrees trees = fit_trees(ctx, train, validation, kBeatClassCount, head, train_options,
-                                      "beats' " + std::to_string(names.size()) + " inputs");
+                                      "beats' " + std::to_string(names.size()) + " inputs",
+                                      annotated ? &annotated->data : nullptr);
   trees.kept().save(path);
   const double fixed = ctx.params().at("trees_weight");
   const bool fit_weight = fixed == kWeightFromValidation;
@@ -296,6 +354,12 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
               beats.size()};
   }
   nlohmann::json out = trees_results(ctx, head, trees, weight, names);
+  if (annotated)
+    out["annotated_beats"] = {{"records", annotated->records},
+                              {"beats", annotated->beats},
+                              {"rows", annotated->data.size()},
+                              {"share", ctx.params().at("trees_annotated_share")},
+                              {"columns", annotated->filled}};
   out["codebook"] = codebook;  // the centroids evaluate gives the trees
   keep_store_columns(store_columns, out);
   return out;
@@ -446,6 +510,13 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
         "trees: 0",
         ctx.instance.id, task == "record" ? "record" : "segment");
+  annotated_sources(ctx);  // their form and folders, before any training
+  if (!p.at("trees_annotated_beats").empty() && (rounds == 0 || task != "beats"))
+    throw ConfigError(
+        "stage '{}': trees_annotated_beats gives other patients' annotated beats to the beat "
+        "trees of task beats; here task={} and trees={} (set task: beats and trees, or drop "
+        "trees_annotated_beats)",
+        ctx.instance.id, task, rounds);
   if (!p.at("trees_leave_out").empty() && rounds == 0)
     throw ConfigError(
         "stage '{}': trees_leave_out keeps columns from the boosted trees, which trees: 0 turns "
@@ -862,6 +933,17 @@ StageKind finetune_stage() {
        "with one of these, such as \"log(local RR / 1 s)\" (the heart rate, which differs "
        "between databases more than rhythm does); a prefix matching no column is refused",
        false},
+      {"trees_annotated_beats", "list:map", "[]",
+       "task beats: other patients' beats known only from WFDB annotations (no signal), "
+       "[{dir: FOLDER, records: [..] (default every record with the annotator's file), "
+       "annotator: atr}], as extra rows of the trees with their RR columns (rr_features, "
+       "record_rhythm_features, rhythm_context_features, rr_within_context; each record cut into "
+       "30-minute stretches) and every other column missing; at most 20000 beats per class drawn",
+       false},
+      {"trees_annotated_share", "float(0,1)", "0.5",
+       "with trees_annotated_beats: their share of each class's weight in the trees' training "
+       "(0 to 1, both left out)",
+       false},
       {"trees_descriptor_prefix", "string", "\"\"",
        "with trees_descriptors: only the store's descriptors whose names (the tokenize "
        "manifest's `descriptors`) begin with this text, such as \"beat minus template\" (the "
@@ -869,7 +951,7 @@ StageKind finetune_stage() {
        false}};
   params.insert(params.end(), own.begin(), own.end());
   return {"finetune",
-          "13",
+          "14",
           params,
           run_finetune,
           /*external_inputs=*/nullptr,
