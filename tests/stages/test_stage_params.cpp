@@ -77,6 +77,12 @@ const std::map<std::string, std::string> kOtherKeys = {
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},
     {"finetune.trees_descriptor_prefix",
      "which of them, by name (FinetuneEvaluate.BeatTreesReadTheStores...)"},
+    {"finetune.trees_annotated_beats",
+     "other patients' annotated beats as rows of the beat trees "
+     "(ClinicalWorkflows.MitdbAamiCrossValidates..., AnnotatedBeatRows.*)"},
+    {"finetune.trees_annotated_share",
+     "their share of each class's weight (AnnotatedBeatRows.JoinTheTrainingRows..., "
+     "ClinicalWorkflows.MitdbAamiCrossValidates...)"},
     {"finetune.trees_leave_out",
      "columns the trees do not read (FinetuneEvaluate.AfTreesBlendWithTheSegmentHead...)"},
     {"evaluate.records", "records evaluated"},
