@@ -24,13 +24,13 @@ namespace fs = std::filesystem;
 
 constexpr uint8_t kNormal = 1, kAtrialPremature = 8;
 
-// A folder holding one annotation-only record `name` at 100 Hz: beats at `seconds`, coded
-// `codes`, in MIT format (SKIP words carry intervals longer than a word holds).
+// A folder of its own holding one annotation-only record `name` at 100 Hz: beats at `seconds`,
+// coded `codes`, in MIT format (SKIP words carry intervals longer than a word holds).
 struct AnnotatedFolder {
   fs::path dir;
   AnnotatedFolder(const std::string& name, const std::vector<double>& seconds,
                   const std::vector<uint8_t>& codes) {
-    dir = fs::temp_directory_path() / ("hlm_annotated_" + std::to_string(::getpid()));
+    dir = fs::temp_directory_path() / ("hlm_annotated_" + std::to_string(::getpid()) + name);
     fs::create_directories(dir);
     std::ofstream(dir / (name + ".hea")) << name << " 0 100\n";
     std::ofstream atr(dir / (name + ".atr"), std::ios::binary);
@@ -105,6 +105,31 @@ TEST(AnnotatedBeatRows, EachHalfHourIsItsOwnRecord) {
   for (size_t row = 0; row < beats.data.size(); ++row)
     largest = std::max(largest, double(std::fabs(beats.data.rows[row * 3 + c])));
   EXPECT_LT(largest, 0.05);
+}
+
+TEST(AnnotatedBeatRows, TheSameRowsOnAnyThreadsAndOncePerDraw) {
+  std::vector<double> t{0.5};
+  std::vector<uint8_t> codes{kNormal};
+  for (int i = 1; i < 4000; ++i) {  // two stretches, an early beat every 7th
+    t.push_back(t.back() + (i % 7 == 0 ? 0.45 : 0.9));
+    codes.push_back(i % 7 == 0 ? kAtrialPremature : kNormal);
+  }
+  const AnnotatedFolder folder("r4", t, codes);
+  const AnnotatedFolder other("r5", t, codes);
+  const std::vector<hlm::AnnotatedBeatSource> sources{source(folder.dir)};
+  const auto one = hlm::annotated_beat_rows(sources, kColumns, 3, 1);
+  const auto two =
+      hlm::annotated_beat_rows({source(folder.dir), source(other.dir)}, kColumns, 3, 2);
+  ASSERT_EQ(two.data.size(), 2 * one.data.size());
+  const auto nan_equal = [](float a, float b) {
+    return a == b || (std::isnan(a) && std::isnan(b));
+  };
+  for (size_t i = 0; i < one.data.rows.size(); ++i)
+    ASSERT_TRUE(nan_equal(one.data.rows[i], two.data.rows[i])) << i;
+  const auto shared = hlm::shared_annotated_beat_rows(sources, kColumns, 3, 2);
+  EXPECT_EQ(hlm::shared_annotated_beat_rows(sources, kColumns, 3, 1), shared);  // made once
+  EXPECT_NE(hlm::shared_annotated_beat_rows(sources, kColumns, 4, 2), shared);  // another draw
+  EXPECT_EQ(shared->data.labels, one.data.labels);
 }
 
 TEST(AnnotatedBeatRows, JoinTheTrainingRowsAtTheirShareOfEachClass) {

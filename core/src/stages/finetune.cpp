@@ -289,17 +289,18 @@ std::vector<AnnotatedBeatSource> annotated_sources(const StageContext& ctx) {
   return sources;
 }
 
-// The annotated beats of other patients over the trees' columns `names`, or none without
-// trees_annotated_beats.
-std::optional<AnnotatedBeats> annotated_beats(const StageContext& ctx,
-                                              const std::vector<std::string>& names,
-                                              const TrainOptions& train_options) {
+// The annotated beats of other patients over the trees' columns `names` (made once per process
+// for each draw), or none without trees_annotated_beats.
+std::shared_ptr<const AnnotatedBeats> annotated_beats(const StageContext& ctx,
+                                                      const std::vector<std::string>& names,
+                                                      const TrainOptions& train_options) {
   const std::vector<AnnotatedBeatSource> sources = annotated_sources(ctx);
-  if (sources.empty()) return std::nullopt;
-  AnnotatedBeats beats = annotated_beat_rows(sources, names, train_options.seed);
-  ctx.progress("the trees also learn from " + std::to_string(beats.data.size()) + " of the " +
-               std::to_string(beats.beats) + " annotated beats of " +
-               std::to_string(beats.records) + " other records (their RR columns alone)");
+  if (sources.empty()) return nullptr;
+  auto beats =
+      shared_annotated_beat_rows(sources, names, train_options.seed, train_options.threads);
+  ctx.progress("the trees also learn from " + std::to_string(beats->data.size()) + " of the " +
+               std::to_string(beats->beats) + " annotated beats of " +
+               std::to_string(beats->records) + " other records (their RR columns alone)");
   return beats;
 }
 
@@ -325,7 +326,8 @@ nlohmann::json fit_beat_trees(const StageContext& ctx, const TokenStore& store,
   TreeData train, validation;
   data_of(kept_beats(windows), train);
   if (!validation_windows.empty()) data_of(kept_beats(validation_windows), validation);
-  const std::optional<AnnotatedBeats> annotated = annotated_beats(ctx, names, train_options);
+  const std::shared_ptr<const AnnotatedBeats> annotated =
+      annotated_beats(ctx, names, train_options);
   const FittedTrees trees = fit_trees(ctx, train, validation, kBeatClassCount, head, train_options,
                                       "beats' " + std::to_string(names.size()) + " inputs",
                                       annotated ? &annotated->data : nullptr);

@@ -5,12 +5,16 @@
 #include <array>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 
 #include "hlm/dsp/rr_features.h"
 #include "hlm/ecg.h"
 #include "hlm/errors.h"
 #include "hlm/wfdb.h"
+#include "util/parallel.h"
 
 namespace hlm {
 
@@ -148,7 +152,8 @@ std::vector<std::vector<bool>> draw_beats(const std::vector<RecordBeats>& record
 }  // namespace
 
 AnnotatedBeats annotated_beat_rows(const std::vector<AnnotatedBeatSource>& sources,
-                                   const std::vector<std::string>& names, uint64_t seed) {
+                                   const std::vector<std::string>& names, uint64_t seed,
+                                   int threads) {
   const Placement placement = place_families(names);
   AnnotatedBeats out;
   for (size_t f = 0; f < kRrFamilies.size(); ++f)
@@ -165,18 +170,44 @@ AnnotatedBeats annotated_beat_rows(const std::vector<AnnotatedBeatSource>& sourc
       records.push_back(read_beats(source, record));
   out.records = records.size();
   const std::vector<std::vector<bool>> drawn = draw_beats(records, seed, out.beats);
-  out.data.columns = names.size();
-  for (size_t r = 0; r < records.size(); ++r) {
+  // Each record's rows on its own, in parallel; joined in record order, so the rows do not
+  // depend on the threads.
+  std::vector<TreeData> parts(records.size());
+  parallel_for(records.size(), std::max(1, threads), [&](size_t r) {
     const std::vector<double>& t = records[r].seconds;
     for (size_t first = 0; first < t.size();) {
       size_t last = first;
       while (last < t.size() && t[last] < t[first] + kAnnotatedStretchSeconds) ++last;
       if (last - first >= 3)
-        add_stretch(records[r], first, last, drawn[r], placement, names.size(), out.data);
+        add_stretch(records[r], first, last, drawn[r], placement, names.size(), parts[r]);
       first = last;
     }
+  });
+  out.data.columns = names.size();
+  for (const TreeData& part : parts) {
+    out.data.rows.insert(out.data.rows.end(), part.rows.begin(), part.rows.end());
+    out.data.labels.insert(out.data.labels.end(), part.labels.begin(), part.labels.end());
   }
   return out;
+}
+
+std::shared_ptr<const AnnotatedBeats> shared_annotated_beat_rows(
+    const std::vector<AnnotatedBeatSource>& sources, const std::vector<std::string>& names,
+    uint64_t seed, int threads) {
+  std::string key = std::to_string(seed);
+  for (const AnnotatedBeatSource& source : sources) {
+    key += "\n" + source.dir + "\n" + source.annotator;
+    for (const std::string& record : source.records) key += "\t" + record;
+  }
+  for (const std::string& name : names) key += "\n" + name;
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const AnnotatedBeats>> made;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& beats = made[key];
+  if (!beats)
+    beats =
+        std::make_shared<const AnnotatedBeats>(annotated_beat_rows(sources, names, seed, threads));
+  return beats;
 }
 
 void append_annotated_rows(TreeData& train, const TreeData& extra, double share) {

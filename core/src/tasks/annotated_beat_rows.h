@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,17 @@ struct AnnotatedBeats {
 // rr_within_context name theirs get those values, every other one NaN. ConfigError when no
 // column of `names` comes from RR intervals; DataError naming the folder or file when a folder
 // holds no such record, a named record is missing, or a file cannot be read.
+// Records are described on `threads` threads; the rows are the same for any number.
 AnnotatedBeats annotated_beat_rows(const std::vector<AnnotatedBeatSource>& sources,
-                                   const std::vector<std::string>& names, uint64_t seed);
+                                   const std::vector<std::string>& names, uint64_t seed,
+                                   int threads = 1);
+
+// The same rows, made once per process for each (sources, names, seed): the fine-tunes of a
+// run (folds, seeds, backbones) draw from the same folders, and describing ltafdb's 9 million
+// beats takes seconds. The folders are taken not to change while the process runs.
+std::shared_ptr<const AnnotatedBeats> shared_annotated_beat_rows(
+    const std::vector<AnnotatedBeatSource>& sources, const std::vector<std::string>& names,
+    uint64_t seed, int threads);
 
 // Appends `extra` to `train`, whose weights are set, each class's extra rows together weighing
 // share / (1 - share) times that class's rows of `train` (0 for a class `train` lacks).
