@@ -107,25 +107,34 @@ TEST(AnnotatedBeatRows, EachHalfHourIsItsOwnRecord) {
   EXPECT_LT(largest, 0.05);
 }
 
-TEST(AnnotatedBeatRows, TheSameRowsOnAnyThreadsAndOncePerDraw) {
+// Beats every `rr` seconds from 0.5 s on, an early one (half the interval) every `every`th,
+// for about an hour: two stretches.
+AnnotatedFolder rhythm(const std::string& name, double rr, int every) {
   std::vector<double> t{0.5};
   std::vector<uint8_t> codes{kNormal};
-  for (int i = 1; i < 4000; ++i) {  // two stretches, an early beat every 7th
-    t.push_back(t.back() + (i % 7 == 0 ? 0.45 : 0.9));
-    codes.push_back(i % 7 == 0 ? kAtrialPremature : kNormal);
+  while (t.back() < 3600.0) {
+    const bool early = t.size() % size_t(every) == 0;
+    t.push_back(t.back() + (early ? rr / 2 : rr));
+    codes.push_back(early ? kAtrialPremature : kNormal);
   }
-  const AnnotatedFolder folder("r4", t, codes);
-  const AnnotatedFolder other("r5", t, codes);
-  const std::vector<hlm::AnnotatedBeatSource> sources{source(folder.dir)};
-  const auto one = hlm::annotated_beat_rows(sources, kColumns, 3, 1);
-  const auto two =
-      hlm::annotated_beat_rows({source(folder.dir), source(other.dir)}, kColumns, 3, 2);
-  ASSERT_EQ(two.data.size(), 2 * one.data.size());
-  const auto nan_equal = [](float a, float b) {
-    return a == b || (std::isnan(a) && std::isnan(b));
-  };
-  for (size_t i = 0; i < one.data.rows.size(); ++i)
-    ASSERT_TRUE(nan_equal(one.data.rows[i], two.data.rows[i])) << i;
+  return AnnotatedFolder(name, t, codes);
+}
+
+TEST(AnnotatedBeatRows, TheSameRowsOnAnyThreadsAndOncePerDraw) {
+  const AnnotatedFolder first = rhythm("r4", 0.9, 7), second = rhythm("r5", 0.7, 5);
+  const auto one = hlm::annotated_beat_rows({source(first.dir)}, kColumns, 3, 1);
+  const auto other = hlm::annotated_beat_rows({source(second.dir)}, kColumns, 3, 1);
+  const auto both =
+      hlm::annotated_beat_rows({source(first.dir), source(second.dir)}, kColumns, 3, 2);
+  // The first folder's rows, then the second's, whatever thread finished first.
+  std::vector<float> joined = one.data.rows;
+  joined.insert(joined.end(), other.data.rows.begin(), other.data.rows.end());
+  ASSERT_EQ(both.data.rows.size(), joined.size());
+  for (size_t i = 0; i < joined.size(); ++i)
+    ASSERT_TRUE(joined[i] == both.data.rows[i] ||
+                (std::isnan(joined[i]) && std::isnan(both.data.rows[i])))
+        << i;
+  const std::vector<hlm::AnnotatedBeatSource> sources{source(first.dir)};
   const auto shared = hlm::shared_annotated_beat_rows(sources, kColumns, 3, 2);
   EXPECT_EQ(hlm::shared_annotated_beat_rows(sources, kColumns, 3, 1), shared);  // made once
   EXPECT_NE(hlm::shared_annotated_beat_rows(sources, kColumns, 4, 2), shared);  // another draw
@@ -162,7 +171,14 @@ TEST(AnnotatedBeatRows, RefusesWhatItCannotUse) {
     hlm::annotated_beat_rows({source(folder.dir, {"nope"})}, kColumns, 0);
     FAIL() << "a missing record accepted";
   } catch (const hlm::DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("nope.atr"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("nope.hea is missing"), std::string::npos);
+  }
+  std::ofstream(folder.dir / "lone.hea") << "lone 0 100\n";  // a header without annotations
+  try {
+    hlm::expect_annotated_files({source(folder.dir, {"lone"})});
+    FAIL() << "a record without its annotation file accepted";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("lone.atr is missing"), std::string::npos);
   }
 }
 

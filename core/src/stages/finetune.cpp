@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 
 #include "engine/stage.h"
@@ -280,11 +279,6 @@ std::vector<AnnotatedBeatSource> annotated_sources(const StageContext& ctx) {
           "annotator a file suffix such as atr",
           ctx.instance.id, item.dump());
     }
-    if (!std::filesystem::is_directory(sources.back().dir))
-      throw DataError(
-          "stage '{}': trees_annotated_beats: {} is not a folder (HINT: give a folder of WFDB "
-          "headers and annotation files, such as ltafdb, or none: trees_annotated_beats: [])",
-          ctx.instance.id, sources.back().dir);
   }
   return sources;
 }
@@ -512,13 +506,19 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
         "trees: 0",
         ctx.instance.id, task == "record" ? "record" : "segment");
-  annotated_sources(ctx);  // their form and folders, before any training
   if (!p.at("trees_annotated_beats").empty() && (rounds == 0 || task != "beats"))
     throw ConfigError(
         "stage '{}': trees_annotated_beats gives other patients' annotated beats to the beat "
         "trees of task beats; here task={} and trees={} (set task: beats and trees, or drop "
         "trees_annotated_beats)",
         ctx.instance.id, task, rounds);
+  if (p.at("trees_annotated_beats").empty() && p.at("trees_annotated_share").get<double>() != 0.5)
+    throw ConfigError(
+        "stage '{}': trees_annotated_share weighs the annotated beats of trees_annotated_beats, "
+        "which lists none (list some, or drop trees_annotated_share)",
+        ctx.instance.id);
+  // Their form, folders and files, before any training.
+  expect_annotated_files(annotated_sources(ctx));
   if (!p.at("trees_leave_out").empty() && rounds == 0)
     throw ConfigError(
         "stage '{}': trees_leave_out keeps columns from the boosted trees, which trees: 0 turns "

@@ -33,7 +33,7 @@ std::vector<std::string> records_of(const AnnotatedBeatSource& source) {
   if (!fs::is_directory(source.dir))
     throw DataError(
         "trees_annotated_beats: {} is not a folder (HINT: give a folder of WFDB headers and "
-        "annotation files, such as ltafdb)",
+        "annotation files, such as ltafdb, or none: trees_annotated_beats: [])",
         source.dir);
   if (!source.records.empty()) return source.records;
   std::vector<std::string> names;
@@ -53,12 +53,19 @@ std::vector<std::string> records_of(const AnnotatedBeatSource& source) {
   return names;
 }
 
+// DataError naming a record's header or annotation file when it is missing.
+void expect_record_files(const AnnotatedBeatSource& source, const std::string& record) {
+  const std::string stem = (fs::path(source.dir) / record).string();
+  for (const std::string& file : {stem + ".hea", stem + "." + source.annotator})
+    if (!fs::exists(file))
+      throw DataError("trees_annotated_beats: {} is missing (HINT: check the source's records)",
+                      file);
+}
+
 RecordBeats read_beats(const AnnotatedBeatSource& source, const std::string& record) {
+  expect_record_files(source, record);
   const std::string stem = (fs::path(source.dir) / record).string();
   const std::string annotations = stem + "." + source.annotator;
-  if (!fs::exists(annotations))
-    throw DataError("trees_annotated_beats: {} is missing (HINT: check the source's records)",
-                    annotations);
   const double hz = wfdb::read_header(stem + ".hea").sampling_hz;
   RecordBeats beats;
   for (const Annotation& a : wfdb::read_annotations(annotations)) {
@@ -208,6 +215,11 @@ std::shared_ptr<const AnnotatedBeats> shared_annotated_beat_rows(
     beats =
         std::make_shared<const AnnotatedBeats>(annotated_beat_rows(sources, names, seed, threads));
   return beats;
+}
+
+void expect_annotated_files(const std::vector<AnnotatedBeatSource>& sources) {
+  for (const AnnotatedBeatSource& source : sources)
+    for (const std::string& record : records_of(source)) expect_record_files(source, record);
 }
 
 void append_annotated_rows(TreeData& train, const TreeData& extra, double share) {

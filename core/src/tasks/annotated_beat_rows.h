@@ -56,6 +56,11 @@ std::shared_ptr<const AnnotatedBeats> shared_annotated_beat_rows(
     const std::vector<AnnotatedBeatSource>& sources, const std::vector<std::string>& names,
     uint64_t seed, int threads);
 
+// DataError naming the folder or file when a source's folder holds no record, or a record's
+// header or annotation file is missing: what annotated_beat_rows would find, found without
+// reading the annotations.
+void expect_annotated_files(const std::vector<AnnotatedBeatSource>& sources);
+
 // Appends `extra` to `train`, whose weights are set, each class's extra rows together weighing
 // share / (1 - share) times that class's rows of `train` (0 for a class `train` lacks).
 // share in (0, 1).
