@@ -12,11 +12,6 @@ constexpr int kQualityHalfBlocks = 2;
 constexpr int kBackgroundStride = 8;  // every 8th sample estimates a block's median
 constexpr float kNoisePercentile = 0.9f;
 
-float median_in_place(float* v, size_t count) {
-  std::nth_element(v, v + count / 2, v + count);
-  return v[count / 2];
-}
-
 // Median of v[b - half .. b + half] (clipped), for every b: a sorted window that gains the
 // entering value and loses the leaving one by binary search and a short shift.
 std::vector<float> running_block_median(const std::vector<float>& v, int half) {
@@ -50,6 +45,17 @@ struct BlockValues {
   }
 };
 }  // namespace
+
+float median_in_place(float* v, size_t count) {
+  std::nth_element(v, v + count / 2, v + count);
+  return v[count / 2];
+}
+
+float percentile_in_place(float* v, size_t count, float q) {
+  const size_t k = std::min(count - 1, size_t(float(count) * q));
+  std::nth_element(v, v + k, v + count);
+  return v[k];
+}
 
 std::vector<float> qrs_level(const LeadEnvelope& lead) {
   const std::vector<float>& e = lead.energy;
@@ -120,12 +126,8 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
     if (!scratch.empty()) beat = median_in_place(scratch.data(), scratch.size());
     scratch.assign(noise_h.value.begin() + noise_h.start[a],
                    noise_h.value.begin() + noise_h.start[z]);
-    if (!scratch.empty()) {
-      const size_t k =
-          std::min(scratch.size() - 1, size_t(float(scratch.size()) * kNoisePercentile));
-      std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
-      noise = scratch[k];
-    }
+    if (!scratch.empty())
+      noise = percentile_in_place(scratch.data(), scratch.size(), kNoisePercentile);
     const float q = beat / (noise + 0.05f);
     w[b] = q * q + 1e-6f;
   }

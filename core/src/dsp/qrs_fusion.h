@@ -54,6 +54,11 @@ void add_slow_heights(const std::vector<LeadEnvelope>& slow,
                       const std::vector<std::vector<float>>& weight,
                       std::vector<Candidate>& candidates);
 
+// The median (the upper one of an even count) and the value at share q (0 to 1) of v[0 ..
+// count), reordering v; count > 0.
+float median_in_place(float* v, size_t count);
+float percentile_in_place(float* v, size_t count, float q);
+
 // The slow band fused like add_slow_heights weighs it, at every sample of the main band: sample
 // i holds the leads' slow envelopes at time i / kRateHz, each over its QRS level.
 void fuse_slow(const std::vector<LeadEnvelope>& slow,

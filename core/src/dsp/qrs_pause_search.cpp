@@ -27,16 +27,7 @@ constexpr float kOverNoise = 3.0f;
 constexpr float kSlowFloor = 0.15f;
 constexpr float kDip = 0.5f;
 
-float median(std::vector<float>& v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-float percentile(std::vector<float> v, float q) {
-  const size_t k = std::min(v.size() - 1, size_t(q * float(v.size())));
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
+float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
 // The sinus interval along the beats, causally: the median of the last 8 intervals within
 // kPremature-kSinusHigh of it, not after a premature beat. kRateChange premature beats or
@@ -142,7 +133,7 @@ class PauseSearch {
       noise.push_back(top);
       heights.push_back(out_[j].height);
     }
-    return {percentile(noise, 0.9f), median(heights)};
+    return {percentile_in_place(noise.data(), noise.size(), 0.9f), median(heights)};
   }
 
   // The highest unexplained point between `last` and `next`, if it is a beat.
