@@ -1,6 +1,7 @@
 // The QRS detector's pause search (find_beats_in_pauses) on hand-made envelopes at the
-// detector's internal 200 Hz: regular beats every 0.8 s, each followed by its T wave, and one
-// interval of two beats' length holding whatever the case puts there.
+// detector's internal 200 Hz, and one lead's signed slow band at half that rate: regular beats
+// every 0.8 s, each followed by its T wave, and one interval of two beats' length holding
+// whatever the case puts there.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +20,17 @@ int64_t at(double seconds) { return int64_t(seconds * kRateHz + 0.5); }
 struct Trace {
   std::vector<float> main = std::vector<float>(at(30.0), 0.01f);
   std::vector<float> slow = std::vector<float>(at(30.0), 0.05f);
+  std::vector<float> band = std::vector<float>(at(30.0) / hlm::dsp::qrs::kSlowStretch, 0.0f);
   std::vector<Candidate> beats;
+
+  // A wave in the signed band: a Gaussian of `height`.
+  void wave(double centre_s, double width_s, float height) {
+    const double rate = kRateHz / hlm::dsp::qrs::kSlowStretch;
+    for (int64_t j = 0; j < int64_t(band.size()); ++j) {
+      const double u = (double(j) / rate - centre_s) / width_s;
+      band[j] += height * float(std::exp(-0.5 * u * u));
+    }
+  }
 
   void bump(double centre_s, double width_s, float main_height, float slow_height) {
     for (int64_t i = 0; i < int64_t(main.size()); ++i) {
@@ -33,6 +44,8 @@ struct Trace {
   void beat(double t) {
     bump(t, 0.03, 1.0f, 1.0f);
     bump(t + 0.25, 0.05, 0.15f, 0.4f);
+    wave(t, 0.015, 1.0f);
+    wave(t + 0.25, 0.05, 0.3f);
     beats.push_back({at(t), 1.0f, 1.0f, 1.0f});
   }
 };
@@ -51,8 +64,19 @@ Trace rhythm_skipping(std::vector<double> skipped, std::vector<double> extra = {
   return t;
 }
 
+// The envelopes alone: no lead's waves (qrs_pause_waves.h).
 std::vector<Candidate> search(const Trace& t) {
-  return hlm::dsp::qrs::find_beats_in_pauses(t.beats, {t.main, t.slow});
+  static const std::vector<hlm::dsp::qrs::LeadEnvelope> no_leads;
+  static const std::vector<std::vector<float>> no_weights;
+  return hlm::dsp::qrs::find_beats_in_pauses(t.beats, {t.main, t.slow, {no_leads, no_weights}});
+}
+
+// The envelopes and the trace's band as one lead's waves.
+std::vector<Candidate> search_with_waves(const Trace& t) {
+  std::vector<hlm::dsp::qrs::LeadEnvelope> lead(1);
+  lead[0].band = t.band;
+  const std::vector<std::vector<float>> weight = {{1.0f}};
+  return hlm::dsp::qrs::find_beats_in_pauses(t.beats, {t.main, t.slow, {lead, weight}});
 }
 
 bool has_beat_near(const std::vector<Candidate>& beats, double seconds) {
@@ -67,6 +91,14 @@ TEST(QrsPauseSearch, FindsAWideBeatTheThresholdsMissedInItsCompensatoryPause) {
   const std::vector<Candidate> out = search(t);
   EXPECT_EQ(out.size(), t.beats.size() + 1);
   EXPECT_TRUE(has_beat_near(out, 11.7));
+}
+
+TEST(QrsPauseSearch, SearchesThePauseARecordEndsIn) {
+  Trace t = rhythm_skipping({28.8});  // the last beat at 28.0 s, the record 30 s long
+  t.bump(28.5, 0.05, 0.2f, 0.6f);
+  const std::vector<Candidate> out = search(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 28.5));
 }
 
 TEST(QrsPauseSearch, TakesNothingFromAPauseThatHoldsOnlyTheBeatsOwnWaves) {
@@ -88,12 +120,55 @@ TEST(QrsPauseSearch, TakesNoTailThatFallsFromThePausesStart) {
   EXPECT_EQ(search(t).size(), t.beats.size());
 }
 
-TEST(QrsPauseSearch, DoesNotSearchThePauseAfterAPrematureBeat) {
-  // A premature beat at 10.8 s, then nothing until 12.8 s: a pause after a premature beat is
-  // its own (the compensatory pause of an ectopic beat the thresholds found).
+TEST(QrsPauseSearch, DoesNotSearchTheCompensatoryPauseAfterAPrematureBeat) {
+  // A premature beat at 10.7 s, then nothing until 12.0 s: the two intervals around it add up
+  // to two sinus intervals, the compensatory pause of an ectopic beat the thresholds found.
+  Trace t = rhythm_skipping({11.2}, {10.7});
+  t.bump(11.4, 0.05, 0.2f, 0.6f);
+  EXPECT_EQ(search(t).size(), t.beats.size());
+}
+
+TEST(QrsPauseSearch, SearchesAPauseAfterAnEarlyBeatThatIsLongerThanACompensatoryOne) {
+  // A beat 0.4 s early at 10.8 s (a sinus beat on the rhythm's swings, or a premature one),
+  // then nothing until 12.8 s: three sinus intervals around it, so another beat is missing.
   Trace t = rhythm_skipping({11.2, 12.0}, {10.8});
   t.bump(11.7, 0.05, 0.2f, 0.6f);
-  EXPECT_EQ(search(t).size(), t.beats.size());
+  const std::vector<Candidate> out = search(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 11.7));
+}
+
+// A small wide beat on the T wave's tail: in the envelopes it stands no taller than the floor
+// (0.05 of the beats in the main band), in the waves half the beats' amplitude above the T wave.
+Trace small_wide_beat_after(double opening_s) {
+  Trace t = rhythm_skipping({opening_s + 0.8});
+  t.bump(opening_s + 0.4, 0.05, 0.05f, 0.1f);
+  t.wave(opening_s + 0.4, 0.05, -0.5f);
+  return t;
+}
+
+TEST(QrsPauseSearch, FindsASmallWideBeatOnTheTWaveInTheWaves) {
+  const Trace t = small_wide_beat_after(11.2);
+  EXPECT_EQ(search(t).size(), t.beats.size());  // the envelopes alone miss it
+  const std::vector<Candidate> out = search_with_waves(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 11.6));
+}
+
+TEST(QrsPauseSearch, ReadsNoWavesAfterABeatUnlikeTheRegularOnes) {
+  // The same, after a beat inverted and wider (a ventricular one), whose own waves follow it.
+  Trace t = small_wide_beat_after(11.2);
+  t.wave(11.2, 0.015, -1.0f);
+  t.wave(11.2, 0.04, -1.0f);
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
+TEST(QrsPauseSearch, TakesNoWaveThatAddsNothingToTheEnvelopes) {
+  // A wave as large in the band, where the envelopes hold only what the beat's waves explain
+  // (a wave that moved, such as a T wave later after a longer interval).
+  Trace t = rhythm_skipping({12.0});
+  t.wave(11.6, 0.05, -0.5f);
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
 }
 
 }  // namespace

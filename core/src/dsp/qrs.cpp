@@ -89,7 +89,7 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
   }
   thread_local std::vector<float> slow_fused;
   qrs::fuse_slow(ws.slow, slow_level, weight, ws.fused.energy.size(), slow_fused);
-  beats = qrs::find_beats_in_pauses(beats, {ws.fused.energy, slow_fused});
+  beats = qrs::find_beats_in_pauses(beats, {ws.fused.energy, slow_fused, ws.slow, weight});
 
   // R peaks at the native rate on the fiducial lead; a beat that lands within half a
   // refractory period of the previous one after the move is the same beat.
@@ -107,6 +107,7 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
     for (qrs::LeadEnvelope& e : *envelopes) {
       qrs::release_if_large(e.slope);
       qrs::release_if_large(e.energy);
+      qrs::release_if_large(e.band);
     }
   qrs::release_if_large(ws.fused.slope);
   qrs::release_if_large(ws.fused.energy);

@@ -104,8 +104,7 @@ void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
 // The band, its slope and the envelope of a resampled lead (see LeadEnvelope).
 void band_envelope(const std::vector<float>& y, LeadEnvelope& e) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(y.size());
-  // The work buffer is kept per thread: fresh pages cost more than the arithmetic.
-  thread_local std::vector<float> band;
+  std::vector<float>& band = e.band;
   // Band-pass: a 25 ms mean minus a 125 ms mean; its rectified central difference is the
   // slope. Unlike the squared slope, that keeps wide ventricular beats and flutter waves within
   // reach of narrow QRS complexes.
@@ -116,7 +115,6 @@ void band_envelope(const std::vector<float>& y, LeadEnvelope& e) {
   if (m > 1) e.slope[m - 1] = 0.5f * std::fabs(band[m - 1] - band[m - 2]);
   // The envelope: the 125 ms centred moving mean of the slope.
   centred_means(e.slope, false, e.energy);
-  release_if_large(band);
 }
 }  // namespace
 
@@ -124,7 +122,8 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
                    LeadEnvelope* slow) {
   e.slope.clear();
   e.energy.clear();
-  if (slow) slow->slope.clear(), slow->energy.clear();
+  e.band.clear();
+  if (slow) slow->slope.clear(), slow->energy.clear(), slow->band.clear();
   if (n == 0) return;
   thread_local std::vector<float> y, y_slow;
   resample(x, n, sampling_hz / kRateHz, y);

@@ -26,12 +26,15 @@ void release_if_large(Vector& v) {
 // tall as a narrow QRS there. Sample j of a slow envelope lies at time j * kSlowStretch / kRateHz.
 constexpr int kSlowStretch = 2;
 
-// One lead at kRateHz: |slope| of its ~5-30 Hz band and the 125 ms moving mean of that (the
-// envelope), both centred on the input (no delay). Sample j lies at time j / kRateHz (for a
-// slow envelope, j * kSlowStretch / kRateHz).
+// One lead at kRateHz: its ~5-30 Hz band, the |slope| of that and the 125 ms moving mean of the
+// slope (the envelope), all centred on the input (no delay). Sample j lies at time j / kRateHz (for
+// a slow envelope, j * kSlowStretch / kRateHz).
 struct LeadEnvelope {
   std::vector<float> slope;
   std::vector<float> energy;
+  // The band itself, signed (the waves, not their energy): the pause search compares a pause's
+  // waves with those that follow the regular beats (qrs_pause_search.h).
+  std::vector<float> band;
 };
 // Fills `out`, and `slow` with the slow band when given, reusing their storage (the detector
 // keeps them per thread: on a 30-minute record, fresh pages cost more than the arithmetic).

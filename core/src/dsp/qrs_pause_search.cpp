@@ -4,19 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
-#include "dsp/qrs_recent.h"
+#include "dsp/qrs_sinus_interval.h"
 
 namespace hlm::dsp::qrs {
 
 namespace {
-constexpr float kPause = 1.5f;        // a pause: this many sinus intervals or more
-constexpr float kPremature = 0.85f;   // a premature beat: sooner than this share of one
-constexpr float kSinusHigh = 1.3f;    // longer than this share: not a sinus interval
-constexpr int kRateChange = 8;        // unexplained pauses in a row that set a new sinus interval
-constexpr int kTemplateBeats = 15;    // beats the expectation after a beat is made of
-constexpr double kFromSeconds = 0.2;  // the search starts this long after a beat
-constexpr double kBeforeNextSeconds = 0.3;  // and stops this long before the next one
+// A pause after a premature beat that hides another beat: the two intervals around the premature
+// beat add up to a quarter of a sinus interval more than a full compensatory pause (two).
+constexpr float kBeyondCompensatory = 2.25f;
+constexpr size_t kTemplateBeats = 15;               // beats an expectation is made of, per delay
+constexpr size_t kHistory = 4 * kTemplateBeats;     // the regular beats they are chosen from
+const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this long after a beat
+const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
 // A beat found in a pause: what stands above the expectation in the main band is more than
 // kMainFloor of the beats' height and kOverNoise times what the regular beats leave
 // unexplained, more than kSlowFloor of the beat level in the slow band (a blocked P wave is not),
@@ -26,142 +27,278 @@ constexpr float kMainFloor = 0.06f;
 constexpr float kOverNoise = 3.0f;
 constexpr float kSlowFloor = 0.15f;
 constexpr float kDip = 0.5f;
+// Or, in the waves themselves (qrs_pause_waves.h): what the pause holds beyond the regular
+// beats' waves is more than kWaveFloor of the beats' amplitude (a blocked P wave is less) and
+// kOverNoise times what the regular beats leave unexplained, and dips to kDip before it; the
+// beat that opens the pause departs from the regular beats' waves by less than kSameBeat of
+// their amplitude in its first kFrom (it is one of them); and within kAdds of the point the
+// main band stands more than kWaveMainFloor of the beats' height above its expectation, and the
+// slow band more than kWaveSlowFloor of the beat level above its own there (a wave that only
+// moved, such as a T wave later after a longer interval, adds little to them).
+constexpr float kWaveFloor = 0.35f;
+constexpr float kSameBeat = 1.0f;
+constexpr float kWaveMainFloor = 0.03f;
+constexpr float kWaveSlowFloor = 0.03f;
+const int64_t kAdds = std::llround(0.05 * kRateHz);
 
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
-
-// The sinus interval along the beats, causally: the median of the last 8 intervals within
-// kPremature-kSinusHigh of it, not after a premature beat. kRateChange premature beats or
-// unexplained pauses in a row set a new one (a faster rhythm; a rate that halved, or 2:1 AV
-// block); the pause after a premature beat never moves it.
-class SinusInterval {
- public:
-  explicit SinusInterval(float first) { reset(first); }
-  float value() const { return ring_.median(); }
-  void see(float interval, bool after_premature) {
-    const float r = interval / value();
-    if (r < kPremature) {
-      if (++shorts_ >= kRateChange) reset(interval);
-      return;
-    }
-    shorts_ = 0;
-    if (after_premature) return;
-    if (r <= kSinusHigh) {
-      pauses_ = 0;
-      push(interval);
-    } else if (r >= kPause && ++pauses_ >= kRateChange) {
-      reset(interval);
-    }
-  }
-
- private:
-  void reset(float x) {
-    ring_ = Recent<float>(x);
-    pauses_ = shorts_ = 0;
-  }
-  void push(float x) { ring_.push(x); }
-  Recent<float> ring_{0.0f};
-  int pauses_ = 0, shorts_ = 0;
-};
 
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
 // premature, no pause after them), and searches each pause after a beat that was not premature.
 class PauseSearch {
  public:
   PauseSearch(const std::vector<Candidate>& beats, const Envelopes& env, float first_interval)
-      : beats_(beats), env_(env), m_(int64_t(env.main.size())), sinus_(first_interval) {}
+      : beats_(beats),
+        env_(env),
+        m_(int64_t(env.main.size())),
+        sinus_(first_interval),
+        waves_(env.waves) {}
 
   std::vector<Candidate> run() {
     for (const Candidate& b : beats_) {
-      if (!out_.empty() && !premature_.back() &&
-          float(b.i - out_.back().i) >= kPause * sinus_.value()) {
+      if (holds_a_beat(b)) {
         Candidate found;
         if (search(out_.back(), b, found)) add(found);
       }
       add(b);
     }
+    // A record that ends inside a pause: its end closes it.
+    Candidate end;
+    end.i = m_;
+    if (holds_a_beat(end)) {
+      Candidate found;
+      if (search(out_.back(), end, found)) out_.push_back(found);
+    }
     return std::move(out_);
   }
 
  private:
+  // Whether the gap before `next` is a pause that may hide a beat: kPause sinus intervals or
+  // more, and, after a premature beat, longer than its compensatory pause (the two intervals
+  // around a premature beat add up to two sinus intervals; a sinus beat that merely came early
+  // on the rhythm's own swings is premature too).
+  bool holds_a_beat(const Candidate& next) const {
+    if (out_.empty()) return false;
+    const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
+    if (gap < kPause * sinus) return false;
+    if (!premature_.back()) return true;
+    const float before = float(out_.back().i - out_[out_.size() - 2].i);
+    return before + gap >= kBeyondCompensatory * sinus;
+  }
+
   void add(const Candidate& c) {
     bool premature = false;
     if (!out_.empty()) {
       const float interval = float(c.i - out_.back().i);
       premature = interval < kPremature * sinus_.value();
       const bool pause = interval >= kPause * sinus_.value();
-      if (!premature_.back() && !pause) regular_.push_back(out_.size() - 1);
-      if (regular_.size() > size_t(kTemplateBeats)) regular_.erase(regular_.begin());
+      // A beat read no further than the search starts would add nothing but its height.
+      const int64_t stop = std::min(c.i - kBeforeNext, m_);
+      if (!premature_.back() && !pause && stop - out_.back().i > kFrom)
+        regular_.push_back({out_.back().i, stop, out_.back().height, newest_before()});
+      if (regular_.size() > kHistory) regular_.pop_front();
       sinus_.see(interval, premature_.back());
     }
     out_.push_back(c);
     premature_.push_back(premature);
   }
 
-  // The envelopes expected after a beat, sample by sample from its R peak: the medians of the
-  // regular beats that cover each sample (up to kBeforeNextSeconds before their next beat; 3 at
-  // least), up to `end` samples.
+  // The main band's envelope expected after a beat, sample by sample from its R peak: the
+  // medians of the newest kTemplateBeats regular beats that cover each sample (up to kBeforeNext
+  // before their next beat; 3 at least), up to `end` samples. Only delays from kFrom on are
+  // read; those before it are left 0.
   void expectation(int64_t end) {
-    const int64_t before_next = std::llround(kBeforeNextSeconds * kRateHz);
-    expect_.clear();
-    expect_slow_.clear();
-    for (int64_t d = 0; d < end; ++d) {
-      column_.clear();
-      column_slow_.clear();
-      for (const size_t j : regular_) {
-        const int64_t i = out_[j].i + d;
-        if (i < out_[j + 1].i - before_next && i < m_)
-          column_.push_back(env_.main[i]), column_slow_.push_back(env_.slow[i]);
-      }
-      if (column_.size() < 3) break;
+    expect_.assign(size_t(std::min(kFrom, end)), 0.0f);
+    for (int64_t d = kFrom; d < end; ++d) {
+      if (!column_at(env_.main, d)) break;
       expect_.push_back(median(column_));
-      expect_slow_.push_back(median(column_slow_));
     }
   }
+  // The slow band's expected at sample i after `last` the same way (held at the main band's
+  // last delay beyond it); only a found point needs it.
+  float expected_slow(const Candidate& last, int64_t i) {
+    column_at(env_.slow, int64_t(at(last, i)));
+    return median(column_);
+  }
+  // Fills column_ with `envelope` at delay d after the newest kTemplateBeats regular beats
+  // that cover it; false when fewer than 3 do.
+  bool column_at(const std::vector<float>& envelope, int64_t d) {
+    column_.clear();
+    for (auto r = regular_.rbegin(); r != regular_.rend() && column_.size() < kTemplateBeats; ++r)
+      if (r->start + d < r->stop) column_.push_back(envelope[r->start + d]);
+    return column_.size() >= 3;
+  }
 
-  // What the regular beats leave unexplained themselves: the 90th percentile of each one's
-  // highest point above the expectation, from kFromSeconds on; and their median height.
-  std::pair<float, float> noise_and_level() {
-    const int64_t from = std::llround(kFromSeconds * kRateHz);
-    const int64_t before_next = std::llround(kBeforeNextSeconds * kRateHz);
-    std::vector<float> noise, heights;
-    for (const size_t j : regular_) {
+  // What the regular beats leave unexplained themselves: the 90th percentile, over the newest
+  // kTemplateBeats regular beats read past kFrom, of `top(beat, stop)`, their highest
+  // unexplained point from kFrom up to delay `stop` (their own end, or `length`).
+  template <class Top>
+  float regular_noise(int64_t length, Top top) const {
+    std::vector<float> noise;
+    for (auto r = regular_.rbegin(); r != regular_.rend() && noise.size() < kTemplateBeats; ++r) {
+      const int64_t stop = std::min(r->stop - r->start, length);
+      if (stop > kFrom) noise.push_back(top(*r, stop));
+    }
+    return noise.empty() ? 0.0f : percentile_in_place(noise.data(), noise.size(), 0.9f);
+  }
+  // The envelopes: the main band above the expectation.
+  float envelopes_noise() const {
+    return regular_noise(int64_t(expect_.size()), [&](const Regular& r, int64_t stop) {
       float top = 0.0f;
-      const int64_t stop =
-          std::min<int64_t>(out_[j + 1].i - before_next - out_[j].i, int64_t(expect_.size()));
-      for (int64_t d = from; d < stop && out_[j].i + d < m_; ++d)
-        top = std::max(top, env_.main[out_[j].i + d] - expect_[d]);
-      noise.push_back(top);
-      heights.push_back(out_[j].height);
-    }
-    return {percentile_in_place(noise.data(), noise.size(), 0.9f), median(heights)};
+      for (int64_t d = kFrom; d < stop; ++d)
+        top = std::max(top, env_.main[r.start + d] - expect_[d]);
+      return top;
+    });
+  }
+  // The waves: the residual against the template as it is or stretched for the beat by
+  // bazett(), whichever is lower.
+  float waves_noise() const {
+    return regular_noise(waves_.length(), [&](const Regular& r, int64_t stop) {
+      float lowest = -1.0f;
+      for (const float s : {1.0f, bazett(r.before)}) {
+        float top = 0.0f;
+        for (int64_t d = kFrom; d < stop; ++d)
+          top = std::max(top, waves_.residual(r.start + d, d, s));
+        lowest = lowest < 0.0f ? top : std::min(lowest, top);
+      }
+      return lowest;
+    });
   }
 
-  // The highest unexplained point between `last` and `next`, if it is a beat.
+  // The interval before the newest beat (0 for the first).
+  float newest_before() const {
+    return out_.size() < 2 ? 0.0f : float(out_.back().i - out_[out_.size() - 2].i);
+  }
+  // The time stretch of a beat's waves after an interval `before`, as Bazett's QT: the square
+  // root of it over the interval before the template's beats (their median; within 0.5-2 of
+  // it). 1 when either is unknown.
+  float bazett(float before) const {
+    if (before <= 0.0f || template_before_ <= 0.0f) return 1.0f;
+    return std::sqrt(std::clamp(before / template_before_, 0.5f, 2.0f));
+  }
+
+  // The newest kTemplateBeats regular beats' median height.
+  float level() const {
+    std::vector<float> heights;
+    for (auto r = regular_.rbegin(); r != regular_.rend() && heights.size() < kTemplateBeats; ++r)
+      heights.push_back(r->height);
+    return median_in_place(heights.data(), heights.size());
+  }
+
+  // The highest point of `unexplained(i)` in [a, z), if a valley of kDip of it or less comes
+  // before it (a wave of its own); -1 if none.
+  template <class Unexplained>
+  static int64_t separate_peak(int64_t a, int64_t z, Unexplained unexplained) {
+    float best = 0.0f, valley = 0.0f;
+    int64_t best_i = -1;
+    for (int64_t i = a; i < z; ++i)
+      if (unexplained(i) > best) best = unexplained(i), best_i = i;
+    valley = best;
+    for (int64_t i = a; i < best_i; ++i) valley = std::min(valley, unexplained(i));
+    return valley > kDip * best ? -1 : best_i;
+  }
+
+  // A beat between `last` and `next`, in the envelopes or else in the waves.
   bool search(const Candidate& last, const Candidate& next, Candidate& found) {
     if (regular_.size() < 3) return false;
-    const int64_t from = std::llround(kFromSeconds * kRateHz);
-    const int64_t end = std::min<int64_t>(next.i - std::llround(kBeforeNextSeconds * kRateHz), m_);
+    const int64_t end = std::min<int64_t>(next.i - kBeforeNext, m_);
+    if (end - last.i <= kFrom) return false;
     expectation(end - last.i);
-    if (int64_t(expect_.size()) <= from) return false;
-    // Sample i's height above the expectation, held at its last sample beyond it.
-    auto at = [&](int64_t i) { return std::min<size_t>(size_t(i - last.i), expect_.size() - 1); };
-    float best = 0.0f;
-    int64_t best_i = -1;
-    for (int64_t i = last.i + from; i < end; ++i)
-      if (env_.main[i] - expect_[at(i)] > best) best = env_.main[i] - expect_[at(i)], best_i = i;
-    float valley = best;
-    for (int64_t i = last.i + from; i < best_i; ++i)
-      valley = std::min(valley, env_.main[i] - expect_[at(i)]);
-    if (valley > kDip * best) return false;
-    const auto [noise90, level] = noise_and_level();
-    if (best_i < 0 || best <= kMainFloor * level || best <= kOverNoise * noise90 ||
-        env_.slow[best_i] - expect_slow_[at(best_i)] <= kSlowFloor)
-      return false;
-    found.i = best_i;
-    found.height = env_.main[best_i];
-    found.slow = env_.slow[best_i];
+    if (int64_t(expect_.size()) <= kFrom) return false;
+    // A premature beat opens a pause searched only when it is one of the regular beats that came
+    // early (a ventricular beat's own waves follow it).
+    bool fitted = false;
+    if (premature_.back()) {
+      if (!fit_waves(last, end)) return false;
+      fitted = true;
+      if (std::min(opening(last, 1.0f), opening(last, bazett(newest_before()))) > kSameBeat)
+        return false;
+    }
+    int64_t i = in_envelopes(last, end);
+    if (i < 0 && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
+      i = in_waves(last, end);
+    if (i < 0) return false;
+    found.i = i;
+    found.height = env_.main[i];
+    found.slow = env_.slow[i];
     found.slope = 0.0f;
     return true;
+  }
+
+  // Sample i's place in the expectation after `last`, held at its last sample beyond it.
+  size_t at(const Candidate& last, int64_t i) const {
+    return std::min<size_t>(size_t(i - last.i), expect_.size() - 1);
+  }
+
+  // The highest point above the envelopes' expectation after `last`, if it is a beat; -1 if not.
+  int64_t in_envelopes(const Candidate& last, int64_t end) {
+    const int64_t best_i = separate_peak(
+        last.i + kFrom, end, [&](int64_t i) { return env_.main[i] - expect_[at(last, i)]; });
+    if (best_i < 0) return -1;
+    const float best = env_.main[best_i] - expect_[at(last, best_i)];
+    if (best <= kMainFloor * level() || best <= kOverNoise * envelopes_noise() ||
+        env_.slow[best_i] - expected_slow(last, best_i) <= kSlowFloor)
+      return -1;
+    return best_i;
+  }
+
+  // The highest point of the waves beyond the regular beats' own, if it is a beat; -1 if not.
+  // (The waves fit after `last`, fit_waves.)
+  int64_t in_waves(const Candidate& last, int64_t end) {
+    // The beat's waves as the regular beats' own, or stretched as Bazett's QT (bazett()): a T
+    // wave comes later after a longer interval. Whichever leaves less unexplained in the pause
+    // is the expectation.
+    float stretch = 1.0f, best = -1.0f;
+    int64_t best_i = -1;
+    for (const float s : {1.0f, bazett(newest_before())}) {
+      const int64_t i = separate_peak(last.i + kFrom, end,
+                                      [&](int64_t i) { return waves_.residual(i, i - last.i, s); });
+      const float r = i < 0 ? 0.0f : waves_.residual(i, i - last.i, s);
+      if (best < 0.0f || r < best) stretch = s, best = r, best_i = i;
+    }
+    // The beat that opens the pause must be one of the regular beats (not, say, a ventricular
+    // beat, whose own waves follow it).
+    if (best_i < 0 || opening(last, stretch) > kSameBeat || best <= kWaveFloor ||
+        best <= kOverNoise * waves_noise())
+      return -1;
+    const int64_t a = std::max(last.i + kFrom, best_i - kAdds), z = std::min(end, best_i + kAdds);
+    return adds_to_envelopes(last, a, z) &&
+                   env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor
+               ? best_i
+               : -1;
+  }
+
+  // The waves expected after `last` from the regular beats, up to `end`; false when fewer than
+  // 3 of them reach past kFrom.
+  bool fit_waves(const Candidate& last, int64_t end) {
+    starts_.clear();
+    stops_.clear();
+    for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
+      starts_.push_back(r->start), stops_.push_back(r->stop);
+    waves_.fit(starts_, stops_, end - last.i, kTemplateBeats);
+    std::vector<float> before;
+    for (auto r = regular_.rbegin(); r != regular_.rend() && before.size() < kTemplateBeats; ++r)
+      if (r->before > 0.0f) before.push_back(r->before);
+    template_before_ = before.empty() ? 0.0f : median(before);
+    return waves_.length() > kFrom;
+  }
+
+  // How far the beat `last` itself departs from the regular beats' waves: the highest residual
+  // over its first kFrom, against the template stretched by `stretch`.
+  float opening(const Candidate& last, float stretch) const {
+    float top = 0.0f;
+    for (int64_t d = 0; d < kFrom; ++d)
+      top = std::max(top, waves_.residual(last.i + d, d, stretch));
+    return top;
+  }
+
+  // Whether the main band stands more than kWaveMainFloor of the beats' height above its
+  // expectation after `last` somewhere in [a, z).
+  bool adds_to_envelopes(const Candidate& last, int64_t a, int64_t z) const {
+    const float floor = kWaveMainFloor * level();
+    for (int64_t k = a; k < z; ++k)
+      if (env_.main[k] - expect_[at(last, k)] > floor) return true;
+    return false;
   }
 
   const std::vector<Candidate>& beats_;
@@ -170,8 +307,16 @@ class PauseSearch {
   SinusInterval sinus_;
   std::vector<Candidate> out_;
   std::vector<char> premature_;
-  std::vector<size_t> regular_;  // indices into out_, oldest first
-  std::vector<float> expect_, expect_slow_, column_, column_slow_;
+  // A regular beat: its R peak, where it is read up to, its height, the interval before it.
+  struct Regular {
+    int64_t start, stop;
+    float height, before;
+  };
+  std::deque<Regular> regular_;  // oldest first, at most kHistory
+  PauseWaves waves_;
+  float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
+  std::vector<int64_t> starts_, stops_;
+  std::vector<float> expect_, column_;
 };
 }  // namespace
 

@@ -4,28 +4,34 @@
 #include <vector>
 
 #include "dsp/qrs_fusion.h"
+#include "dsp/qrs_pause_waves.h"
 
 namespace hlm::dsp::qrs {
 
-// The fused envelopes the pass reads, both at kRateHz: the main band (fused.energy) and the
-// slow band (fused_slow).
+// What the pass reads: the fused envelopes, both at kRateHz: the main band (fused.energy) and
+// the slow band (fused_slow); and each lead's signed slow band with its weights.
 struct Envelopes {
   const std::vector<float>& main;
   const std::vector<float>& slow;
+  LeadWaves waves;
 };
 
-// A pause (1.5 sinus intervals or more, after a beat that was not premature) may hide a beat
-// the thresholds turned away: a small or wide ventricular beat, or one late on the T wave, with
-// its compensatory pause. Each beat is followed by much the same waves (its T wave, then the
-// baseline up to the next P wave), so the envelopes a pause is expected to hold are the medians,
-// sample by sample after the R peak, of the last 15 regular beats (not premature, no pause after
-// them; each read up to 0.3 s before its next beat). The highest point that stands above that
-// expectation in the pause, from 0.2 s after its first beat to 0.3 s before its last, is a beat
-// when it is clearly taller than what the regular beats leave unexplained themselves, tall
-// enough in both bands, and a wave of its own (see the constants in qrs_pause_search.cpp). The
-// sinus interval is followed causally, and a found beat splits its pause, so bigeminy whose
-// ventricular beats all go unseen by the thresholds does not become the rhythm; eight
-// unexplained pauses in a row do (a halved rate, 2:1 AV block).
+// A pause (1.5 sinus intervals or more; after a premature beat, only one longer than its full
+// compensatory pause) may hide a beat the thresholds turned away: a small or wide ventricular
+// beat, or one late on the T wave, with its compensatory pause. Each beat is followed by much the
+// same waves (its T wave, then the baseline up to the next P wave), so the envelopes a pause is
+// expected to hold are the medians, sample by sample after the R peak, of the newest 15 regular
+// beats (not premature, no pause after them; each read up to 0.3 s before its next beat) that
+// reach that far, out of the last 60. The highest point that stands above that expectation in
+// the pause, from 0.2 s after its first beat to 0.3 s before its last, is a beat when it is
+// clearly taller than what the regular beats leave unexplained themselves, tall enough in both
+// bands, and a wave of its own. Where the envelopes miss it (a small wide beat on the T wave's
+// tail stands barely above the T wave's energy), the waves themselves are compared the same way
+// (qrs_pause_waves.h), with the T wave allowed to come later after a longer interval; see the
+// constants in qrs_pause_search.cpp. The sinus interval is followed causally
+// (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose ventricular beats
+// all go unseen by the thresholds does not become the rhythm; eight unexplained pauses in a row
+// do (a halved rate, 2:1 AV block).
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

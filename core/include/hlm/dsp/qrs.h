@@ -35,9 +35,10 @@ struct QrsOptions {
 // 250 ms envelope) keeps a wide one about as tall as a QRS, and a peak beyond the T wave's
 // reach that is at least half the beats' slow-band height, clearly above the noise and
 // followed by a pause is a beat too. Weak peaks that split one normal interval in two (early
-// noise, or a P wave just before the QRS) are then dropped, and each pause after a beat that was
-// not premature is searched for a beat that stands above what the regular beats' own waves
-// leave there (a PVC the thresholds turned away). Each beat's R peak is the largest
+// noise, or a P wave just before the QRS) are then dropped, and each pause (after a premature
+// beat, only one longer than its compensatory pause) is searched for a beat that stands above
+// what the regular beats' own waves leave there, in the envelopes or in the slow band's waves
+// themselves (a PVC the thresholds turned away). Each beat's R peak is the largest
 // deflection from the local baseline within 80 ms, at the original rate. Thread-safe (work
 // buffers are per thread and reused between calls). Throws ConfigError for sampling_hz <= 0.
 std::vector<int64_t> detect_qrs(const float* ecg_mv, size_t n, double sampling_hz,

@@ -1,0 +1,64 @@
+// The waves a pause holds beyond those that follow the regular beats (see qrs_pause_waves.h).
+#include "dsp/qrs_pause_waves.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dsp/qrs_fusion.h"
+
+namespace hlm::dsp::qrs {
+
+namespace {
+constexpr double kPeakSeconds = 0.06;  // a beat's amplitude: its largest |band| this near its R
+}  // namespace
+
+float PauseWaves::band_at(size_t lead, int64_t i) const {
+  const std::vector<float>& band = leads_.slow[lead].band;
+  return band[std::min<size_t>(size_t(i / kSlowStretch), band.size() - 1)];
+}
+
+void PauseWaves::fit(const std::vector<int64_t>& starts, const std::vector<int64_t>& stops,
+                     int64_t length, size_t per_delay) {
+  const size_t leads = leads_.slow.size();
+  template_.assign(leads, {});
+  amplitude_.assign(leads, 0.0f);
+  length_ = length;
+  const int64_t reach = std::llround(kPeakSeconds * kRateHz);
+  for (size_t k = 0; k < leads; ++k) {
+    if (leads_.slow[k].band.empty()) continue;
+    column_.clear();
+    for (size_t j = 0; j < std::min(per_delay, starts.size()); ++j) {
+      const int64_t r = starts[j];
+      float top = 0.0f;
+      for (int64_t i = std::max<int64_t>(0, r - reach); i <= r + reach; ++i)
+        top = std::max(top, std::fabs(band_at(k, i)));
+      column_.push_back(top);
+    }
+    amplitude_[k] = column_.empty() ? 0.0f : median_in_place(column_.data(), column_.size());
+    for (int64_t d = 0; d < length; ++d) {
+      column_.clear();
+      for (size_t j = 0; j < starts.size() && column_.size() < per_delay; ++j)
+        if (starts[j] + d < stops[j]) column_.push_back(band_at(k, starts[j] + d));
+      if (column_.size() < 3) {
+        length_ = std::min(length_, d);
+        break;
+      }
+      template_[k].push_back(median_in_place(column_.data(), column_.size()));
+    }
+  }
+}
+
+float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
+  const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
+  float sum = 0.0f, weights = 0.0f;
+  for (size_t k = 0; k < template_.size(); ++k) {
+    if (amplitude_[k] <= 0.0f || int64_t(template_[k].size()) <= d) continue;
+    const std::vector<float>& w = leads_.weight[k];
+    const float weight = w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
+    sum += weight * std::fabs(band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k];
+    weights += weight;
+  }
+  return weights > 0.0f ? sum / weights : 0.0f;
+}
+
+}  // namespace hlm::dsp::qrs

@@ -1,0 +1,48 @@
+// The pause search's second view (qrs_pause_search.h): the waves themselves, not their energy.
+// A small wide ventricular beat on the T wave's tail barely moves the envelopes, whose sum is
+// not the sum of the waves; subtracted from the T wave sample by sample, it stands clear.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dsp/qrs_envelope.h"
+
+namespace hlm::dsp::qrs {
+
+// Each lead's signed slow band (LeadEnvelope::band, at kRateHz / kSlowStretch) and its weight per
+// block of the main band (qrs_fusion.h), as the detector fused the slow envelopes.
+struct LeadWaves {
+  const std::vector<LeadEnvelope>& slow;
+  const std::vector<std::vector<float>>& weight;
+};
+
+// What a stretch after a beat holds beyond the waves that follow the regular beats: per lead,
+// |band - the median of the regular beats' band at the same delay after their R peaks|, over
+// the lead's beat amplitude (the median of the regular beats' largest |band| within 60 ms of
+// their R peak), averaged with the leads' weights. Delays past the template's end read its last
+// sample, as the envelopes' expectation does.
+class PauseWaves {
+ public:
+  explicit PauseWaves(const LeadWaves& leads) : leads_(leads) {}
+
+  // The template, from the first `per_delay` of the regular beats starting at `starts` (main-band
+  // samples, newest first) that are read that far (before their `stops` entry), for delays up to
+  // `length` (fewer where under 3 beats cover one). The amplitudes: the first `per_delay` beats.
+  void fit(const std::vector<int64_t>& starts, const std::vector<int64_t>& stops, int64_t length,
+           size_t per_delay);
+  // Delays the template covers.
+  int64_t length() const { return length_; }
+  // The residual at main-band sample i, `delay` samples after a beat, against the template
+  // stretched in time by `stretch`.
+  float residual(int64_t i, int64_t delay, float stretch) const;
+
+ private:
+  float band_at(size_t lead, int64_t i) const;
+  const LeadWaves& leads_;
+  int64_t length_ = 0;
+  std::vector<std::vector<float>> template_;  // per lead, per delay
+  std::vector<float> amplitude_;              // per lead
+  std::vector<float> column_;
+};
+
+}  // namespace hlm::dsp::qrs
