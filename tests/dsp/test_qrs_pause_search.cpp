@@ -163,6 +163,20 @@ TEST(QrsPauseSearch, ReadsNoWavesAfterABeatUnlikeTheRegularOnes) {
   EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
 }
 
+TEST(QrsPauseSearch, ExpectsTheTWaveLaterAfterALongerInterval) {
+  // The beat at 12.0 s follows a doubled interval, so its T wave (twice the trace's, for a clear
+  // residual) comes sqrt(2) times later and wider, as Bazett's QT has it; in the envelopes it
+  // stays under the floors there. Against the regular beats' waves unstretched it would stand
+  // 0.6 of the beats' amplitude above them.
+  Trace t = rhythm_skipping({11.2, 12.8});
+  for (const Candidate& b : t.beats) t.wave(double(b.i) / kRateHz + 0.25, 0.05, 0.3f);
+  const double later = 0.25 * std::sqrt(2.0), wider = 0.05 * std::sqrt(2.0);
+  t.wave(12.25, 0.05, -0.6f);
+  t.wave(12.0 + later, wider, 0.6f);
+  t.bump(12.0 + later, wider, 0.05f, 0.1f);
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
 TEST(QrsPauseSearch, TakesNoWaveThatAddsNothingToTheEnvelopes) {
   // A wave as large in the band, where the envelopes hold only what the beat's waves explain
   // (a wave that moved, such as a T wave later after a longer interval).

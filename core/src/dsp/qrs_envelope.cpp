@@ -101,10 +101,13 @@ void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   release_if_large(boxed);
 }
 
-// The band, its slope and the envelope of a resampled lead (see LeadEnvelope).
-void band_envelope(const std::vector<float>& y, LeadEnvelope& e) {
+// The band, its slope and the envelope of a resampled lead (see LeadEnvelope); the band is kept
+// in e.band only when `keep_band` (the slow band's, which the pause search reads).
+void band_envelope(const std::vector<float>& y, LeadEnvelope& e, bool keep_band) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(y.size());
-  std::vector<float>& band = e.band;
+  // Otherwise a per-thread buffer: fresh pages cost more than the arithmetic.
+  thread_local std::vector<float> scratch;
+  std::vector<float>& band = keep_band ? e.band : scratch;
   // Band-pass: a 25 ms mean minus a 125 ms mean; its rectified central difference is the
   // slope. Unlike the squared slope, that keeps wide ventricular beats and flutter waves within
   // reach of narrow QRS complexes.
@@ -115,6 +118,7 @@ void band_envelope(const std::vector<float>& y, LeadEnvelope& e) {
   if (m > 1) e.slope[m - 1] = 0.5f * std::fabs(band[m - 1] - band[m - 2]);
   // The envelope: the 125 ms centred moving mean of the slope.
   centred_means(e.slope, false, e.energy);
+  if (!keep_band) release_if_large(scratch);
 }
 }  // namespace
 
@@ -127,12 +131,12 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   if (n == 0) return;
   thread_local std::vector<float> y, y_slow;
   resample(x, n, sampling_hz / kRateHz, y);
-  band_envelope(y, e);
+  band_envelope(y, e, false);
   if (slow) {
     // The same band and windows on the lead at kRateHz / kSlowStretch: each lasts that many
     // times longer.
     resample(y.data(), y.size(), double(kSlowStretch), y_slow);
-    band_envelope(y_slow, *slow);
+    band_envelope(y_slow, *slow, true);
     release_if_large(y_slow);
   }
   release_if_large(y);

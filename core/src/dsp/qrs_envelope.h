@@ -32,8 +32,9 @@ constexpr int kSlowStretch = 2;
 struct LeadEnvelope {
   std::vector<float> slope;
   std::vector<float> energy;
-  // The band itself, signed (the waves, not their energy): the pause search compares a pause's
-  // waves with those that follow the regular beats (qrs_pause_search.h).
+  // The band itself, signed (the waves, not their energy), kept for the slow band only: the
+  // pause search compares a pause's waves with those that follow the regular beats
+  // (qrs_pause_waves.h).
   std::vector<float> band;
 };
 // Fills `out`, and `slow` with the slow band when given, reusing their storage (the detector

@@ -11,6 +11,8 @@
 namespace hlm::dsp::qrs {
 
 namespace {
+constexpr float kPause = SinusInterval::kPause;
+constexpr float kPremature = SinusInterval::kPremature;
 // A pause after a premature beat that hides another beat: the two intervals around the premature
 // beat add up to a quarter of a sinus interval more than a full compensatory pause (two).
 constexpr float kBeyondCompensatory = 2.25f;
@@ -30,11 +32,11 @@ constexpr float kDip = 0.5f;
 // Or, in the waves themselves (qrs_pause_waves.h): what the pause holds beyond the regular
 // beats' waves is more than kWaveFloor of the beats' amplitude (a blocked P wave is less) and
 // kOverNoise times what the regular beats leave unexplained, and dips to kDip before it; the
-// beat that opens the pause departs from the regular beats' waves by less than kSameBeat of
-// their amplitude in its first kFrom (it is one of them); and within kAdds of the point the
-// main band stands more than kWaveMainFloor of the beats' height above its expectation, and the
-// slow band more than kWaveSlowFloor of the beat level above its own there (a wave that only
-// moved, such as a T wave later after a longer interval, adds little to them).
+// beat that opens the pause departs from the regular beats' waves by no more than kSameBeat of
+// their amplitude in its first kFrom (it is one of them); within kAdds of the point the main
+// band stands more than kWaveMainFloor of the beats' height above its expectation; and at the
+// point the slow band stands more than kWaveSlowFloor of the beat level above its own (a wave
+// that only moved, such as a T wave later after a longer interval, adds little to them).
 constexpr float kWaveFloor = 0.35f;
 constexpr float kSameBeat = 1.0f;
 constexpr float kWaveMainFloor = 0.03f;
@@ -44,7 +46,8 @@ const int64_t kAdds = std::llround(0.05 * kRateHz);
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
-// premature, no pause after them), and searches each pause after a beat that was not premature.
+// premature, no pause after them), and searches each pause that may hide a beat
+// (holds_a_beat).
 class PauseSearch {
  public:
   PauseSearch(const std::vector<Candidate>& beats, const Envelopes& env, float first_interval)
@@ -201,7 +204,8 @@ class PauseSearch {
   // A beat between `last` and `next`, in the envelopes or else in the waves.
   bool search(const Candidate& last, const Candidate& next, Candidate& found) {
     if (regular_.size() < 3) return false;
-    const int64_t end = std::min<int64_t>(next.i - kBeforeNext, m_);
+    // Up to kBeforeNext before the next beat; the record's end, which no beat's waves precede.
+    const int64_t end = next.i >= m_ ? m_ : next.i - kBeforeNext;
     if (end - last.i <= kFrom) return false;
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= kFrom) return false;
@@ -247,10 +251,12 @@ class PauseSearch {
   int64_t in_waves(const Candidate& last, int64_t end) {
     // The beat's waves as the regular beats' own, or stretched as Bazett's QT (bazett()): a T
     // wave comes later after a longer interval. Whichever leaves less unexplained in the pause
-    // is the expectation.
+    // is the expectation; one under which no separate wave stands explains the pause.
     float stretch = 1.0f, best = -1.0f;
     int64_t best_i = -1;
-    for (const float s : {1.0f, bazett(newest_before())}) {
+    const float stretches[2] = {1.0f, bazett(newest_before())};
+    for (int k = 0; k < (stretches[1] == 1.0f ? 1 : 2); ++k) {
+      const float s = stretches[k];
       const int64_t i = separate_peak(last.i + kFrom, end,
                                       [&](int64_t i) { return waves_.residual(i, i - last.i, s); });
       const float r = i < 0 ? 0.0f : waves_.residual(i, i - last.i, s);

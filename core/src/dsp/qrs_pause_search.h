@@ -17,21 +17,22 @@ struct Envelopes {
 };
 
 // A pause (1.5 sinus intervals or more; after a premature beat, only one longer than its full
-// compensatory pause) may hide a beat the thresholds turned away: a small or wide ventricular
-// beat, or one late on the T wave, with its compensatory pause. Each beat is followed by much the
-// same waves (its T wave, then the baseline up to the next P wave), so the envelopes a pause is
-// expected to hold are the medians, sample by sample after the R peak, of the newest 15 regular
-// beats (not premature, no pause after them; each read up to 0.3 s before its next beat) that
-// reach that far, out of the last 60. The highest point that stands above that expectation in
-// the pause, from 0.2 s after its first beat to 0.3 s before its last, is a beat when it is
-// clearly taller than what the regular beats leave unexplained themselves, tall enough in both
-// bands, and a wave of its own. Where the envelopes miss it (a small wide beat on the T wave's
-// tail stands barely above the T wave's energy), the waves themselves are compared the same way
-// (qrs_pause_waves.h), with the T wave allowed to come later after a longer interval; see the
-// constants in qrs_pause_search.cpp. The sinus interval is followed causally
-// (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose ventricular beats
-// all go unseen by the thresholds does not become the rhythm; eight unexplained pauses in a row
-// do (a halved rate, 2:1 AV block).
+// compensatory pause, and only when that beat's own waves are the regular beats' for its first
+// 0.2 s: it came early on the rhythm's swings) may hide a beat the thresholds turned away: a small
+// or wide ventricular beat, or one late on the T wave, with its compensatory pause. Each beat is
+// followed by much the same waves (its T wave, then the baseline up to the next P wave), so the
+// envelopes a pause is expected to hold are the medians, sample by sample after the R peak, of the
+// newest 15 regular beats (not premature, no pause after them; each read up to 0.3 s before its
+// next beat) that reach that far, out of the last 60. The highest point that stands above that
+// expectation in the pause, from 0.2 s after its first beat to 0.3 s before its last (or to the
+// record's end), is a beat when it is clearly taller than what the regular beats leave unexplained
+// themselves, tall enough in both bands, and a wave of its own. Where the envelopes miss it (a
+// small wide beat on the T wave's tail stands barely above the T wave's energy), the waves
+// themselves are compared the same way (qrs_pause_waves.h), with the T wave allowed to come later
+// after a longer interval; see the constants in qrs_pause_search.cpp. The sinus interval is
+// followed causally (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose
+// ventricular beats all go unseen by the thresholds does not become the rhythm; eight unexplained
+// pauses in a row do (a halved rate, 2:1 AV block).
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

@@ -14,6 +14,7 @@ constexpr double kPeakSeconds = 0.06;  // a beat's amplitude: its largest |band|
 
 float PauseWaves::band_at(size_t lead, int64_t i) const {
   const std::vector<float>& band = leads_.slow[lead].band;
+  if (band.empty()) return 0.0f;
   return band[std::min<size_t>(size_t(i / kSlowStretch), band.size() - 1)];
 }
 
@@ -50,9 +51,11 @@ void PauseWaves::fit(const std::vector<int64_t>& starts, const std::vector<int64
 
 float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
   const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
+  if (d < 0) return 0.0f;
   float sum = 0.0f, weights = 0.0f;
   for (size_t k = 0; k < template_.size(); ++k) {
     if (amplitude_[k] <= 0.0f || int64_t(template_[k].size()) <= d) continue;
+    if (k >= leads_.weight.size() || leads_.weight[k].empty()) continue;
     const std::vector<float>& w = leads_.weight[k];
     const float weight = w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
     sum += weight * std::fabs(band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k];

@@ -23,7 +23,7 @@ struct LeadWaves {
 // sample, as the envelopes' expectation does.
 class PauseWaves {
  public:
-  explicit PauseWaves(const LeadWaves& leads) : leads_(leads) {}
+  explicit PauseWaves(LeadWaves leads) : leads_(leads) {}
 
   // The template, from the first `per_delay` of the regular beats starting at `starts` (main-band
   // samples, newest first) that are read that far (before their `stops` entry), for delays up to
@@ -33,12 +33,12 @@ class PauseWaves {
   // Delays the template covers.
   int64_t length() const { return length_; }
   // The residual at main-band sample i, `delay` samples after a beat, against the template
-  // stretched in time by `stretch`.
+  // stretched in time by `stretch` (0 where the template holds nothing).
   float residual(int64_t i, int64_t delay, float stretch) const;
 
  private:
   float band_at(size_t lead, int64_t i) const;
-  const LeadWaves& leads_;
+  const LeadWaves leads_;
   int64_t length_ = 0;
   std::vector<std::vector<float>> template_;  // per lead, per delay
   std::vector<float> amplitude_;              // per lead

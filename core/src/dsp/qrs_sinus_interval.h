@@ -5,17 +5,17 @@
 
 namespace hlm::dsp::qrs {
 
-constexpr float kPause = 1.5f;       // a pause: this many sinus intervals or more
-constexpr float kPremature = 0.85f;  // a premature beat: sooner than this share of one
-constexpr float kSinusHigh = 1.3f;   // longer than this share: not a sinus interval
-constexpr int kRateChange = 8;  // unexplained pauses in a row that set a new sinus interval
-
 // The sinus interval along the beats, causally: the median of the last 8 intervals within
 // kPremature-kSinusHigh of it, not after a premature beat. kRateChange premature beats or
 // unexplained pauses in a row set a new one (a faster rhythm; a rate that halved, or 2:1 AV
 // block); the pause after a premature beat never moves it.
 class SinusInterval {
  public:
+  static constexpr float kPause = 1.5f;       // a pause: this many sinus intervals or more
+  static constexpr float kPremature = 0.85f;  // a premature beat: sooner than this share of one
+  static constexpr float kSinusHigh = 1.3f;   // longer than this share: not a sinus interval
+  static constexpr int kRateChange = 8;       // unexplained pauses in a row that set a new interval
+
   explicit SinusInterval(float first) { reset(first); }
   float value() const { return ring_.median(); }
   void see(float interval, bool after_premature) {
