@@ -15,7 +15,7 @@ constexpr int kRowTile = 4;  // nearest_codes is written out for 4 rows
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define HLM_VECTOR_CLONES HLM_TARGET_CLONES("arch=x86-64-v3", "default")
+#define HLM_VECTOR_CLONES HLM_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
 #else
 #define HLM_VECTOR_CLONES
 #endif
