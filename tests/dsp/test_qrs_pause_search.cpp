@@ -155,6 +155,15 @@ TEST(QrsPauseSearch, FindsASmallWideBeatOnTheTWaveInTheWaves) {
   EXPECT_TRUE(has_beat_near(out, 11.6));
 }
 
+TEST(QrsPauseSearch, TakesNoBlockedPWaveInTheWavesForABeat) {
+  // The P wave of a blocked sinus impulse: 0.3 of the beats' amplitude in the band, under the
+  // waves' floor, though it adds to both envelopes as a small beat would.
+  Trace t = rhythm_skipping({12.0});
+  t.wave(12.0 - 0.2, 0.025, 0.3f);
+  t.bump(12.0 - 0.2, 0.025, 0.05f, 0.1f);
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
 TEST(QrsPauseSearch, ReadsNoWavesAfterABeatUnlikeTheRegularOnes) {
   // The same, after a beat inverted and wider (a ventricular one), whose own waves follow it.
   Trace t = small_wide_beat_after(11.2);
