@@ -126,10 +126,8 @@ class PauseSearch {
   // Fills column_ with `envelope` at delay d after the newest kTemplateBeats regular beats
   // that cover it; false when fewer than 3 do.
   bool column_at(const std::vector<float>& envelope, int64_t d) {
-    column_.clear();
-    for (auto r = regular_.rbegin(); r != regular_.rend() && column_.size() < kTemplateBeats; ++r)
-      if (r->start + d < r->stop) column_.push_back(envelope[r->start + d]);
-    return column_.size() >= 3;
+    return template_beats_.column(
+        d, kTemplateBeats, [&](int64_t i) { return envelope[i]; }, column_);
   }
 
   // What the regular beats leave unexplained themselves: the 90th percentile, over the newest
@@ -204,6 +202,10 @@ class PauseSearch {
   // A beat between `last` and `next`, in the envelopes or else in the waves.
   bool search(const Candidate& last, const Candidate& next, Candidate& found) {
     if (regular_.size() < 3) return false;
+    template_beats_.starts.clear();
+    template_beats_.stops.clear();
+    for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
+      template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
     // Up to kBeforeNext before the next beat; the record's end, which no beat's waves precede.
     const int64_t end = next.i >= m_ ? m_ : next.i - kBeforeNext;
     if (end - last.i <= kFrom) return false;
@@ -277,11 +279,7 @@ class PauseSearch {
   // The waves expected after `last` from the regular beats, up to `end`; false when fewer than
   // 3 of them reach past kFrom.
   bool fit_waves(const Candidate& last, int64_t end) {
-    starts_.clear();
-    stops_.clear();
-    for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
-      starts_.push_back(r->start), stops_.push_back(r->stop);
-    waves_.fit(starts_, stops_, end - last.i, kTemplateBeats);
+    waves_.fit(template_beats_, end - last.i, kTemplateBeats);
     std::vector<float> before;
     for (auto r = regular_.rbegin(); r != regular_.rend() && before.size() < kTemplateBeats; ++r)
       if (r->before > 0.0f) before.push_back(r->before);
@@ -321,7 +319,7 @@ class PauseSearch {
   std::deque<Regular> regular_;  // oldest first, at most kHistory
   PauseWaves waves_;
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
-  std::vector<int64_t> starts_, stops_;
+  TemplateBeats template_beats_;  // regular_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
 };
 }  // namespace

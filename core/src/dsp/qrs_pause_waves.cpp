@@ -18,8 +18,7 @@ float PauseWaves::band_at(size_t lead, int64_t i) const {
   return band[std::min<size_t>(size_t(i / kSlowStretch), band.size() - 1)];
 }
 
-void PauseWaves::fit(const std::vector<int64_t>& starts, const std::vector<int64_t>& stops,
-                     int64_t length, size_t per_delay) {
+void PauseWaves::fit(const TemplateBeats& beats, int64_t length, size_t per_delay) {
   const size_t leads = leads_.slow.size();
   template_.assign(leads, {});
   amplitude_.assign(leads, 0.0f);
@@ -28,8 +27,8 @@ void PauseWaves::fit(const std::vector<int64_t>& starts, const std::vector<int64
   for (size_t k = 0; k < leads; ++k) {
     if (leads_.slow[k].band.empty()) continue;
     column_.clear();
-    for (size_t j = 0; j < std::min(per_delay, starts.size()); ++j) {
-      const int64_t r = starts[j];
+    for (size_t j = 0; j < std::min(per_delay, beats.starts.size()); ++j) {
+      const int64_t r = beats.starts[j];
       float top = 0.0f;
       for (int64_t i = std::max<int64_t>(0, r - reach); i <= r + reach; ++i)
         top = std::max(top, std::fabs(band_at(k, i)));
@@ -37,10 +36,8 @@ void PauseWaves::fit(const std::vector<int64_t>& starts, const std::vector<int64
     }
     amplitude_[k] = column_.empty() ? 0.0f : median_in_place(column_.data(), column_.size());
     for (int64_t d = 0; d < length; ++d) {
-      column_.clear();
-      for (size_t j = 0; j < starts.size() && column_.size() < per_delay; ++j)
-        if (starts[j] + d < stops[j]) column_.push_back(band_at(k, starts[j] + d));
-      if (column_.size() < 3) {
+      if (!beats.column(
+              d, per_delay, [&](int64_t i) { return band_at(k, i); }, column_)) {
         length_ = std::min(length_, d);
         break;
       }

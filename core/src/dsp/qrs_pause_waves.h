@@ -16,6 +16,22 @@ struct LeadWaves {
   const std::vector<std::vector<float>>& weight;
 };
 
+// The regular beats a template is made of, newest first: each one's R peak (a main-band sample)
+// and the sample it is read up to (not included).
+struct TemplateBeats {
+  std::vector<int64_t> starts, stops;
+
+  // Fills `out` with read(start + d) for the first `per_delay` beats read past delay d; true
+  // when 3 or more are.
+  template <class Read>
+  bool column(int64_t d, size_t per_delay, Read read, std::vector<float>& out) const {
+    out.clear();
+    for (size_t j = 0; j < starts.size() && out.size() < per_delay; ++j)
+      if (starts[j] + d < stops[j]) out.push_back(read(starts[j] + d));
+    return out.size() >= 3;
+  }
+};
+
 // What a stretch after a beat holds beyond the waves that follow the regular beats: per lead,
 // |band - the median of the regular beats' band at the same delay after their R peaks|, over
 // the lead's beat amplitude (the median of the regular beats' largest |band| within 60 ms of
@@ -25,11 +41,9 @@ class PauseWaves {
  public:
   explicit PauseWaves(LeadWaves leads) : leads_(leads) {}
 
-  // The template, from the first `per_delay` of the regular beats starting at `starts` (main-band
-  // samples, newest first) that are read that far (before their `stops` entry), for delays up to
-  // `length` (fewer where under 3 beats cover one). The amplitudes: the first `per_delay` beats.
-  void fit(const std::vector<int64_t>& starts, const std::vector<int64_t>& stops, int64_t length,
-           size_t per_delay);
+  // The template, from the first `per_delay` of `beats` read that far, for delays up to `length`
+  // (fewer where under 3 beats reach one). The amplitudes: the first `per_delay` beats.
+  void fit(const TemplateBeats& beats, int64_t length, size_t per_delay);
   // Delays the template covers.
   int64_t length() const { return length_; }
   // The residual at main-band sample i, `delay` samples after a beat, against the template
