@@ -40,6 +40,12 @@ struct Trace {
       slow[i] += slow_height * g;
     }
   }
+  // The record ends at `seconds`.
+  void end_at(double seconds) {
+    main.resize(at(seconds));
+    slow.resize(at(seconds));
+    band.resize(at(seconds) / hlm::dsp::qrs::kSlowStretch);
+  }
   // A beat and its T wave 0.25 s later.
   void beat(double t) {
     bump(t, 0.03, 1.0f, 1.0f);
@@ -99,6 +105,22 @@ TEST(QrsPauseSearch, SearchesThePauseARecordEndsIn) {
   const std::vector<Candidate> out = search(t);
   EXPECT_EQ(out.size(), t.beats.size() + 1);
   EXPECT_TRUE(has_beat_near(out, 28.5));
+}
+
+TEST(QrsPauseSearch, SearchesTheStretchARecordEndsInBeforeItIsAPause) {
+  Trace t = rhythm_skipping({});  // the last beat at 28.8 s
+  t.bump(29.2, 0.05, 0.2f, 0.6f);
+  t.end_at(29.5);  // 0.7 s after the last beat: less than a pause
+  const std::vector<Candidate> out = search(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 29.2));
+}
+
+TEST(QrsPauseSearch, TakesNoWaveTheRecordsEndCutsOff) {
+  Trace t = rhythm_skipping({});
+  t.bump(29.52, 0.05, 0.2f, 0.6f);  // still rising where the record ends
+  t.end_at(29.5);
+  EXPECT_EQ(search(t).size(), t.beats.size());
 }
 
 TEST(QrsPauseSearch, TakesNothingFromAPauseThatHoldsOnlyTheBeatsOwnWaves) {

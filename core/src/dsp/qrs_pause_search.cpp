@@ -61,17 +61,11 @@ class PauseSearch {
     for (const Candidate& b : beats_) {
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), b, found)) add(found);
+        if (search(out_.back(), b.i - kBeforeNext, found)) add(found);  // clear of b's P wave
       }
       add(b);
     }
-    // A record that ends inside a pause: its end closes it.
-    Candidate end;
-    end.i = m_;
-    if (holds_a_beat(end)) {
-      Candidate found;
-      if (search(out_.back(), end, found)) out_.push_back(found);
-    }
+    search_the_end();
     return std::move(out_);
   }
 
@@ -87,6 +81,24 @@ class PauseSearch {
     if (!premature_.back()) return true;
     const float before = float(out_.back().i - out_[out_.size() - 2].i);
     return before + gap >= kBeyondCompensatory * sinus;
+  }
+
+  // The stretch after the record's last beat, searched up to the record's end (no next beat's
+  // waves to keep clear of) when the end closes a pause (holds_a_beat). A shorter stretch may
+  // still hold the premature beat of a pause the record ends in (not after a premature beat: its
+  // compensatory pause): it is searched up to kPremature sinus intervals, as a beat later than
+  // that comes on time and the thresholds would have taken it but for the end cutting it off,
+  // and only a wave the record shows whole (whole_) is taken.
+  void search_the_end() {
+    if (out_.empty()) return;
+    Candidate end;
+    end.i = m_;
+    const bool pause = holds_a_beat(end);
+    if (!pause && premature_.back()) return;
+    whole_ = !pause;
+    const int64_t on_time = out_.back().i + std::llround(kPremature * sinus_.value());
+    Candidate found;
+    if (search(out_.back(), pause ? m_ : std::min(m_, on_time), found)) out_.push_back(found);
   }
 
   void add(const Candidate& c) {
@@ -187,27 +199,29 @@ class PauseSearch {
   }
 
   // The highest point of `unexplained(i)` in [a, z), if a valley of kDip of it or less comes
-  // before it (a wave of its own); -1 if none.
+  // before it (a wave of its own), and after it too when whole_; -1 if none.
   template <class Unexplained>
-  static int64_t separate_peak(int64_t a, int64_t z, Unexplained unexplained) {
-    float best = 0.0f, valley = 0.0f;
+  int64_t separate_peak(int64_t a, int64_t z, Unexplained unexplained) const {
+    float best = 0.0f;
     int64_t best_i = -1;
     for (int64_t i = a; i < z; ++i)
       if (unexplained(i) > best) best = unexplained(i), best_i = i;
-    valley = best;
-    for (int64_t i = a; i < best_i; ++i) valley = std::min(valley, unexplained(i));
-    return valley > kDip * best ? -1 : best_i;
+    const auto falls = [&](int64_t from, int64_t to) {
+      for (int64_t i = from; i < to; ++i)
+        if (unexplained(i) <= kDip * best) return true;
+      return false;
+    };
+    if (best_i < 0 || !falls(a, best_i) || (whole_ && !falls(best_i + 1, z))) return -1;
+    return best_i;
   }
 
-  // A beat between `last` and `next`, in the envelopes or else in the waves.
-  bool search(const Candidate& last, const Candidate& next, Candidate& found) {
+  // A beat after `last`, up to `end`, in the envelopes or else in the waves.
+  bool search(const Candidate& last, int64_t end, Candidate& found) {
     if (regular_.size() < 3) return false;
     template_beats_.starts.clear();
     template_beats_.stops.clear();
     for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
       template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
-    // Up to kBeforeNext before the next beat; the record's end, which no beat's waves precede.
-    const int64_t end = next.i >= m_ ? m_ : next.i - kBeforeNext;
     if (end - last.i <= kFrom) return false;
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= kFrom) return false;
@@ -319,6 +333,7 @@ class PauseSearch {
   std::deque<Regular> regular_;  // oldest first, at most kHistory
   PauseWaves waves_;
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
+  bool whole_ = false;            // a found wave must fall again before `end` (search_the_end)
   TemplateBeats template_beats_;  // regular_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
 };

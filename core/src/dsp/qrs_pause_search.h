@@ -26,7 +26,9 @@ struct Envelopes {
 // next beat) that reach that far, out of the last 60. The highest point that stands above that
 // expectation in the pause, from 0.2 s after its first beat to 0.3 s before its last (or to the
 // record's end), is a beat when it is clearly taller than what the regular beats leave unexplained
-// themselves, tall enough in both bands, and a wave of its own. Where the envelopes miss it (a
+// themselves, tall enough in both bands, and a wave of its own. The stretch a record ends in is
+// searched as well when it is shorter than a pause (its pause the end cuts off), for a premature
+// beat the record shows whole. Where the envelopes miss it (a
 // small wide beat on the T wave's tail stands barely above the T wave's energy), the waves
 // themselves are compared the same way (qrs_pause_waves.h), with the T wave allowed to come later
 // after a longer interval; see the constants in qrs_pause_search.cpp. The sinus interval is
