@@ -216,4 +216,21 @@ TEST(QrsPauseSearch, TakesNoWaveThatAddsNothingToTheEnvelopes) {
   EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
 }
 
+// The found beat of FindsASmallWideBeatOnTheTWaveInTheWaves, with one of its envelopes' rises
+// taken away: each is needed on its own.
+TEST(QrsPauseSearch, TakesNoWaveWhereTheMainBandRisesOnlyFarFromIt) {
+  Trace t = rhythm_skipping({12.0});
+  t.wave(11.6, 0.05, -0.5f);
+  t.bump(11.6, 0.05, 0.0f, 0.1f);
+  t.bump(11.45, 0.01, 0.05f, 0.0f);  // 0.15 s before the wave, alone
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
+TEST(QrsPauseSearch, TakesNoWaveWhereTheSlowBandDoesNotRise) {
+  Trace t = rhythm_skipping({12.0});
+  t.wave(11.6, 0.05, -0.5f);
+  t.bump(11.6, 0.05, 0.05f, 0.0f);
+  EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
 }  // namespace
