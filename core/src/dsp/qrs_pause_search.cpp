@@ -217,12 +217,11 @@ class PauseSearch {
 
   // A beat after `last`, up to `end`, in the envelopes or else in the waves.
   bool search(const Candidate& last, int64_t end, Candidate& found) {
-    if (regular_.size() < 3) return false;
+    if (regular_.size() < 3 || end - last.i <= kFrom) return false;
     template_beats_.starts.clear();
     template_beats_.stops.clear();
     for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
       template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
-    if (end - last.i <= kFrom) return false;
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= kFrom) return false;
     // A premature beat opens a pause searched only when it is one of the regular beats that came
