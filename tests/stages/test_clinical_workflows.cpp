@@ -594,6 +594,59 @@ TEST(ClinicalWorkflows, Challenge2017TreesWeightActsAndTreeKeysThatCannotActAreR
   EXPECT_EQ(annotated_records.output.find("fine-tuning"), std::string::npos);
 }
 
+// record_statistics: the record head also reads the whole record's row its trees read (the nine
+// summaries of each RR and rhythm input, the RR changes, the beat count, each descriptor's
+// median), so it trains to other losses, is rebuilt by evaluate and is named in the report;
+// refused for another task and with nothing to summarise, before any fine-tuning.
+TEST(ClinicalWorkflows, Challenge2017RecordStatisticsReachTheHeadAndAreRefusedElsewhere) {
+  if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
+    GTEST_SKIP() << kData << "/challenge2017 is absent";
+  ::setenv("HLM_DATA_DIR", kData.c_str(), 1);
+  hlm::test::ScratchDir runs("hlm_challenge2017_record_statistics");  // the second reuses the first
+  const std::string base =
+      "run workflows/challenge2017.yaml vars.size=ci 'vars.fold=[0]' 'vars.backbones=[full]' "
+      "--runs-dir " +
+      runs.path.string() + " ";
+  const auto plain = hlm::test::run_hlm(base);
+  const auto with = hlm::test::run_hlm(base + "finetune.record_statistics=true");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  const std::string stage = "finetune[backbone=full,fold=0,seed=0]";
+  const fs::path run_dir = hlm::test::run_dir_of(with.output);
+  const auto without_results =
+      hlm::test::stage_manifest(hlm::test::run_dir_of(plain.output), stage)["results"];
+  const auto with_results = hlm::test::stage_manifest(run_dir, stage)["results"];
+  EXPECT_EQ(with_results["head"]["record_statistics"], true);
+  // RR (3) and rhythm (3) inputs by nine summaries, 4 RR change quantiles and their mean, the
+  // beat count, and one median per descriptor.
+  const size_t descriptors = with_results["head"]["descriptor_mean"].size();
+  EXPECT_EQ(with_results["head"]["input_mean"].size(),
+            without_results["head"]["input_mean"].size() + 6 * 9 + 5 + 1 + descriptors);
+  EXPECT_NE(with_results["losses"], without_results["losses"]);
+  const auto results =
+      nlohmann::json::parse(hlm::test::read_text(run_dir / "evaluate" / "results.json"));
+  EXPECT_GT(results["datasets"]["holdout [backbone=full]"]["items"].get<int64_t>(), 0);
+  EXPECT_NE(hlm::test::read_text(run_dir / "report.md").find("the record's statistics"),
+            std::string::npos);
+  const auto nothing =
+      hlm::test::run_hlm(base +
+                         "finetune.record_statistics=true finetune.rr_features=false "
+                         "finetune.record_rhythm_features=false finetune.descriptors=false");
+  EXPECT_NE(nothing.exit_code, 0);
+  EXPECT_NE(nothing.output.find("record_statistics summarise the per-beat inputs"),
+            std::string::npos)
+      << nothing.output;
+  EXPECT_EQ(nothing.output.find("fine-tuning"), std::string::npos);
+  hlm::test::ScratchDir af_runs("hlm_af_record_statistics");
+  const auto af = hlm::test::run_hlm(
+      "run tests/fixtures/af_segments.yaml 'finetune.matrix.segment_beats=[41]' "
+      "finetune.record_statistics=true --runs-dir " +
+      af_runs.path.string());
+  EXPECT_NE(af.exit_code, 0);
+  EXPECT_NE(af.output.find("which only task record reads (here task is af)"), std::string::npos)
+      << af.output;
+}
+
 // vars.test_dir: a model fine-tuned on all of train_dir scores another folder's records, with
 // that folder's own labels file. Here 20 records outside the CI training set, copied.
 TEST(ClinicalWorkflows, Challenge2017ScoresTheRecordsOfTestDirWithItsOwnLabels) {

@@ -55,6 +55,8 @@ const std::map<std::string, std::string> kOtherKeys = {
      "the head's input (FinetuneEvaluate.MorphologyFeaturesReachTheHeadAndAnotherStore)"},
     {"finetune.descriptors",
      "the head's input (FinetuneEvaluate.DescriptorsReachTheHeadAndAnotherStore)"},
+    {"finetune.record_statistics",
+     "the record head's input (ClinicalWorkflows.Challenge2017RecordStatisticsReachTheHead...)"},
     {"finetune.head_hidden",
      "the head's layers (FinetuneEvaluate.AHiddenHeadLayerTrainsAndIsRebuiltForEvaluation)"},
     {"finetune.class_weights", "the loss weights (FinetuneEvaluate.SplitKeysAct)"},

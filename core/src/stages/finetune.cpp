@@ -884,6 +884,12 @@ StageKind finetune_stage() {
        "beat's template and the beat against it), standardised on the training records, to the "
        "head's input; segment heads read their mean over the segment",
        false},
+      {"record_statistics", "bool", "false",
+       "task record: append the whole record's statistics, the row its trees read (each of the "
+       "inputs above summarised over the record by mean, spread, quantiles and extremes, the "
+       "descriptors by their median), standardised on the training segments, to the head's input "
+       "beside each segment's own",
+       false},
       {"class_weights", "choice:sqrt|inverse|none", "\"sqrt\"",
        "loss weight per class from its frequency f: 1/sqrt(f), 1/f or none", false},
       {"head_lr_scale", "float(0,]", "1.0",

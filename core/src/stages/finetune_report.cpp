@@ -34,6 +34,10 @@ std::string head_text(const HeadOptions& head, const std::string& task) {
               ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
                     " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
               : "") +
+         (head.record_statistics
+              ? ", the record's statistics of these inputs (mean, spread, quantiles, extremes; "
+                "descriptors by their median)"
+              : "") +
          (head.hidden_units > 0
               ? ", a head with " + std::to_string(head.hidden_units) + " hidden units"
               : "") +

@@ -29,6 +29,7 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.rr_pattern_features = p.value("rr_pattern_features", o.rr_pattern_features);
   o.morphology_features = p.value("morphology_features", o.morphology_features);
   o.descriptors = p.value("descriptors", o.descriptors);
+  o.record_statistics = p.value("record_statistics", o.record_statistics);
   o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
   o.descriptor_scale = p.value("descriptor_scale", o.descriptor_scale);
   // Written by finetune beside the classifier; evaluate reads them back.
@@ -67,6 +68,7 @@ nlohmann::json HeadOptions::to_json() const {
                         {"rr_pattern_features", rr_pattern_features},
                         {"morphology_features", morphology_features},
                         {"descriptors", descriptors},
+                        {"record_statistics", record_statistics},
                         {"head_hidden", hidden_units},
                         {"class_weights", class_weights},
                         {"head_lr_scale", lr_scale}};
@@ -118,6 +120,15 @@ void HeadOptions::check_task(const std::string& task) const {
         "morphology_features describe single beats (task beats), not {}; segment "
         "heads read their segment's RR statistics with rr_features",
         task);
+  if (record_statistics && task != "record")
+    throw ConfigError(
+        "record_statistics give a segment head its whole record's statistics, which only "
+        "task record reads (here task is {}); set task: record or drop record_statistics",
+        task);
+  if (record_statistics && !rr_features && !record_rhythm_features && !descriptors)
+    throw ConfigError(
+        "record_statistics summarise the per-beat inputs over the record, and none is on: set "
+        "rr_features, record_rhythm_features or descriptors, or drop record_statistics");
   // A segment head reads the extremes over the whole record: what a record's class needs, but
   // a constant over the stretches of one long record that task af tells apart.
   if (record_rhythm_features && task == "af")

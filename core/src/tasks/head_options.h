@@ -32,6 +32,10 @@ struct HeadOptions {
   // over the training records' beats (set by fit_descriptor_scaling, kept in the results).
   bool descriptors = false;
   std::vector<float> descriptor_mean, descriptor_scale;
+  // Task record: its record's statistics, the row a record's trees read
+  // (tasks/record_statistics.h: each per-beat input above summarised over the whole record,
+  // the descriptors by their median), beside each segment's own statistics.
+  bool record_statistics = false;
   // The head's scalar inputs (a beat head's per-beat features, a segment head's statistics),
   // each standardised by its mean and scale over the training items (tasks/input_scaling.h):
   // set by the classifier's fit, kept in the results for evaluate. Empty: unscaled (a head
@@ -50,7 +54,8 @@ struct HeadOptions {
   nlohmann::json to_json() const;
   // Refuses (ConfigError) a feature that does not describe `task`'s items: the single-beat
   // features with a segment task, rr_pattern_features without a segment task's rr_features,
-  // record_rhythm_features with task af.
+  // record_rhythm_features with task af, record_statistics but with task record and something
+  // to summarise.
   void check_task(const std::string& task) const;
 };
 

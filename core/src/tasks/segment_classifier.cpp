@@ -2,6 +2,7 @@
 #include "tasks/segment_classifier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "distributed/preemption.h"
@@ -12,6 +13,7 @@
 #include "tasks/beat_features.h"
 #include "tasks/classifier_parts.h"
 #include "tasks/input_scaling.h"
+#include "tasks/record_statistics.h"
 #include "train/autocast_guard.h"
 #include "train/train_device.h"
 
@@ -65,20 +67,48 @@ void SegmentClassifier::set_scaling_tensors() {
 
 SegmentClassifier::Batch SegmentClassifier::Batch::to(const torch::Device& device) const {
   return {to_device(tokens, device), to_device(mask, device),        to_device(rr, device),
-          to_device(rhythm, device), to_device(descriptors, device), to_device(pattern, device)};
+          to_device(rhythm, device), to_device(descriptors, device), to_device(pattern, device),
+          to_device(record, device)};
+}
+
+namespace {
+
+// The descriptors a head's record statistics take by their median: every one it reads.
+StoreDescriptorColumns all_descriptors(const HeadOptions& options) {
+  StoreDescriptorColumns all;
+  if (options.descriptors)
+    for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j) all.columns.push_back(j);
+  return all;
+}
+
+}  // namespace
+
+int SegmentClassifier::record_columns() const {
+  if (!options_.record_statistics) return 0;
+  return int(record_statistics_names(options_, all_descriptors(options_)).size());
 }
 
 int SegmentClassifier::statistic_count() const {
   return descriptor_count() + (options_.rr_features ? kSegmentRrInputs : 0) +
          (options_.rr_pattern_features ? kSegmentRrPatternInputs : 0) +
-         (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0);
+         (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0) + record_columns();
 }
 
 SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {
-  return {store_rr_features(store, options_.rr_features),
-          store_record_rhythm_extremes(store, options_.record_rhythm_features),
-          store_descriptors(store, options_),
-          store_rr_pattern_changes(store, options_.rr_pattern_features)};
+  StoreInputs inputs{store_rr_features(store, options_.rr_features),
+                     store_record_rhythm_extremes(store, options_.record_rhythm_features),
+                     store_descriptors(store, options_),
+                     store_rr_pattern_changes(store, options_.rr_pattern_features),
+                     {}};
+  if (options_.record_statistics) {
+    std::vector<size_t> records(store.record_count());
+    for (size_t r = 0; r < records.size(); ++r) records[r] = r;
+    inputs.record = record_statistics(store, records, options_, all_descriptors(options_)).values;
+    // A median the record has no value for (trees route it as missing): the head reads 0.
+    for (float& v : inputs.record)
+      if (std::isnan(v)) v = 0.0f;
+  }
+  return inputs;
 }
 
 SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t width) const {
@@ -87,7 +117,8 @@ SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t wid
           torch::empty({rows, width, kRrFeatureCount}, torch::kFloat32),
           torch::empty({rows, width, kRecordRhythmExtremeCount}, torch::kFloat32),
           torch::empty({rows, width, descriptor_count()}, torch::kFloat32),
-          torch::empty({rows, width}, torch::kFloat32)};
+          torch::empty({rows, width}, torch::kFloat32),
+          torch::empty({rows, record_columns()}, torch::kFloat32)};
 }
 
 void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
@@ -99,7 +130,8 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
   batch.rhythm.zero_();
   batch.descriptors.zero_();
   batch.pattern.zero_();
-  const int64_t width = batch.tokens.size(1), k = descriptor_count();
+  batch.record.zero_();
+  const int64_t width = batch.tokens.size(1), k = descriptor_count(), c = record_columns();
   for (size_t row = 0; row < rows.size(); ++row) {
     const Segment& s = all[rows[row]];
     const int64_t first = int64_t(row) * width;
@@ -118,6 +150,9 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
     if (!inputs.pattern.empty())
       std::copy_n(inputs.pattern.begin() + ptrdiff_t(s.start), s.length,
                   batch.pattern.data_ptr<float>() + first);
+    if (!inputs.record.empty())
+      std::copy_n(inputs.record.begin() + ptrdiff_t(s.record * size_t(c)), c,
+                  batch.record.data_ptr<float>() + int64_t(row) * c);
   }
 }
 
@@ -180,6 +215,7 @@ at::Tensor SegmentClassifier::statistics(const Batch& batch) const {
   if (options_.rr_pattern_features) parts.push_back(change_quantiles(batch.pattern, mask));
   // The same for every beat of a record, so the mean is the record's value.
   if (options_.record_rhythm_features) parts.push_back(masked_mean(batch.rhythm, mask));
+  if (options_.record_statistics) parts.push_back(batch.record);
   if (parts.empty()) return torch::empty({mask.size(0), 0}, torch::kFloat32);
   return torch::cat(parts, -1);
 }

@@ -49,7 +49,11 @@ std::vector<Segment> make_segments(const TokenStore& store, const std::vector<si
 //   hlm/dsp/rr_features.h): bigeminy and trigeminy change as much from beat to beat as AF,
 //   but repeat;
 // - with record rhythm features, the record's extremes (store_record_rhythm_extremes in
-//   tasks/beat_features.h).
+//   tasks/beat_features.h);
+// - with record statistics (task record), the whole record's row that its trees read
+//   (record_statistics in tasks/record_statistics.h), the descriptors by their median: a
+//   segment sees segment_beats beats, a record's one premature beat or changing rhythm shows in
+//   its quantiles and extremes.
 constexpr float kSuccessiveChangeQuantiles[] = {0.25f, 0.5f, 0.75f};
 constexpr int kSegmentRrInputs =
     2 * kRrFeatureCount + int(sizeof(kSuccessiveChangeQuantiles) / sizeof(float));
@@ -79,10 +83,11 @@ class SegmentClassifier {
   // The store's per-beat inputs, beat-major (each empty when not used).
   struct StoreInputs {
     std::vector<float> rr, rhythm, descriptors, pattern;
+    std::vector<float> record;  // record-major, record_columns() per store record
   };
   // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
   struct Batch {
-    at::Tensor tokens, mask, rr, rhythm, descriptors, pattern;
+    at::Tensor tokens, mask, rr, rhythm, descriptors, pattern, record;
     Batch to(const torch::Device& device) const;  // each tensor copied there
   };
   StoreInputs store_inputs(const TokenStore& store) const;
@@ -102,6 +107,8 @@ class SegmentClassifier {
   // rhythm extremes.
   at::Tensor statistics(const Batch& batch) const;
   int statistic_count() const;
+  // The record statistics' columns (0 without record_statistics).
+  int record_columns() const;
   // Sets options_.input_mean and scale from the statistics of `segments` (a scale of 1
   // where one does not vary).
   void fit_input_scaling(const TokenStore& store, const StoreInputs& inputs,
