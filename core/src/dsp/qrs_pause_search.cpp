@@ -45,6 +45,13 @@ const int64_t kAdds = std::llround(0.05 * kRateHz);
 
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
+// Where a search after a beat looks: up to `end` (not included), and whether a wave found there
+// must fall again before it (`whole`: the stretch a record ends in, PauseSearch::search_the_end).
+struct Window {
+  int64_t end;
+  bool whole = false;
+};
+
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
 // premature, no pause after them), and searches each pause that may hide a beat
 // (holds_a_beat).
@@ -61,7 +68,7 @@ class PauseSearch {
     for (const Candidate& b : beats_) {
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), b.i - kBeforeNext, found)) add(found);  // clear of b's P wave
+        if (search(out_.back(), {b.i - kBeforeNext}, found)) add(found);  // clear of b's P wave
       }
       add(b);
     }
@@ -88,17 +95,17 @@ class PauseSearch {
   // still hold the premature beat of a pause the record ends in (not after a premature beat: its
   // compensatory pause): it is searched up to kPremature sinus intervals, as a beat later than
   // that comes on time and the thresholds would have taken it but for the end cutting it off,
-  // and only a wave the record shows whole (whole_) is taken.
+  // and only a wave the record shows whole (Window::whole) is taken.
   void search_the_end() {
     if (out_.empty()) return;
     Candidate end;
     end.i = m_;
     const bool pause = holds_a_beat(end);
     if (!pause && premature_.back()) return;
-    whole_ = !pause;
     const int64_t on_time = out_.back().i + std::llround(kPremature * sinus_.value());
     Candidate found;
-    if (search(out_.back(), pause ? m_ : std::min(m_, on_time), found)) out_.push_back(found);
+    if (search(out_.back(), {pause ? m_ : std::min(m_, on_time), !pause}, found))
+      out_.push_back(found);
   }
 
   void add(const Candidate& c) {
@@ -198,10 +205,12 @@ class PauseSearch {
     return median_in_place(heights.data(), heights.size());
   }
 
-  // The highest point of `unexplained(i)` in [a, z), if a valley of kDip of it or less comes
-  // before it (a wave of its own), and after it too when whole_; -1 if none.
+  // The highest point of `unexplained(i)` from a to the window's end, if a valley of kDip of it
+  // or less comes before it (a wave of its own), and after it too when the window must hold it
+  // whole; -1 if none.
   template <class Unexplained>
-  int64_t separate_peak(int64_t a, int64_t z, Unexplained unexplained) const {
+  int64_t separate_peak(int64_t a, const Window& window, Unexplained unexplained) const {
+    const int64_t z = window.end;
     float best = 0.0f;
     int64_t best_i = -1;
     for (int64_t i = a; i < z; ++i)
@@ -211,12 +220,13 @@ class PauseSearch {
         if (unexplained(i) <= kDip * best) return true;
       return false;
     };
-    if (best_i < 0 || !falls(a, best_i) || (whole_ && !falls(best_i + 1, z))) return -1;
+    if (best_i < 0 || !falls(a, best_i) || (window.whole && !falls(best_i + 1, z))) return -1;
     return best_i;
   }
 
-  // A beat after `last`, up to `end`, in the envelopes or else in the waves.
-  bool search(const Candidate& last, int64_t end, Candidate& found) {
+  // A beat after `last`, in the window up to its end, in the envelopes or else in the waves.
+  bool search(const Candidate& last, const Window& window, Candidate& found) {
+    const int64_t end = window.end;
     if (regular_.size() < 3 || end - last.i <= kFrom) return false;
     template_beats_.starts.clear();
     template_beats_.stops.clear();
@@ -233,9 +243,9 @@ class PauseSearch {
       if (std::min(opening(last, 1.0f), opening(last, bazett(newest_before()))) > kSameBeat)
         return false;
     }
-    int64_t i = in_envelopes(last, end);
+    int64_t i = in_envelopes(last, window);
     if (i < 0 && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
-      i = in_waves(last, end);
+      i = in_waves(last, window);
     if (i < 0) return false;
     found.i = i;
     found.height = env_.main[i];
@@ -250,9 +260,9 @@ class PauseSearch {
   }
 
   // The highest point above the envelopes' expectation after `last`, if it is a beat; -1 if not.
-  int64_t in_envelopes(const Candidate& last, int64_t end) {
+  int64_t in_envelopes(const Candidate& last, const Window& window) {
     const int64_t best_i = separate_peak(
-        last.i + kFrom, end, [&](int64_t i) { return env_.main[i] - expect_[at(last, i)]; });
+        last.i + kFrom, window, [&](int64_t i) { return env_.main[i] - expect_[at(last, i)]; });
     if (best_i < 0) return -1;
     const float best = env_.main[best_i] - expect_[at(last, best_i)];
     if (best <= kMainFloor * level() || best <= kOverNoise * envelopes_noise() ||
@@ -263,7 +273,8 @@ class PauseSearch {
 
   // The highest point of the waves beyond the regular beats' own, if it is a beat; -1 if not.
   // (The waves fit after `last`, fit_waves.)
-  int64_t in_waves(const Candidate& last, int64_t end) {
+  int64_t in_waves(const Candidate& last, const Window& window) {
+    const int64_t end = window.end;
     // The beat's waves as the regular beats' own, or stretched as Bazett's QT (bazett()): a T
     // wave comes later after a longer interval. Whichever leaves less unexplained in the pause
     // is the expectation; one under which no separate wave stands explains the pause.
@@ -272,7 +283,7 @@ class PauseSearch {
     const float stretches[2] = {1.0f, bazett(newest_before())};
     for (int k = 0; k < (stretches[1] == 1.0f ? 1 : 2); ++k) {
       const float s = stretches[k];
-      const int64_t i = separate_peak(last.i + kFrom, end,
+      const int64_t i = separate_peak(last.i + kFrom, window,
                                       [&](int64_t i) { return waves_.residual(i, i - last.i, s); });
       const float r = i < 0 ? 0.0f : waves_.residual(i, i - last.i, s);
       if (best < 0.0f || r < best) stretch = s, best = r, best_i = i;
@@ -332,7 +343,6 @@ class PauseSearch {
   std::deque<Regular> regular_;  // oldest first, at most kHistory
   PauseWaves waves_;
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
-  bool whole_ = false;            // a found wave must fall again before `end` (search_the_end)
   TemplateBeats template_beats_;  // regular_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
 };
