@@ -127,8 +127,8 @@ class PauseSearch {
 
   // The main band's envelope expected after a beat, sample by sample from its R peak: the
   // medians of the newest kTemplateBeats regular beats that cover each sample (up to kBeforeNext
-  // before their next beat; 3 at least), up to `end` samples. Only delays from kFrom on are
-  // read; those before it are left 0.
+  // before their next beat; kMinTemplateBeats at least), up to `end` samples. Only delays from
+  // kFrom on are read; those before it are left 0.
   void expectation(int64_t end) {
     expect_.assign(size_t(std::min(kFrom, end)), 0.0f);
     for (int64_t d = kFrom; d < end; ++d) {
@@ -143,7 +143,7 @@ class PauseSearch {
     return median(column_);
   }
   // Fills column_ with `envelope` at delay d after the newest kTemplateBeats regular beats
-  // that cover it; false when fewer than 3 do.
+  // that cover it; false when fewer than kMinTemplateBeats do.
   bool column_at(const std::vector<float>& envelope, int64_t d) {
     return template_beats_.column(
         d, kTemplateBeats, [&](int64_t i) { return envelope[i]; }, column_);
@@ -227,7 +227,7 @@ class PauseSearch {
   // A beat after `last`, in the window up to its end, in the envelopes or else in the waves.
   bool search(const Candidate& last, const Window& window, Candidate& found) {
     const int64_t end = window.end;
-    if (regular_.size() < 3 || end - last.i <= kFrom) return false;
+    if (regular_.size() < kMinTemplateBeats || end - last.i <= kFrom) return false;
     template_beats_.starts.clear();
     template_beats_.stops.clear();
     for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)

@@ -16,19 +16,23 @@ struct LeadWaves {
   const std::vector<std::vector<float>>& weight;
 };
 
+// The fewest regular beats a template is made of at any delay after the R peak: the median of
+// one or two beats follows an odd one. The pause search needs as many before it searches.
+constexpr size_t kMinTemplateBeats = 3;
+
 // The regular beats a template is made of, newest first: each one's R peak (a main-band sample)
 // and the sample it is read up to (not included).
 struct TemplateBeats {
   std::vector<int64_t> starts, stops;
 
   // Fills `out` with read(start + d) for the first `per_delay` beats read past delay d; true
-  // when 3 or more are.
+  // when kMinTemplateBeats or more are.
   template <class Read>
   bool column(int64_t d, size_t per_delay, Read read, std::vector<float>& out) const {
     out.clear();
     for (size_t j = 0; j < starts.size() && out.size() < per_delay; ++j)
       if (starts[j] + d < stops[j]) out.push_back(read(starts[j] + d));
-    return out.size() >= 3;
+    return out.size() >= kMinTemplateBeats;
   }
 };
 
