@@ -18,9 +18,11 @@ using hlm::dsp::qrs::kRateHz;
 int64_t at(double seconds) { return int64_t(seconds * kRateHz + 0.5); }
 
 struct Trace {
-  std::vector<float> main = std::vector<float>(at(30.0), 0.01f);
-  std::vector<float> slow = std::vector<float>(at(30.0), 0.05f);
-  std::vector<float> band = std::vector<float>(at(30.0) / hlm::dsp::qrs::kSlowStretch, 0.0f);
+  explicit Trace(double seconds = 30.0)
+      : main(at(seconds), 0.01f),
+        slow(at(seconds), 0.05f),
+        band(at(seconds) / hlm::dsp::qrs::kSlowStretch, 0.0f) {}
+  std::vector<float> main, slow, band;
   std::vector<Candidate> beats;
 
   // A wave in the signed band: a Gaussian of `height`.
@@ -231,6 +233,35 @@ TEST(QrsPauseSearch, TakesNoWaveWhereTheSlowBandDoesNotRise) {
   t.wave(11.6, 0.05, -0.5f);
   t.bump(11.6, 0.05, 0.05f, 0.0f);
   EXPECT_EQ(search_with_waves(t).size(), t.beats.size());
+}
+
+// A rhythm that sped up: 6 beats every 1.2 s, each with a late wave 0.75 s after it (a U wave,
+// in both envelopes), then `fast` beats every 0.8 s, whose intervals end before that delay, and
+// a pause after the last of them holding the same late wave.
+Trace slowed_then_fast(int fast) {
+  Trace t(6 * 1.2 + fast * 0.8 + 2.0);
+  double s = 0.0;
+  for (int k = 0; k < 6; ++k, s += 1.2) {
+    t.beat(s);
+    t.bump(s + 0.75, 0.05, 0.2f, 0.6f);
+  }
+  for (int k = 0; k < fast; ++k, s += 0.8) t.beat(s);
+  t.bump(s - 0.8 + 0.75, 0.05, 0.2f, 0.6f);  // in the pause up to the beat at s + 0.8
+  t.beat(s + 0.8);
+  return t;
+}
+
+// Where the newest regular beats end before a delay, the expectation there comes from older ones
+// that reached it, kept among the last 60 regular beats: the slow beats' late wave explains the
+// same wave in a pause 30 fast beats later, and no longer once 70 came between.
+TEST(QrsPauseSearch, ExpectsWhatOlderRegularBeatsReachedWithinItsHistory) {
+  const Trace recent = slowed_then_fast(30);
+  EXPECT_EQ(search(recent).size(), recent.beats.size());
+  const Trace forgotten = slowed_then_fast(70);
+  const std::vector<Candidate> out = search(forgotten);
+  EXPECT_EQ(out.size(), forgotten.beats.size() + 1);
+  const double pause_opens = double(forgotten.beats[forgotten.beats.size() - 2].i) / kRateHz;
+  EXPECT_TRUE(has_beat_near(out, pause_opens + 0.75));
 }
 
 }  // namespace
