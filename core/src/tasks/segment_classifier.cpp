@@ -49,6 +49,7 @@ SegmentClassifier::SegmentClassifier(std::shared_ptr<Model> model, uint64_t seed
                                      HeadOptions options, int classes)
     : model_(std::move(model)), options_(std::move(options)), classes_(classes) {
   torch::manual_seed(seed);
+  record_columns_ = count_record_columns();
   head_ = HeadLayers(model_->d_model() + statistic_count(), options_.hidden_units, classes_);
   device_ = device_of(model_->module());  // the head computes where the model does
   head_.to(device_);
@@ -83,7 +84,7 @@ StoreDescriptorColumns all_descriptors(const HeadOptions& options) {
 
 }  // namespace
 
-int SegmentClassifier::record_columns() const {
+int SegmentClassifier::count_record_columns() const {
   if (!options_.record_statistics) return 0;
   return int(record_statistics_names(options_, all_descriptors(options_)).size());
 }
@@ -91,7 +92,7 @@ int SegmentClassifier::record_columns() const {
 int SegmentClassifier::statistic_count() const {
   return descriptor_count() + (options_.rr_features ? kSegmentRrInputs : 0) +
          (options_.rr_pattern_features ? kSegmentRrPatternInputs : 0) +
-         (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0) + record_columns();
+         (options_.record_rhythm_features ? kRecordRhythmExtremeCount : 0) + record_columns_;
 }
 
 SegmentClassifier::StoreInputs SegmentClassifier::store_inputs(const TokenStore& store) const {
@@ -118,7 +119,7 @@ SegmentClassifier::Batch SegmentClassifier::make_batch(int64_t rows, int64_t wid
           torch::empty({rows, width, kRecordRhythmExtremeCount}, torch::kFloat32),
           torch::empty({rows, width, descriptor_count()}, torch::kFloat32),
           torch::empty({rows, width}, torch::kFloat32),
-          torch::empty({rows, record_columns()}, torch::kFloat32)};
+          torch::empty({rows, record_columns_}, torch::kFloat32)};
 }
 
 void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
@@ -131,7 +132,7 @@ void SegmentClassifier::fill(const TokenStore& store, const StoreInputs& inputs,
   batch.descriptors.zero_();
   batch.pattern.zero_();
   batch.record.zero_();
-  const int64_t width = batch.tokens.size(1), k = descriptor_count(), c = record_columns();
+  const int64_t width = batch.tokens.size(1), k = descriptor_count(), c = record_columns_;
   for (size_t row = 0; row < rows.size(); ++row) {
     const Segment& s = all[rows[row]];
     const int64_t first = int64_t(row) * width;

@@ -83,7 +83,7 @@ class SegmentClassifier {
   // The store's per-beat inputs, beat-major (each empty when not used).
   struct StoreInputs {
     std::vector<float> rr, rhythm, descriptors, pattern;
-    std::vector<float> record;  // record-major, record_columns() per store record
+    std::vector<float> record;  // record-major, record_columns_ per store record
   };
   // A batch of segments: tokens padded with kPad, a mask of real beats, and per-beat inputs.
   struct Batch {
@@ -107,8 +107,8 @@ class SegmentClassifier {
   // rhythm extremes.
   at::Tensor statistics(const Batch& batch) const;
   int statistic_count() const;
-  // The record statistics' columns (0 without record_statistics).
-  int record_columns() const;
+  // The record statistics' columns (0 without record_statistics), from the options alone.
+  int count_record_columns() const;
   // Sets options_.input_mean and scale from the statistics of `segments` (a scale of 1
   // where one does not vary).
   void fit_input_scaling(const TokenStore& store, const StoreInputs& inputs,
@@ -120,6 +120,7 @@ class SegmentClassifier {
   std::shared_ptr<Model> model_;
   HeadOptions options_;
   int classes_;
+  int record_columns_ = 0;  // count_record_columns(), once: the options' inputs do not change
   HeadLayers head_;
   torch::Device device_{torch::kCPU};  // the model's: batches are copied there
   at::Tensor input_mean_, input_scale_;
