@@ -313,6 +313,35 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
                  "descriptors: true gives the head, and so the trees of task beats, all of them");
 }
 
+// descriptor_prefix: the head reads only the descriptors whose names begin with it (here the
+// waveform minus the template, columns 8-15 of beat-vq's 16), standardised, and the trees of
+// task beats read them as the head's inputs; evaluate reads the same columns of the other store.
+// Refused with the head's descriptors off, and for a prefix that selects nothing.
+TEST(FinetuneEvaluate, AHeadReadsOnlyTheDescriptorsItsPrefixNames) {
+  hlm::test::ScratchDir runs("hlm_finetune_head_descriptor_prefix");
+  const std::string shaped = "run tests/fixtures/finetune_cv.yaml --runs-dir " +
+                             runs.path.string() +
+                             " 'finetune.matrix.backbone=[full]'"
+                             " tokenize.tokenizer.shape_descriptors=8"
+                             " tokenize_more.tokenizer.shape_descriptors=8 finetune.trees=10";
+  const auto r =
+      run_hlm(shaped + " finetune.descriptors=true 'finetune.descriptor_prefix=beat minus'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto run = hlm::test::run_dir_of(r.output);
+  const auto tuned = hlm::test::stage_manifest(run, "finetune[backbone=full,fold=0]");
+  const auto& head = tuned["results"]["head"];
+  EXPECT_EQ(head["descriptor_columns"], nlohmann::json({8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(head["descriptor_mean"].size(), 8u);
+  const auto& names = tuned["results"]["trees"]["statistics"];
+  EXPECT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 8u + 64u) << names.dump();
+  EXPECT_TRUE(fs::exists(run / "evaluate" / "results.json"));
+
+  const auto off = run_hlm(shaped + " 'finetune.descriptor_prefix=beat minus'");
+  expect_refused(off, "descriptor_prefix chooses among the descriptors the head reads");
+  const auto typo = run_hlm(shaped + " finetune.descriptors=true finetune.descriptor_prefix=bet");
+  expect_refused(typo, "descriptor_prefix='bet' selects none of the token store's 16");
+}
+
 // validation_covers_classes: of eight DS1 records, the two that can show S and V to early
 // stopping while training keeps more of each are the validation records at every seed; a
 // random draw mostly misses one of them. Refused where there are no beat classes to draw by.

@@ -77,6 +77,8 @@ const std::map<std::string, std::string> kOtherKeys = {
     {"finetune.trees_descriptors",
      "the store's descriptors to the trees (FinetuneEvaluate.BeatTreesReadTheStores..., "
      "ClinicalWorkflows.Challenge2017ReportsThe...)"},
+    {"finetune.descriptor_prefix",
+     "which descriptors the head reads (FinetuneEvaluate.AHeadReadsOnlyTheDescriptors...)"},
     {"finetune.trees_descriptor_prefix",
      "which of them, by name (FinetuneEvaluate.BeatTreesReadTheStores...)"},
     {"finetune.trees_annotated_beats",

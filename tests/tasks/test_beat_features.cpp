@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 #include "hlm/dsp/rr_features.h"
+#include "hlm/errors.h"
 #include "hlm/token_store.h"
 #include "support/rr_token_store.h"
 #include "tasks/beat_features.h"
@@ -85,5 +87,38 @@ TEST(BeatFeatures, RecordRhythmExtremesAreEachRecordsMinimaAndMaxima) {
       for (size_t j = 0; j < 2 * k; ++j)
         ASSERT_EQ(all[(first + b) * 2 * k + j], expected[j]) << "record " << r << " beat " << b;
     first += file.rr[r].size();
+  }
+}
+
+// descriptor_prefix's columns: the head standardises and reads only the store's descriptors it
+// chose, in its order, and a store without one of them is refused naming its file.
+TEST(BeatFeatures, AHeadReadsOnlyTheDescriptorColumnsItChose) {
+  const hlm::test::RrTokenStore file("hlm_beat_descriptor_columns", {{0.0f, 0.8f, 0.7f, 0.9f}}, 3);
+  const auto store = hlm::TokenStore::open(file.path);
+  hlm::HeadOptions head;
+  head.descriptors = true;
+  head.descriptor_columns = {2, 0};
+  hlm::fit_descriptor_scaling(head, store, {0}, /*tail=*/0.0);
+  ASSERT_EQ(hlm::descriptor_inputs(head), 2);
+  // Beats 0-3 of record 0: beat + 0.25 j, so each column's mean tells which column it is.
+  EXPECT_FLOAT_EQ(head.descriptor_mean[0], 1.5f + 0.5f);
+  EXPECT_FLOAT_EQ(head.descriptor_mean[1], 1.5f);
+  const auto values = hlm::store_descriptors(store, head);
+  ASSERT_EQ(values.size(), store.token_count() * 2);
+  for (uint64_t beat = 0; beat < store.token_count(); ++beat)
+    for (size_t j = 0; j < 2; ++j) {
+      const uint32_t column = j == 0 ? 2 : 0;
+      EXPECT_FLOAT_EQ(
+          values[beat * 2 + j],
+          (hlm::test::RrTokenStore::descriptor_value(0, beat, column) - head.descriptor_mean[j]) /
+              head.descriptor_scale[j])
+          << "beat " << beat << " input " << j;
+    }
+  const hlm::test::RrTokenStore narrow("hlm_beat_descriptor_narrow", {{0.0f, 0.8f}}, 2);
+  try {
+    hlm::store_descriptors(hlm::TokenStore::open(narrow.path), head);
+    ADD_FAILURE() << "a store without the chosen column 2 was read";
+  } catch (const hlm::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(narrow.path), std::string::npos) << e.what();
   }
 }

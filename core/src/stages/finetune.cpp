@@ -534,13 +534,14 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees_descriptor_prefix chooses among the descriptors trees_descriptors "
         "gives the trees, and trees_descriptors is off (set it to true, or drop the prefix)",
         ctx.instance.id);
-  // Task beats: with descriptors the head reads every one of them, and the trees read the head's
-  // inputs. (A record's trees read the chosen ones by their median instead of nine statistics.)
+  // Task beats: with descriptors the head reads every one of them (or descriptor_prefix's), and
+  // the trees read the head's inputs. (A record's trees read the chosen ones by their median
+  // instead of nine statistics.)
   if (prefix && head.descriptors && task == "beats")
     throw ConfigError(
         "stage '{}': trees_descriptor_prefix keeps some of the store's descriptors from the "
         "trees, and descriptors: true gives the head, and so the trees of task beats, all of "
-        "them (drop one of the two)",
+        "them or descriptor_prefix's (drop one of the two)",
         ctx.instance.id);
   if (rounds > 0 && task == "beats" && !inputs && !head.rhythm_context_features &&
       !head.rr_within_context && !head.morphology_features && !codebook)
@@ -552,24 +553,43 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         ctx.instance.id);
 }
 
+// descriptor_prefix: the head reads only the store's descriptors whose names begin with it
+// (head.descriptor_columns). Refused without descriptors: true, or when it selects none.
+void choose_head_descriptors(const StageContext& ctx, HeadOptions& head,
+                             const std::vector<std::string>& names) {
+  const std::string prefix = ctx.params().at("descriptor_prefix");
+  if (prefix.empty()) return;
+  if (!head.descriptors)
+    throw ConfigError(
+        "stage '{}': descriptor_prefix chooses among the descriptors the head reads, and "
+        "descriptors is off (set descriptors: true, or drop descriptor_prefix)",
+        ctx.instance.id);
+  head.descriptor_columns =
+      select_store_descriptors(names, prefix, "stage '" + ctx.instance.id + "': descriptor_prefix")
+          .columns;
+}
+
 // Refuses, before any training, options that cannot act together (trees keys, trees_leave_out
-// prefixes, head features of another task); returns the store's descriptors the trees read
+// prefixes, head features of another task) and sets the head's descriptor columns
+// (descriptor_prefix); returns the store's descriptors the trees read
 // beside the head's inputs (a beat's trees: none when the head reads them all; a record's: their
 // medians).
 StoreDescriptorColumns checked_options(const StageContext& ctx, const std::string& task,
-                                       const HeadOptions& head, const TokenStore& store,
+                                       HeadOptions& head, const TokenStore& store,
                                        const nlohmann::json& tokens) {
   expect_tree_keys(ctx, task, head,
                    !tokens.at("artifacts").value("codebook", std::string()).empty());
   StoreDescriptorColumns store_columns;
   const auto& p = ctx.params();
+  const std::vector<std::string> descriptor_names =
+      tokens.at("results").value("descriptors", std::vector<std::string>());
+  choose_head_descriptors(ctx, head, descriptor_names);
   const bool trees_descriptors = p.at("trees_descriptors");
   if (trees_descriptors) expect_tree_descriptors(store);
   if (trees_descriptors && (!head.descriptors || task != "beats")) {
-    store_columns = select_store_descriptors(
-        tokens.at("results").value("descriptors", std::vector<std::string>()),
-        p.at("trees_descriptor_prefix"),
-        "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
+    store_columns =
+        select_store_descriptors(descriptor_names, p.at("trees_descriptor_prefix"),
+                                 "stage '" + ctx.instance.id + "': trees_descriptor_prefix");
   }
   // Every prefix of trees_leave_out must name columns: checked on the columns' names, which
   // follow from the options (no row is made).
@@ -884,6 +904,11 @@ StageKind finetune_stage() {
        "beat's template and the beat against it), standardised on the training records, to the "
        "head's input; segment heads read their mean over the segment",
        false},
+      {"descriptor_prefix", "string", "\"\"",
+       "with descriptors: the head reads only the store's descriptors whose names (the "
+       "tokenize manifest's `descriptors`) begin with this text, such as \"beat minus "
+       "template\"; empty: all",
+       false},
       {"record_statistics", "bool", "false",
        "task record: append the whole record's statistics, the row its trees read (each of the "
        "inputs above summarised over the record by mean, spread, quantiles and extremes, the "
@@ -959,7 +984,7 @@ StageKind finetune_stage() {
        false}};
   params.insert(params.end(), own.begin(), own.end());
   return {"finetune",
-          "14",
+          "15",
           params,
           run_finetune,
           /*external_inputs=*/nullptr,

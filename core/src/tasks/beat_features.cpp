@@ -36,6 +36,14 @@ void place(const std::vector<float>& group, size_t width, size_t k, size_t colum
                 all.begin() + ptrdiff_t(beat * k + column));
 }
 
+// The store columns a head with these options reads: its chosen ones, else all `count`.
+std::vector<size_t> head_columns(const HeadOptions& options, size_t count) {
+  if (!options.descriptor_columns.empty()) return options.descriptor_columns;
+  std::vector<size_t> all(count);
+  for (size_t j = 0; j < count; ++j) all[j] = j;
+  return all;
+}
+
 }  // namespace
 
 std::vector<float> store_rr_features(const TokenStore& store, bool used) {
@@ -73,21 +81,24 @@ std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool us
 
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
                             const std::vector<size_t>& records, double tail) {
-  const size_t k = store.descriptor_count();
-  if (k == 0)
+  const size_t stored = store.descriptor_count();
+  if (stored == 0)
     throw ConfigError(
         "{}: the head's descriptors input needs a token store with descriptors; this one has "
         "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
         "false)",
         store.path());
+  const std::vector<size_t> columns = head_columns(options, stored);
+  const size_t k = columns.size();
   // Two passes (mean, then spread around it), in double: a descriptor whose mean is large
   // beside its spread keeps its precision.
   auto for_each_value = [&](auto&& visit) {
     for (size_t r : records) {
       const auto rec = store.record(r);
       const size_t beats = size_t(std::floor(double(rec.length) * (1.0 - tail)));
-      const float* d = store.descriptors() + rec.offset * k;
-      for (size_t i = 0; i < beats * k; ++i) visit(i % k, double(d[i]));
+      const float* d = store.descriptors() + rec.offset * stored;
+      for (size_t b = 0; b < beats; ++b)
+        for (size_t j = 0; j < k; ++j) visit(j, double(d[b * stored + columns[j]]));
     }
   };
   std::vector<double> mean(k, 0.0), spread(k, 0.0);
@@ -115,15 +126,22 @@ int descriptor_inputs(const HeadOptions& options) {
 std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions& options) {
   const size_t k = size_t(descriptor_inputs(options));
   if (k == 0) return {};
-  if (store.descriptor_count() != k)
+  const size_t stored = store.descriptor_count();
+  const std::vector<size_t> columns = head_columns(options, stored);
+  const bool chosen = !options.descriptor_columns.empty();
+  if (chosen ? stored <= *std::max_element(columns.begin(), columns.end()) : stored != k)
     throw DataError(
-        "{}: the classifier reads {} descriptors per beat, this token store has {} (HINT: "
+        "{}: the classifier reads {} descriptors per beat{}, this token store has {} (HINT: "
         "tokenize it with the tokenizer parameters of the fine-tuning store, "
         "template_descriptors included)",
-        store.path(), k, store.descriptor_count());
-  std::vector<float> out(store.descriptors(), store.descriptors() + store.token_count() * k);
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = (out[i] - options.descriptor_mean[i % k]) / options.descriptor_scale[i % k];
+        store.path(), k, chosen ? " among more" : "", stored);
+  const uint64_t beats = store.token_count();
+  std::vector<float> out(beats * k);
+  for (uint64_t b = 0; b < beats; ++b) {
+    const float* d = store.descriptors() + b * stored;
+    for (size_t j = 0; j < k; ++j)
+      out[b * k + j] = (d[columns[j]] - options.descriptor_mean[j]) / options.descriptor_scale[j];
+  }
   return out;
 }
 

@@ -31,6 +31,9 @@ struct HeadOptions {
   // beat-vq's template_descriptors) as input, each standardised by the mean and scale it has
   // over the training records' beats (set by fit_descriptor_scaling, kept in the results).
   bool descriptors = false;
+  // The store's columns the head reads as its descriptors (finetune's descriptor_prefix: those
+  // whose names begin with it), in order; empty: every one. Kept in the results for evaluate.
+  std::vector<size_t> descriptor_columns;
   std::vector<float> descriptor_mean, descriptor_scale;
   // Task record: its record's statistics, the row a record's trees read
   // (tasks/record_statistics.h: each per-beat input above summarised over the whole record,

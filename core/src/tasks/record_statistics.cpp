@@ -56,9 +56,11 @@ std::vector<size_t> summarised_descriptors(const HeadOptions& options,
                                            const StoreDescriptorColumns& medians) {
   std::vector<size_t> out;
   if (!options.descriptors) return out;
-  for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j)
-    if (std::find(medians.columns.begin(), medians.columns.end(), j) == medians.columns.end())
+  for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j) {
+    const size_t column = options.descriptor_columns.empty() ? j : options.descriptor_columns[j];
+    if (std::find(medians.columns.begin(), medians.columns.end(), column) == medians.columns.end())
       out.push_back(j);
+  }
   return out;
 }
 
