@@ -335,6 +335,11 @@ TEST(FinetuneEvaluate, AHeadReadsOnlyTheDescriptorsItsPrefixNames) {
   const auto& names = tuned["results"]["trees"]["statistics"];
   EXPECT_EQ(names.size(), size_t(hlm::kRrFeatureCount) + 8u + 64u) << names.dump();
   EXPECT_TRUE(fs::exists(run / "evaluate" / "results.json"));
+  const std::string report = hlm::test::read_text(hlm::test::report_path(r.output));
+  EXPECT_NE(report.find("8 descriptors per beat (those of descriptor_prefix, store columns 8 ... "
+                        "15)"),
+            std::string::npos)
+      << report;
 
   const auto off = run_hlm(shaped + " 'finetune.descriptor_prefix=beat minus'");
   expect_refused(off, "descriptor_prefix chooses among the descriptors the head reads");

@@ -32,7 +32,13 @@ std::string head_text(const HeadOptions& head, const std::string& task) {
               : "") +
          (head.descriptors
               ? ", the token store's " + std::to_string(head.descriptor_mean.size()) +
-                    " descriptors per beat" + (task == "beats" ? "" : " (segment mean)")
+                    " descriptors per beat" +
+                    (head.descriptor_columns.empty()
+                         ? ""
+                         : " (those of descriptor_prefix, store columns " +
+                               std::to_string(head.descriptor_columns.front()) + " ... " +
+                               std::to_string(head.descriptor_columns.back()) + ")") +
+                    (task == "beats" ? "" : " (segment mean)")
               : "") +
          (head.record_statistics
               ? ", the record's statistics of these inputs (mean, spread, quantiles, extremes; "
