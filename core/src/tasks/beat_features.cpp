@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "hlm/dsp/kmeans.h"
 #include "hlm/dsp/rr_features.h"
@@ -34,14 +35,6 @@ void place(const std::vector<float>& group, size_t width, size_t k, size_t colum
   for (size_t beat = 0; beat < beats; ++beat)
     std::copy_n(group.begin() + ptrdiff_t(beat * width), width,
                 all.begin() + ptrdiff_t(beat * k + column));
-}
-
-// The store columns a head with these options reads: its chosen ones, else all `count`.
-std::vector<size_t> head_columns(const HeadOptions& options, size_t count) {
-  if (!options.descriptor_columns.empty()) return options.descriptor_columns;
-  std::vector<size_t> all(count);
-  for (size_t j = 0; j < count; ++j) all[j] = j;
-  return all;
 }
 
 }  // namespace
@@ -88,7 +81,7 @@ void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
         "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
         "false)",
         store.path());
-  const std::vector<size_t> columns = head_columns(options, stored);
+  const std::vector<size_t> columns = head_descriptor_columns(options, stored);
   const size_t k = columns.size();
   // Two passes (mean, then spread around it), in double: a descriptor whose mean is large
   // beside its spread keeps its precision.
@@ -116,6 +109,13 @@ void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
   }
 }
 
+std::vector<size_t> head_descriptor_columns(const HeadOptions& options, size_t count) {
+  if (!options.descriptor_columns.empty()) return options.descriptor_columns;
+  std::vector<size_t> all(count);
+  std::iota(all.begin(), all.end(), size_t{0});
+  return all;
+}
+
 int descriptor_inputs(const HeadOptions& options) {
   if (!options.descriptors) return 0;
   if (options.descriptor_mean.empty())
@@ -127,7 +127,7 @@ std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions&
   const size_t k = size_t(descriptor_inputs(options));
   if (k == 0) return {};
   const size_t stored = store.descriptor_count();
-  const std::vector<size_t> columns = head_columns(options, stored);
+  const std::vector<size_t> columns = head_descriptor_columns(options, stored);
   const bool chosen = !options.descriptor_columns.empty();
   if (chosen ? stored <= *std::max_element(columns.begin(), columns.end()) : stored != k)
     throw DataError(

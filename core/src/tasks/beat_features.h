@@ -40,6 +40,9 @@ std::vector<float> store_rr_pattern_changes(const TokenStore& store, bool used);
 // descriptor does not vary). ConfigError naming the store when it has no descriptors.
 void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
                             const std::vector<size_t>& records, double tail = 0.0);
+// The store columns a head with these options reads as its descriptors, in its input order:
+// options.descriptor_columns (descriptor_prefix), else every one of the store's `count`.
+std::vector<size_t> head_descriptor_columns(const HeadOptions& options, size_t count);
 // Descriptor values per beat a head with these options reads: 0 when options.descriptors is
 // off. InternalError when it is on and fit_descriptor_scaling has not set its scaling.
 int descriptor_inputs(const HeadOptions& options);

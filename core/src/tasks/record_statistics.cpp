@@ -56,11 +56,12 @@ std::vector<size_t> summarised_descriptors(const HeadOptions& options,
                                            const StoreDescriptorColumns& medians) {
   std::vector<size_t> out;
   if (!options.descriptors) return out;
-  for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j) {
-    const size_t column = options.descriptor_columns.empty() ? j : options.descriptor_columns[j];
-    if (std::find(medians.columns.begin(), medians.columns.end(), column) == medians.columns.end())
+  const std::vector<size_t> columns =
+      head_descriptor_columns(options, size_t(descriptor_inputs(options)));
+  for (size_t j = 0; j < columns.size(); ++j)
+    if (std::find(medians.columns.begin(), medians.columns.end(), columns[j]) ==
+        medians.columns.end())
       out.push_back(j);
-  }
   return out;
 }
 
