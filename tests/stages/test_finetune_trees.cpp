@@ -315,8 +315,9 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
 
 // descriptor_prefix: the head reads only the descriptors whose names begin with it (here the
 // waveform minus the template, columns 8-15 of beat-vq's 16), standardised, and the trees of
-// task beats read them as the head's inputs; evaluate reads the same columns of the other store.
-// Refused with the head's descriptors off, and for a prefix that selects nothing.
+// task beats read them as the head's inputs; evaluate reads the same columns of the other store,
+// and refuses one that names other descriptors there. Refused with the head's descriptors off,
+// and for a prefix that selects nothing.
 TEST(FinetuneEvaluate, AHeadReadsOnlyTheDescriptorsItsPrefixNames) {
   hlm::test::ScratchDir runs("hlm_finetune_head_descriptor_prefix");
   const std::string shaped = "run tests/fixtures/finetune_cv.yaml --runs-dir " +
@@ -340,6 +341,27 @@ TEST(FinetuneEvaluate, AHeadReadsOnlyTheDescriptorsItsPrefixNames) {
                         "15)"),
             std::string::npos)
       << report;
+
+  // The columns' names are kept: another store with other descriptors there is refused by
+  // evaluate, naming both, whether the head reads some of its columns or all of them.
+  EXPECT_EQ(head["descriptor_names"].size(), 8u);
+  EXPECT_EQ(head["descriptor_names"][0].get<std::string>().rfind("beat minus template", 0), 0u)
+      << head;
+  const std::string other_layout =
+      " tokenize_more.tokenizer.shape_descriptors=4 "
+      "tokenize_more.tokenizer.shape_descriptor_leads=2";
+  const std::string other_base = "run tests/fixtures/finetune_cv.yaml --runs-dir " +
+                                 runs.path.string() +
+                                 " 'finetune.matrix.backbone=[full]'"
+                                 " tokenize.tokenizer.shape_descriptors=8 finetune.trees=10" +
+                                 other_layout;
+  expect_refused(
+      run_hlm(other_base + " finetune.descriptors=true 'finetune.descriptor_prefix=beat minus'"),
+      "the head read its descriptor column 8 as 'beat minus template at -0.250 s / template QRS', "
+      "but stage 'tokenize_more' tokenized 'beat at -0.250 s / template QRS, lead 2' there");
+  expect_refused(run_hlm(other_base + " finetune.descriptors=true"),
+                 "the head read its descriptor column 1 as 'beat at -0.157 s / template QRS', "
+                 "but stage 'tokenize_more' tokenized 'beat at -0.033 s / template QRS' there");
 
   const auto off = run_hlm(shaped + " 'finetune.descriptor_prefix=beat minus'");
   expect_refused(off, "descriptor_prefix chooses among the descriptors the head reads");

@@ -31,7 +31,9 @@
 #include "stages/model_comparisons.h"
 #include "stages/train_params.h"
 #include "tasks/beat_classifier.h"
+#include "tasks/beat_features.h"
 #include "tasks/beats_of_segments.h"
+#include "tasks/head_options.h"
 #include "tasks/item_mean.h"
 #include "tasks/predictions_csv.h"
 #include "tasks/score_items.h"
@@ -108,28 +110,43 @@ std::vector<DatasetSpec> datasets_of(const StageContext& ctx) {
   return out;
 }
 
-// Trees that read a store's descriptors read them by column. Another store must name the same
+// The head and the trees read a store's descriptors by column. Another store must name the same
 // descriptors in those columns: one tokenized with other descriptor settings (beat-vq's
 // template_descriptors, shape_descriptors, shape_descriptor_leads) can have as many columns
-// holding other values, and the tokens' identity does not tell them apart.
-void expect_same_descriptor_columns(const StageContext& ctx, const DatasetSpec& dataset,
-                                    const TokenStore& store, const nlohmann::json& results,
-                                    const nlohmann::json& tokenized) {
-  if (!results.contains("trees")) return;
-  const auto& trees = results.at("trees");
-  const auto columns = trees.value("store_descriptor_columns", std::vector<size_t>());
-  const auto fitted = trees.value("store_descriptor_names", std::vector<std::string>());
-  const auto names = tokenized.value("descriptors", std::vector<std::string>());
+// holding other values, and the tokens' identity does not tell them apart. `reader` read
+// `fitted` in `columns` of the store it was fine-tuned on.
+void expect_columns_named(const StageContext& ctx, const DatasetSpec& dataset,
+                          const TokenStore& store, const std::vector<std::string>& names,
+                          const std::string& reader, const std::vector<size_t>& columns,
+                          const std::vector<std::string>& fitted) {
   if (fitted.size() != columns.size() || names.empty()) return;  // older manifests name none
   for (size_t j = 0; j < columns.size(); ++j) {
     const std::string here = columns[j] < names.size() ? names[columns[j]] : "(no such column)";
     if (here != fitted[j])
       throw ConfigError(
-          "stage '{}': dataset '{}' ({}): the boosted trees read its descriptor column {} as "
-          "'{}', but stage '{}' tokenized '{}' there (HINT: tokenize it with the descriptor "
-          "settings of the store the model was fine-tuned on)",
-          ctx.instance.id, dataset.name, store.path(), columns[j], fitted[j], dataset.stage, here);
+          "stage '{}': dataset '{}' ({}): {} read its descriptor column {} as '{}', but stage "
+          "'{}' tokenized '{}' there (HINT: tokenize it with the descriptor settings of the "
+          "store the model was fine-tuned on)",
+          ctx.instance.id, dataset.name, store.path(), reader, columns[j], fitted[j], dataset.stage,
+          here);
   }
+}
+
+void expect_same_descriptor_columns(const StageContext& ctx, const DatasetSpec& dataset,
+                                    const TokenStore& store, const nlohmann::json& results,
+                                    const nlohmann::json& tokenized) {
+  const auto names = tokenized.value("descriptors", std::vector<std::string>());
+  if (results.contains("trees")) {
+    const auto& trees = results.at("trees");
+    expect_columns_named(ctx, dataset, store, names, "the boosted trees",
+                         trees.value("store_descriptor_columns", std::vector<size_t>()),
+                         trees.value("store_descriptor_names", std::vector<std::string>()));
+  }
+  const HeadOptions head = HeadOptions::from_json(results.value("head", nlohmann::json::object()));
+  if (head.descriptors)
+    expect_columns_named(ctx, dataset, store, names, "the head",
+                         head_descriptor_columns(head, head.descriptor_names.size()),
+                         head.descriptor_names);
 }
 
 // The record_labels.json of a dataset's token store (segment tasks; empty for task beats).

@@ -569,6 +569,19 @@ void choose_head_descriptors(const StageContext& ctx, HeadOptions& head,
           .columns;
 }
 
+// The tokenize manifest's names of the store columns the head reads as its descriptors, in its
+// input order: evaluate checks another store by them. None where the manifest does not name
+// every column (a store tokenized before descriptors were named).
+std::vector<std::string> head_descriptor_names(const HeadOptions& head, const TokenStore& store,
+                                               const nlohmann::json& tokens) {
+  const auto names = tokens.at("results").value("descriptors", std::vector<std::string>());
+  if (names.size() != store.descriptor_count()) return {};
+  std::vector<std::string> out;
+  for (const size_t column : head_descriptor_columns(head, names.size()))
+    out.push_back(names.at(column));
+  return out;
+}
+
 // Refuses, before any training, options that cannot act together (trees keys, trees_leave_out
 // prefixes, head features of another task) and sets the head's descriptor columns
 // (descriptor_prefix); returns the store's descriptors the trees read
@@ -779,8 +792,10 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   const StoreDescriptorColumns store_columns = checked_options(ctx, task, head, store, tokens);
   // Standardised on the beats the head trains on, so no held-out beat shapes its inputs.
-  if (head.descriptors)
+  if (head.descriptors) {
     fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false), tail);
+    head.descriptor_names = head_descriptor_names(head, store, tokens);
+  }
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
@@ -984,7 +999,7 @@ StageKind finetune_stage() {
        false}};
   params.insert(params.end(), own.begin(), own.end());
   return {"finetune",
-          "15",
+          "16",
           params,
           run_finetune,
           /*external_inputs=*/nullptr,

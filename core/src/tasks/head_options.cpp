@@ -33,16 +33,18 @@ HeadOptions HeadOptions::from_json(const nlohmann::json& p) {
   o.descriptor_columns = p.value("descriptor_columns", o.descriptor_columns);
   o.descriptor_mean = p.value("descriptor_mean", o.descriptor_mean);
   o.descriptor_scale = p.value("descriptor_scale", o.descriptor_scale);
+  o.descriptor_names = p.value("descriptor_names", o.descriptor_names);
   // Written by finetune beside the classifier; evaluate reads them back.
   if (!valid_scaling(o.descriptor_mean, o.descriptor_scale) ||
+      (!o.descriptor_names.empty() && o.descriptor_names.size() != o.descriptor_mean.size()) ||
       (!o.descriptor_mean.empty() && !o.descriptors) ||
       (!o.descriptor_columns.empty() &&
        (!o.descriptors || o.descriptor_columns.size() != o.descriptor_mean.size())))
     throw ConfigError(
-        "the head's descriptor scaling is malformed ({} means, {} scales, {} columns, "
-        "descriptors {}); re-run the finetune stage that wrote it",
+        "the head's descriptor scaling is malformed ({} means, {} scales, {} columns, {} "
+        "names, descriptors {}); re-run the finetune stage that wrote it",
         o.descriptor_mean.size(), o.descriptor_scale.size(), o.descriptor_columns.size(),
-        o.descriptors);
+        o.descriptor_names.size(), o.descriptors);
   o.input_mean = p.value("input_mean", o.input_mean);
   o.input_scale = p.value("input_scale", o.input_scale);
   if (!valid_scaling(o.input_mean, o.input_scale))
@@ -78,6 +80,7 @@ nlohmann::json HeadOptions::to_json() const {
                         {"head_lr_scale", lr_scale}};
   if (descriptors) {
     if (!descriptor_columns.empty()) out["descriptor_columns"] = descriptor_columns;
+    if (!descriptor_names.empty()) out["descriptor_names"] = descriptor_names;
     out["descriptor_mean"] = descriptor_mean;
     out["descriptor_scale"] = descriptor_scale;
   }

@@ -34,6 +34,9 @@ struct HeadOptions {
   // The store's columns the head reads as its descriptors (finetune's descriptor_prefix: those
   // whose names begin with it), in order; empty: every one. Kept in the results for evaluate.
   std::vector<size_t> descriptor_columns;
+  // The tokenize manifest's names of the columns the head reads, in order (empty where the
+  // manifest names none): evaluate reads another store only where it names the same ones.
+  std::vector<std::string> descriptor_names;
   std::vector<float> descriptor_mean, descriptor_scale;
   // Task record: its record's statistics, the row a record's trees read
   // (tasks/record_statistics.h: each per-beat input above summarised over the whole record,
