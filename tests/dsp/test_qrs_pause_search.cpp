@@ -9,6 +9,7 @@
 
 #include "dsp/qrs_envelope.h"
 #include "dsp/qrs_pause_search.h"
+#include "dsp/qrs_sinus_interval.h"
 
 namespace {
 
@@ -58,10 +59,12 @@ struct Trace {
   }
 };
 
-// Beats every 0.8 s up to 29 s but those at `skipped` (their intervals doubled), and `extra`.
-Trace rhythm_skipping(std::vector<double> skipped, std::vector<double> extra = {}) {
-  Trace t;
-  for (int k = 0; k * 0.8 < 29.0; ++k) {
+// Beats every 0.8 s up to 1 s before the record's end (30 s) but those at `skipped` (their
+// intervals doubled), and `extra`.
+Trace rhythm_skipping(std::vector<double> skipped, std::vector<double> extra = {},
+                      double seconds = 30.0) {
+  Trace t(seconds);
+  for (int k = 0; k * 0.8 < seconds - 1.0; ++k) {
     const double s = k * 0.8;
     for (const double e : extra)
       if (e < s && e > s - 0.8) t.beat(e);
@@ -262,6 +265,37 @@ TEST(QrsPauseSearch, ExpectsWhatOlderRegularBeatsReachedWithinItsHistory) {
   EXPECT_EQ(out.size(), forgotten.beats.size() + 1);
   const double pause_opens = double(forgotten.beats[forgotten.beats.size() - 2].i) / kRateHz;
   EXPECT_TRUE(has_beat_near(out, pause_opens + 0.75));
+}
+
+// A pause at a record's start, before three regular beats have come, is searched against the
+// record's first regular beats read ahead, when the record holds 60 of them (70 s here); a
+// record too short for that (30 s) leaves it alone.
+TEST(QrsPauseSearch, SearchesAPauseAtTheStartAgainstTheRegularBeatsAhead) {
+  for (const double seconds : {70.0, 30.0}) {
+    Trace t = rhythm_skipping({2.4}, {}, seconds);
+    t.bump(1.6 + 0.5, 0.05, 0.2f, 0.6f);  // a small wide PVC 0.5 s after the beat at 1.6 s
+    const std::vector<Candidate> out = search(t);
+    EXPECT_EQ(has_beat_near(out, 2.1), seconds == 70.0) << seconds << " s";
+    EXPECT_EQ(out.size(), t.beats.size() + (seconds == 70.0 ? 1 : 0)) << seconds << " s";
+  }
+}
+
+// The sinus interval from the spans around premature beats (qrs_sinus_interval.h), in samples at
+// the detector's rate: a full compensatory pause measures it; spans of one interval around most of
+// the last 8 premature beats halve it (bigeminy taken for the rhythm), around 6 of them not.
+TEST(QrsSinusInterval, ReadsTheSpansAroundPrematureBeats) {
+  using hlm::dsp::qrs::SinusInterval;
+  SinusInterval doubled(280.0f);  // 1.4 s: bigeminy's sinus beat to sinus beat
+  for (int k = 0; k < 7; ++k) doubled.see_around_premature(282.0f);
+  EXPECT_FLOAT_EQ(doubled.value(), 141.0f);
+
+  SinusInterval rare(280.0f);  // two interpolated beats among 8 premature ones are not enough
+  for (int k = 0; k < 8; ++k) rare.see_around_premature(k % 4 == 0 ? 560.0f : 282.0f);
+  EXPECT_FLOAT_EQ(rare.value(), 280.0f);
+
+  SinusInterval measured(160.0f);  // 0.8 s; full compensatory pauses of 0.9 s intervals
+  for (int k = 0; k < 5; ++k) measured.see_around_premature(360.0f);
+  EXPECT_FLOAT_EQ(measured.value(), 180.0f);
 }
 
 }  // namespace

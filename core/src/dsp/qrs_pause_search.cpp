@@ -61,22 +61,46 @@ class PauseSearch {
       : beats_(beats),
         env_(env),
         m_(int64_t(env.main.size())),
+        first_interval_(first_interval),
         sinus_(first_interval),
         waves_(env.waves) {}
 
   std::vector<Candidate> run() {
+    look_ahead();
+    walk(/*until_known=*/false);
+    search_the_end();
+    return std::move(out_);
+  }
+
+ private:
+  // Adds the beats, each after any beat found in the pause before it; with `until_known`, only
+  // until kHistory regular beats are known.
+  void walk(bool until_known) {
     for (const Candidate& b : beats_) {
+      if (until_known && regular_.size() >= kHistory) return;
       if (holds_a_beat(b)) {
         Candidate found;
         if (search(out_.back(), {b.i - kBeforeNext}, found)) add(found);  // clear of b's P wave
       }
       add(b);
     }
-    search_the_end();
-    return std::move(out_);
   }
 
- private:
+  // The record's first kHistory regular beats, as a first walk finds them: they stand in for
+  // the regular beats a pause near the record's start has too few of before it (know; the
+  // detector reads whole records). Then the walk starts again. A record too short to hold that
+  // many (the Challenge's 9-60 s) is left as it is: there the first walk's regular beats are the
+  // seconds its thresholds settle in, and the pauses searched against them took mostly false
+  // beats.
+  void look_ahead() {
+    walk(/*until_known=*/true);
+    if (regular_.size() >= kHistory) ahead_ = std::move(regular_);
+    regular_.clear();
+    out_.clear();
+    premature_.clear();
+    sinus_ = SinusInterval(first_interval_);
+  }
+
   // Whether the gap before `next` is a pause that may hide a beat: kPause sinus intervals or
   // more, and, after a premature beat, longer than its compensatory pause (the two intervals
   // around a premature beat add up to two sinus intervals; a sinus beat that merely came early
@@ -108,6 +132,17 @@ class PauseSearch {
       out_.push_back(found);
   }
 
+  // The regular beats a pause after `last` is read against (known_): those before it, and while
+  // they are fewer than kTemplateBeats, the first regular beats after it (look_ahead), the
+  // nearest counting as the newest after the beats before it.
+  void know(const Candidate& last) {
+    known_.assign(regular_.begin(), regular_.end());
+    for (const Regular& r : ahead_) {
+      if (known_.size() >= kTemplateBeats) break;
+      if (r.start > last.i) known_.push_front(r);
+    }
+  }
+
   void add(const Candidate& c) {
     bool premature = false;
     if (!out_.empty()) {
@@ -120,6 +155,8 @@ class PauseSearch {
         regular_.push_back({out_.back().i, stop, out_.back().height, newest_before()});
       if (regular_.size() > kHistory) regular_.pop_front();
       sinus_.see(interval, premature_.back());
+      if (premature_.back() && out_.size() >= 2)
+        sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i));
     }
     out_.push_back(c);
     premature_.push_back(premature);
@@ -155,7 +192,7 @@ class PauseSearch {
   template <class Top>
   float regular_noise(int64_t length, Top top) const {
     std::vector<float> noise;
-    for (auto r = regular_.rbegin(); r != regular_.rend() && noise.size() < kTemplateBeats; ++r) {
+    for (auto r = known_.rbegin(); r != known_.rend() && noise.size() < kTemplateBeats; ++r) {
       const int64_t stop = std::min(r->stop - r->start, length);
       if (stop > kFrom) noise.push_back(top(*r, stop));
     }
@@ -200,7 +237,7 @@ class PauseSearch {
   // The newest kTemplateBeats regular beats' median height.
   float level() const {
     std::vector<float> heights;
-    for (auto r = regular_.rbegin(); r != regular_.rend() && heights.size() < kTemplateBeats; ++r)
+    for (auto r = known_.rbegin(); r != known_.rend() && heights.size() < kTemplateBeats; ++r)
       heights.push_back(r->height);
     return median_in_place(heights.data(), heights.size());
   }
@@ -227,10 +264,11 @@ class PauseSearch {
   // A beat after `last`, in the window up to its end, in the envelopes or else in the waves.
   bool search(const Candidate& last, const Window& window, Candidate& found) {
     const int64_t end = window.end;
-    if (regular_.size() < kMinTemplateBeats || end - last.i <= kFrom) return false;
+    know(last);
+    if (known_.size() < kMinTemplateBeats || end - last.i <= kFrom) return false;
     template_beats_.starts.clear();
     template_beats_.stops.clear();
-    for (auto r = regular_.rbegin(); r != regular_.rend(); ++r)
+    for (auto r = known_.rbegin(); r != known_.rend(); ++r)
       template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= kFrom) return false;
@@ -305,7 +343,7 @@ class PauseSearch {
   bool fit_waves(const Candidate& last, int64_t end) {
     waves_.fit(template_beats_, end - last.i, kTemplateBeats);
     std::vector<float> before;
-    for (auto r = regular_.rbegin(); r != regular_.rend() && before.size() < kTemplateBeats; ++r)
+    for (auto r = known_.rbegin(); r != known_.rend() && before.size() < kTemplateBeats; ++r)
       if (r->before > 0.0f) before.push_back(r->before);
     template_before_ = before.empty() ? 0.0f : median(before);
     return waves_.length() > kFrom;
@@ -332,6 +370,7 @@ class PauseSearch {
   const std::vector<Candidate>& beats_;
   const Envelopes& env_;
   const int64_t m_;
+  const float first_interval_;
   SinusInterval sinus_;
   std::vector<Candidate> out_;
   std::vector<char> premature_;
@@ -341,9 +380,11 @@ class PauseSearch {
     float height, before;
   };
   std::deque<Regular> regular_;  // oldest first, at most kHistory
+  std::deque<Regular> ahead_;    // the record's first regular beats (look_ahead)
+  std::deque<Regular> known_;    // what the pause searched is read against (know)
   PauseWaves waves_;
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
-  TemplateBeats template_beats_;  // regular_, newest first, as of the pause searched
+  TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
 };
 }  // namespace

@@ -34,7 +34,10 @@ struct Envelopes {
 // after a longer interval; see the constants in qrs_pause_search.cpp. The sinus interval is
 // followed causally (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose
 // ventricular beats all go unseen by the thresholds does not become the rhythm; eight unexplained
-// pauses in a row do (a halved rate, 2:1 AV block).
+// pauses in a row do (a halved rate, 2:1 AV block). The spans around premature beats measure it
+// too: bigeminy taken for the rhythm from a record's first beats, with some of its ventricular
+// beats found, is halved back. A pause before three regular beats have come is searched against
+// the record's first regular beats, read ahead, where the record holds 60 of them.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

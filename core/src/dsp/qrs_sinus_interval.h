@@ -1,23 +1,41 @@
 // The sinus interval the QRS detector's pause search (qrs_pause_search.h) follows along the
 // beats, and what it calls premature and a pause.
 #pragma once
+#include <bitset>
+
 #include "dsp/qrs_recent.h"
 
 namespace hlm::dsp::qrs {
 
 // The sinus interval along the beats, causally: the median of the last 8 intervals within
-// kPremature-kSinusHigh of it, not after a premature beat. kRateChange premature beats or
-// unexplained pauses in a row set a new one (a faster rhythm; a rate that halved, or 2:1 AV
-// block); the pause after a premature beat never moves it.
+// kPremature-kSinusHigh of it, not after a premature beat, and of the halves of the spans
+// around premature beats (see_around_premature). kRateChange premature beats or unexplained
+// pauses in a row set a new one (a faster rhythm; a rate that halved, or 2:1 AV block); the
+// pause after a premature beat never moves it alone.
 class SinusInterval {
  public:
   static constexpr float kPause = 1.5f;       // a pause: this many sinus intervals or more
   static constexpr float kPremature = 0.85f;  // a premature beat: sooner than this share of one
   static constexpr float kSinusHigh = 1.3f;   // longer than this share: not a sinus interval
   static constexpr int kRateChange = 8;       // unexplained pauses in a row that set a new interval
+  static constexpr int kHalved = 7;           // of the last 8 spans around premature beats
 
   explicit SinusInterval(float first) { reset(first); }
   float value() const { return ring_.median(); }
+  // The span from the beat before a premature beat to the beat after it: two sinus intervals
+  // after a full compensatory pause (a ventricular beat leaves the sinus node's pace alone), the
+  // one measure of the sinus interval bigeminy shows. A span of about one sinus interval is an
+  // interpolated beat, which is rare: when kHalved of the last 8 spans are, the interval is
+  // twice the sinus one (bigeminy whose premature beats the first intervals hid, some found
+  // since), and the half of the last sets a new one.
+  void see_around_premature(float span) {
+    const float r = 0.5f * span / value();
+    if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);
+    const bool one = 2.0f * r >= kPremature && 2.0f * r <= kSinusHigh;
+    spans_ <<= 1;
+    spans_[0] = one;
+    if (one && int(spans_.count()) >= kHalved) reset(0.5f * span);
+  }
   void see(float interval, bool after_premature) {
     const float r = interval / value();
     if (r < kPremature) {
@@ -38,10 +56,12 @@ class SinusInterval {
   void reset(float x) {
     ring_ = Recent<float>(x);
     pauses_ = shorts_ = 0;
+    spans_.reset();
   }
   void push(float x) { ring_.push(x); }
   Recent<float> ring_{0.0f};
   int pauses_ = 0, shorts_ = 0;
+  std::bitset<8> spans_;  // the last 8 spans around premature beats: set where about one interval
 };
 
 }  // namespace hlm::dsp::qrs
