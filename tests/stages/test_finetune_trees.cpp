@@ -70,6 +70,27 @@ void expect_scores_as_part(const fs::path& run, const std::string& part) {
     for (const auto& [c, scores] : d["classes"].items())
       for (const char* key : {"se", "ppv"})
         EXPECT_EQ(scores[key], d["parts"][part]["classes"][c][key]) << name << " " << c << key;
+    // Class by class against the trees: the head's F1 and its difference, and the blend's, which
+    // is `part`'s (nothing against the trees in any draw when `part` is the trees).
+    EXPECT_NE(report.find("Each class's F1, and minus the trees' (paired by record"),
+              std::string::npos);
+    ASSERT_FALSE(d["parts_by_class"]["head"].empty()) << name;
+    for (const auto& [c, unused] : d["parts_by_class"]["head"].items()) {
+      const auto& head = d["parts_by_class"]["head"][c];
+      const double trees_f1 = d["parts"]["trees"]["classes"][c]["f1"].get<double>();
+      EXPECT_DOUBLE_EQ(head["f1"].get<double>(),
+                       d["parts"]["head"]["classes"][c]["f1"].get<double>());
+      EXPECT_DOUBLE_EQ(head["minus_trees"]["value"].get<double>(),
+                       head["f1"].get<double>() - trees_f1)
+          << name << " " << c;
+      const auto& blend = d["parts_by_class"]["blend"][c];
+      EXPECT_DOUBLE_EQ(blend["f1"].get<double>(),
+                       d["parts"][part]["classes"][c]["f1"].get<double>());
+      if (std::string(part) == "trees") {
+        EXPECT_EQ(blend["minus_trees"]["value"], 0.0) << name << " " << c;
+        EXPECT_EQ(blend["minus_trees"]["ci95"], nlohmann::json::array({0.0, 0.0}));
+      }
+    }
     if (d.contains("auroc")) {
       EXPECT_EQ(d["auroc"], d["parts"][part]["auroc"]) << name;
     }

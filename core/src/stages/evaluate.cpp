@@ -368,9 +368,10 @@ std::string part_scores(const std::vector<ScoredItem>& items, const ScoredModel&
 
 // The blend against each of its parts, and the first part against the second, paired by
 // record (the same records drawn for both): whether the blend beats the trees alone, and
-// whether the head matches them, beyond record-to-record chance. Adds
-// results["parts"][part]["blend_minus_part"] and results["parts_difference"]; returns the
-// markdown (empty without parts).
+// whether the head matches them, beyond record-to-record chance; and class by class, each
+// class's F1 (class_f1_differences). Adds results["parts"][part]["blend_minus_part"],
+// results["parts_difference"] and results["parts_by_class"]; returns the markdown (empty without
+// parts).
 std::string paired_part_differences(const ScoredModel& model, nlohmann::json& results) {
   if (model.parts_by_record.empty()) return "";
   const std::vector<std::string>& classes = model.classes;
@@ -404,7 +405,14 @@ std::string paired_part_differences(const ScoredModel& model, nlohmann::json& re
           difference(parts[0].second, parts[1].second, results["parts_difference"]) + ";",
         results["parts_difference"]["of"] = parts[0].first + " minus " + parts[1].first;
   md.back() = '.';
-  return md + "\n";
+  md += "\n";
+  // Class by class: where the first part gains or loses against the second.
+  if (parts.size() == 2)
+    md += "\nEach class's F1, and minus the " + parts[1].first +
+          "' (paired by record, 95 % interval):\n" +
+          class_f1_differences(classes, {parts[0], {"blend", blend}}, parts[1],
+                               results["parts_by_class"]);
+  return md;
 }
 
 // Task af's segments scored once more beat by beat, each beat's class its own rhythm (in an

@@ -135,6 +135,46 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
 
 }  // namespace
 
+std::string class_f1_differences(const std::vector<std::string>& classes,
+                                 const std::vector<std::pair<std::string, RecordMatrices>>& rows,
+                                 const std::pair<std::string, RecordMatrices>& reference,
+                                 nlohmann::json& out) {
+  const auto pooled = [&](const RecordMatrices& per_record) {
+    eval::Confusion m(classes.size());
+    for (const auto& r : per_record) m += r;
+    return m;
+  };
+  const eval::Confusion reference_pooled = pooled(reference.second);
+  // The classes the records hold (every row is scored on the same items).
+  std::vector<size_t> held;
+  for (size_t c = 0; c < classes.size(); ++c)
+    if (eval::class_scores(reference_pooled, c).support > 0) held.push_back(c);
+  std::string md = "\n| F1 by class |";
+  for (const size_t c : held) md += " " + classes[c] + " |";
+  md += "\n|---|";
+  for (size_t k = 0; k < held.size(); ++k) md += "---|";
+  md += "\n| " + reference.first + " |";
+  for (const size_t c : held)
+    md += " " + eval::score_text(eval::class_scores(reference_pooled, c).f1) + " |";
+  const std::string minus = "minus_" + reference.first;
+  for (const auto& [row, per_record] : rows) {
+    const eval::Confusion m = pooled(per_record);
+    md += "\n| " + row + " |";
+    for (const size_t c : held) {
+      const auto f1 = [c](const eval::Confusion& x) { return eval::class_scores(x, c).f1; };
+      const double difference = f1(m) - f1(reference_pooled);
+      const auto ci = eval::bootstrap_difference_by_record(per_record, reference.second, f1);
+      out[row][classes[c]] = {{"f1", f1(m)},
+                              {minus, {{"value", difference}, {"ci95", {ci.low, ci.high}}}}};
+      char text[96];
+      std::snprintf(text, sizeof(text), " %.3f (%+.3f: %+.3f to %+.3f) |", f1(m), difference,
+                    ci.low, ci.high);
+      md += text;
+    }
+  }
+  return md + "\n";
+}
+
 // Pretrained against random weights: the models themselves and, for blends, each part. A blend
 // or part that scores every record the same from both does not read the backbone (the boosted
 // trees; a blend that is the trees alone) and is left out, and named.

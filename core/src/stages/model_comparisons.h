@@ -35,4 +35,17 @@ using ScoredModels = std::map<std::string, std::map<std::string, ScoredModel>>; 
 // (results["language_model"]). Returns the markdown (empty without such pairs).
 std::string pretraining_comparisons(const ScoredModels& scored, nlohmann::json& results);
 
+// Records' confusion matrices, in one record order shared by every row compared.
+using RecordMatrices = std::vector<eval::Confusion>;
+
+// Each class's F1 of `rows` beside the reference's (`reference`: its name and matrices), each
+// minus the reference's with an interval paired by record: a model can match another on the
+// headline through one rare class while trailing on a frequent one. Only the classes the records
+// hold. Adds out[row][class] = {f1, minus_<reference>: {value, ci95}}; returns the markdown
+// table.
+std::string class_f1_differences(const std::vector<std::string>& classes,
+                                 const std::vector<std::pair<std::string, RecordMatrices>>& rows,
+                                 const std::pair<std::string, RecordMatrices>& reference,
+                                 nlohmann::json& out);
+
 }  // namespace hlm
