@@ -1,5 +1,6 @@
-// The QRS detector's last step, prune_split_intervals, on hand-made beat lists (positions at
-// the detector's internal 200 Hz): which weak peaks between strong beats are dropped.
+// The QRS detector's decision on hand-made candidates, and its last step, prune_split_intervals,
+// on hand-made beat lists (positions at the detector's internal 200 Hz): which weak peaks between
+// strong beats are dropped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 namespace {
 
 using hlm::dsp::qrs::Candidate;
+using hlm::dsp::qrs::decide;
 using hlm::dsp::qrs::kRateHz;
 using hlm::dsp::qrs::prune_split_intervals;
 
@@ -87,6 +89,46 @@ TEST(QrsPrune, KeepsAWeakBeatOfAFastRunThatCameSoonAfterTheBeatBeforeIt) {
   beats[20].height = 0.45f;
   beats[21].i = beats[20].i + at(0.2);
   EXPECT_TRUE(kept(prune_split_intervals(beats), beats[20].i));
+}
+
+// Beats of height 1 every 0.8 s up to 30 s, a small noise peak between each two, and in
+// [artefact_from, artefact_from + 2 s) artefacts of height 8 every 0.3 s in place of the beats.
+std::vector<Candidate> beats_around_artefacts(double artefact_from) {
+  std::vector<Candidate> c;
+  for (int k = 0; 0.8 * k < 30.0; ++k) {
+    const double t = 0.8 * k;
+    if (t < artefact_from || t >= artefact_from + 2.0) c.push_back({at(t), 1.0f, 1.0f, 1.0f});
+    c.push_back({at(t + 0.5), 0.05f, 0.05f, 0.05f});
+  }
+  for (double t = artefact_from; t < artefact_from + 2.0; t += 0.3)
+    c.push_back({at(t + 0.05), 8.0f, 8.0f, 8.0f});
+  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.i < b.i; });
+  return c;
+}
+
+// Artefacts taken for beats raise the beat level above every beat after them, and only beats
+// taken lower it again: a gap twice as long as search-back's, with nothing found in it, restarts
+// the level at its tallest candidate clear of the noise, and the beats after it are found.
+TEST(QrsDecide, BeatsAfterTallArtefactsAreFoundAgain) {
+  const std::vector<Candidate> out = decide(beats_around_artefacts(10.0), {});
+  size_t after = 0;
+  for (const Candidate& b : out) after += b.i > at(14.0) && b.height == 1.0f;
+  size_t expected = 0;
+  for (int k = 0; 0.8 * k < 30.0; ++k) expected += 0.8 * k > 14.0;
+  EXPECT_GE(after + 1, expected);
+}
+
+// The restart takes nothing that is not clear of the noise: a pause of 4 s holding only noise
+// peaks stays empty.
+TEST(QrsDecide, ALongPauseOfNoiseStaysEmpty) {
+  std::vector<Candidate> c;
+  for (int k = 0; 0.8 * k < 30.0; ++k) {
+    const double t = 0.8 * k;
+    if (t < 12.0 || t > 16.0) c.push_back({at(t), 1.0f, 1.0f, 1.0f});
+    c.push_back({at(t + 0.5), 0.05f, 0.05f, 0.05f});
+  }
+  const std::vector<Candidate> out = decide(c, {});
+  for (const Candidate& b : out) EXPECT_EQ(b.height, 1.0f) << b.i;
 }
 
 }  // namespace
