@@ -40,9 +40,11 @@ constexpr size_t kSinusSettled = 8;
 constexpr float kOverOwnT = 1.25f;
 constexpr size_t kNoiseSettled = 5;  // noise heights seen before the noise level is trusted
 // A gap this many times search-back's with nothing found restarts the beat level (restart_level)
-// at a candidate this many times the noise level.
+// at recurring candidates (each at least kRecurring of the tallest) this many times the noise
+// level.
 constexpr float kLockout = 2.0f;
 constexpr float kLockoutOverNoise = 3.0f;
+constexpr float kRecurring = 0.5f;
 // A weak peak this close before a strong beat, after a gap more than twice as long, is the
 // beat's P wave or onset (prune_split_intervals): PR intervals reach 0.20 s, and up to 0.25 s
 // from the P wave's envelope peak to the QRS's in MIT-BIH 108 (first-degree AV block); a
@@ -145,7 +147,6 @@ class Decider {
   // wave's reach too, by the ectopic path.
   void search_back(size_t ci) {
     const Candidate& c = cand_[ci];
-    next_ = ci;
     const double gap = beats_.empty() ? 0.0 : double(c.i - beats_.back().i);
     const bool long_gap = gap > options_.search_back_rr * rr_.mean();
     const bool after_premature =
@@ -166,7 +167,7 @@ class Decider {
           (best == cand_.size() || cand_[j].height > cand_[best].height))
         best = j;
     if (best == cand_.size() && long_gap && gap > kLockout * options_.search_back_rr * rr_.mean())
-      best = restart_level();
+      best = restart_level(ci);
     if (best == cand_.size()) return;
     const bool ectopic_path = !by_threshold(best);
     for (const auto& [j, pushed] : noise_pushes_)
@@ -176,20 +177,31 @@ class Decider {
 
   // A gap kLockout times as long as search-back's where even search-back found nothing: the beat
   // level may stand above every beat (artefacts taken for beats raise the median of the last 8
-  // heights, and only beats taken lower it again). The tallest candidate since the last beat
-  // that is not a T wave and stands kLockoutOverNoise times the noise level restarts the beat
-  // levels at its own; returns it (cand_.size() if none).
-  size_t restart_level() {
-    size_t best = cand_.size();
-    for (size_t j = since_; j < cand_.size() && j < next_; ++j)
-      if (cand_[j].i - beats_.back().i >= refractory_ && !t_like(cand_[j]) &&
-          cand_[j].height > kLockoutOverNoise * noise_h_.median() &&
-          (best == cand_.size() || cand_[j].height > cand_[best].height))
-        best = j;
-    if (best == cand_.size()) return best;
-    beat_h_ = Recent<float>(cand_[best].height);
-    beat_slow_ = Recent<float>(cand_[best].slow);
-    return best;
+  // heights, and only beats taken lower it again). Where the gap holds recurring peaks (two or
+  // more, each at least kRecurring of the tallest) that are not T waves and stand
+  // kLockoutOverNoise times the noise level, the beat levels restart at the tallest, and the
+  // first of them is returned as a beat (the rest follow); else cand_.size(). A pause holding
+  // one P wave or one artefact is left alone.
+  size_t restart_level(size_t next) {
+    std::vector<size_t> peaks;
+    for (size_t j = since_; j < next; ++j)
+      if (cand_[j].i - beats_.back().i >= refractory_ &&
+          cand_[next].i - cand_[j].i >= refractory_ && !t_like(cand_[j]) &&
+          cand_[j].height > kLockoutOverNoise * noise_h_.median())
+        peaks.push_back(j);
+    size_t tallest = cand_.size();
+    for (const size_t j : peaks)
+      if (tallest == cand_.size() || cand_[j].height > cand_[tallest].height) tallest = j;
+    size_t first = cand_.size(), recurring = 0;
+    for (const size_t j : peaks)
+      if (cand_[j].height >= kRecurring * cand_[tallest].height) {
+        ++recurring;
+        if (first == cand_.size()) first = j;
+      }
+    if (recurring < 2) return cand_.size();
+    beat_h_ = Recent<float>(cand_[tallest].height);
+    beat_slow_ = Recent<float>(cand_[tallest].slow);
+    return first;
   }
 
   // Candidate ci taken as a beat, as the bigger complex the last beat was the onset of, or as
@@ -240,7 +252,6 @@ class Decider {
   // estimate until its floor locks them out.
   std::vector<std::pair<size_t, Recent<float>::Pushed>> noise_pushes_;
   size_t since_ = 0;       // first candidate after the last beat
-  size_t next_ = 0;        // the candidate search-back searches before
   size_t noise_seen_ = 0;  // noise heights pushed so far
 };
 

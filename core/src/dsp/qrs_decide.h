@@ -19,11 +19,12 @@ namespace hlm::dsp::qrs {
 // not premature: a PVC coupled so early that the T-wave rule took it, and the compensatory
 // pause after it. There the candidate must also stand a quarter taller in the slow band than
 // the sinus beats' own T waves. A candidate found by search-back leaves the noise level it was
-// counted in. A gap twice as long as search-back's in which even search-back found nothing
-// restarts the beat levels at its tallest candidate that is not a T wave and stands three times
-// the noise level, taken as a beat: artefacts taken for beats can raise the median of the last 8
-// heights above every beat after them, and only beats taken lower it again. Finally, weak beats
-// that split one normal interval in two are dropped (see prune_split_intervals).
+// counted in. A gap twice as long as search-back's in which even search-back found nothing, and
+// which holds recurring peaks that are not T waves and stand three times the noise level,
+// restarts the beat levels at the tallest of them and takes the first as a beat: artefacts taken
+// for beats can raise the median of the last 8 heights above every beat after them, and only
+// beats taken lower it again. Finally, weak beats that split one normal interval in two are
+// dropped (see prune_split_intervals).
 std::vector<Candidate> decide(const std::vector<Candidate>& candidates, const QrsOptions& options);
 
 // Drops a beat that is weaker than its 10 neighbours (< 0.7 of their median height), early

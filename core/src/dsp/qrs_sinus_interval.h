@@ -25,9 +25,10 @@ class SinusInterval {
   // The span from the beat before a premature beat to the beat after it: two sinus intervals
   // after a full compensatory pause (a ventricular beat leaves the sinus node's pace alone), the
   // one measure of the sinus interval bigeminy shows. A span of about one sinus interval is an
-  // interpolated beat, which is rare: when kHalved of the last 8 spans are, the interval is
-  // twice the sinus one (bigeminy whose premature beats the first intervals hid, some found
-  // since), and the half of the last sets a new one.
+  // interpolated beat or the first of two premature beats, both rare many times in a row: when
+  // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
+  // premature beats the first intervals hid, some found since), and the half of the last sets a
+  // new one.
   void see_around_premature(float span) {
     const float r = 0.5f * span / value();
     if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);

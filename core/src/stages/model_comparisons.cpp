@@ -2,6 +2,7 @@
 #include "stages/model_comparisons.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "eval/score_table.h"
@@ -135,6 +136,20 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
 
 }  // namespace
 
+namespace {
+// "0.812 (-0.034: -0.061 to -0.010)"; n/a where a figure is undefined (a class never predicted).
+std::string f1_cell(double f1, double difference, const eval::Interval& ci) {
+  if (std::isnan(difference)) return eval::score_text(f1) + " (n/a)";
+  char text[96];
+  if (std::isnan(ci.low))
+    std::snprintf(text, sizeof(text), "%.3f (%+.3f)", f1, difference);
+  else
+    std::snprintf(text, sizeof(text), "%.3f (%+.3f: %+.3f to %+.3f)", f1, difference, ci.low,
+                  ci.high);
+  return text;
+}
+}  // namespace
+
 std::string class_f1_differences(const std::vector<std::string>& classes,
                                  const std::vector<std::pair<std::string, RecordMatrices>>& rows,
                                  const std::pair<std::string, RecordMatrices>& reference,
@@ -166,10 +181,7 @@ std::string class_f1_differences(const std::vector<std::string>& classes,
       const auto ci = eval::bootstrap_difference_by_record(per_record, reference.second, f1);
       out[row][classes[c]] = {{"f1", f1(m)},
                               {minus, {{"value", difference}, {"ci95", {ci.low, ci.high}}}}};
-      char text[96];
-      std::snprintf(text, sizeof(text), " %.3f (%+.3f: %+.3f to %+.3f) |", f1(m), difference,
-                    ci.low, ci.high);
-      md += text;
+      md += " " + f1_cell(f1(m), difference, ci) + " |";
     }
   }
   return md + "\n";
