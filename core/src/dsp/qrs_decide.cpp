@@ -9,7 +9,12 @@
 namespace hlm::dsp::qrs {
 
 namespace {
-constexpr float kThreshold = 0.35f;   // share of the way from the noise to the beat level
+constexpr float kThreshold = 0.35f;  // share of the way from the noise to the beat level
+// The beat level is the median of the last 8 beat heights, the upper of its two middle values;
+// where it is more than kBimodal times the lower one the beats are two kinds (PVCs five times
+// the sinus beats' height, say, half of the last 8), and the lower one is the level, so the
+// smaller kind stays above the threshold.
+constexpr float kBimodal = 2.0f;
 constexpr float kSearchBack = 0.5f;   // threshold factor when searching a gap again
 constexpr float kTWaveSlope = 0.5f;   // a T wave is flatter than half the QRS slope ...
 constexpr float kTWaveHeight = 0.6f;  // ... and lower than 0.6 of the beat level
@@ -72,7 +77,8 @@ class Decider {
 
  private:
   float threshold() const {
-    const float q = beat_h_.median(), z = noise_h_.median();
+    const float upper = beat_h_.median(), lower = beat_h_.lower_median();
+    const float q = upper > kBimodal * lower ? lower : upper, z = noise_h_.median();
     return z + kThreshold * (q - z);
   }
 

@@ -8,8 +8,9 @@
 namespace hlm::dsp::qrs {
 
 // Walks the candidates in time order: a candidate is a beat when it clears a threshold between
-// the medians of the last 8 beat and noise heights, is not within the refractory period, and
-// is not a T wave (close, flat and low); a bigger peak within the refractory period replaces
+// the medians of the last 8 beat and noise heights (the lower middle beat height where the two
+// middle ones differ more than twofold: two kinds of beat), is not within the refractory period,
+// and is not a T wave (close, flat and low); a bigger peak within the refractory period replaces
 // the beat before it; a long gap is searched again at half the threshold. An ectopic path lets
 // through a candidate below the threshold, beyond the T wave's reach of the last beat, that is
 // at least half as tall as the beats in the slow band, clears a lower threshold (a twentieth

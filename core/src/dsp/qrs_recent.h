@@ -34,6 +34,13 @@ struct Recent {
     update();
   }
   T median() const { return med; }
+  // The lower of the two middle values (median() is the upper one).
+  T lower_median() const {
+    T c[8];
+    std::copy(v, v + 8, c);
+    std::nth_element(c, c + 3, c + 8);
+    return c[3];
+  }
   double mean() const {
     double s = 0.0;
     for (const T& x : v) s += double(x);
