@@ -237,7 +237,8 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
 // envelopes -> 0.971 with the waves -> 0.980 with the record's first regular beats read ahead
 // for the pauses before its own; late-coupled bigeminy and trigeminy 0.837 -> 0.962 -> 0.974 ->
 // 0.980 -> 0.987 with the sinus interval read from the spans around premature beats
-// (qrs_sinus_interval.h), with nothing else taken for a beat (the test above).
+// (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat (qrs_decide.cpp), with
+// nothing else taken for a beat (the test above).
 TEST(QrsEctopy, FindsMostMultiformPvcsInTheirPauses) {
   const Grid frequent = run_patterns(kFrequentMultiform, {1.0, 0.5}, {70.0, 110.0});
   EXPECT_GE(frequent.ventricular.sensitivity(), 0.975) << frequent.worst;
@@ -292,8 +293,8 @@ TEST(QrsEctopy, DISABLED_FindsFrequentMultiformPvcs) {
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
 }
 
-// Not met yet (issue 57, item 4): late-coupled multiform bigeminy and trigeminy. V Se 0.987
-// over the grid (0.974 before the look-ahead and the spans around premature beats); worst 0.47
+// Not met yet (issue 57, item 4): late-coupled multiform bigeminy and trigeminy. V Se 0.989
+// over the grid (0.974 before the look-ahead and the spans around premature beats); worst 0.56
 // (1000 Hz, bigeminy at 85 bpm, PVC amplitude 0.5, two leads): bigeminy from the first beat.
 // The sinus interval is now right there, and its pauses are searched, but PVCs coupled this late
 // are not premature (0.75-0.85 of the interval), so they join the regular beats, whose waves
