@@ -464,27 +464,29 @@ TEST(ClinicalWorkflows, Challenge2017ReportsTheCrossValidatedChallengeScore) {
   EXPECT_EQ(rows["blend (pretrained)"]["value"], d["cinc2017_score"]);
 }
 
-// A record too short for a segment (A00420: fewer beats than min_segment_beats) counts where
-// the trees' share is fit, as evaluate scores it: every validation record is an item.
+// A record too short for a segment (A04110: 10 s, 8 beats, fewer than min_segment_beats at 12)
+// counts where the trees' share is fit, as evaluate scores it: every validation record is an
+// item.
 TEST(ClinicalWorkflows, Challenge2017FitsTheTreesShareOnEveryValidationRecordTheShortOneToo) {
   if (!fs::exists(kData + "/challenge2017/REFERENCE-v3.csv"))
     GTEST_SKIP() << kData << "/challenge2017 is absent";
-  std::string records = "A00420";
+  std::string records = "A04110";
   for (int i = 1; i <= 40; ++i)
     records += ",A000" + std::string(i < 10 ? "0" : "") + std::to_string(i);
   const CiRun run("workflows/challenge2017.yaml", "hlm_challenge2017_short",
                   "'vars.fold=[0]' 'vars.sizes.ci.records=[" + records +
-                      "]' finetune.validation_records=30 'vars.backbones=[full]'");
+                      "]' finetune.validation_records=30 'vars.backbones=[full]'"
+                      " finetune.min_segment_beats=12");
   const std::string& output = run.output();
   // not const: a missing key reads as null
   auto tuned = run.manifest("finetune[backbone=full,fold=0,seed=0]");
-  // A00420 is the short one: its beats are fewer than min_segment_beats in this store too.
-  EXPECT_NE(output.find("too short for a segment (A00420"), std::string::npos) << output;
+  // A04110 is the short one: its beats are fewer than min_segment_beats in this store too.
+  EXPECT_NE(output.find("too short for a segment (A04110"), std::string::npos) << output;
   const auto& results = tuned["results"];
   const auto validation = results["validation_records"].get<std::vector<std::string>>();
   ASSERT_EQ(validation.size(), 30u) << results.dump().substr(0, 400);
-  ASSERT_NE(std::find(validation.begin(), validation.end(), "A00420"), validation.end())
-      << "the draw left A00420 out of the validation records: nothing tested";
+  ASSERT_NE(std::find(validation.begin(), validation.end(), "A04110"), validation.end())
+      << "the draw left A04110 out of the validation records: nothing tested";
   EXPECT_EQ(results["trees"]["weight_from"], "validation records' log loss");
   EXPECT_EQ(results["trees"]["weight_items"], 30);
 }
