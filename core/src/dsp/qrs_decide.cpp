@@ -190,14 +190,14 @@ class Decider {
   // one P wave or one artefact is left alone.
   size_t restart_level(size_t next) {
     std::vector<size_t> peaks;
+    size_t tallest = cand_.size();
     for (size_t j = since_; j < next; ++j)
       if (cand_[j].i - beats_.back().i >= refractory_ &&
           cand_[next].i - cand_[j].i >= refractory_ && !t_like(cand_[j]) &&
-          cand_[j].height > kLockoutOverNoise * noise_h_.median())
+          cand_[j].height > kLockoutOverNoise * noise_h_.median()) {
         peaks.push_back(j);
-    size_t tallest = cand_.size();
-    for (const size_t j : peaks)
-      if (tallest == cand_.size() || cand_[j].height > cand_[tallest].height) tallest = j;
+        if (tallest == cand_.size() || cand_[j].height > cand_[tallest].height) tallest = j;
+      }
     size_t first = cand_.size(), recurring = 0;
     for (const size_t j : peaks)
       if (cand_[j].height >= kRecurring * cand_[tallest].height) {

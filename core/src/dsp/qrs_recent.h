@@ -10,8 +10,8 @@ template <class T>
 struct Recent {
   T v[8];
   size_t next = 0;
-  T med;
-  explicit Recent(T init) : med(init) { std::fill(v, v + 8, init); }
+  T med, low;  // the upper and the lower of the two middle values
+  explicit Recent(T init) : med(init), low(init) { std::fill(v, v + 8, init); }
   // Puts x in place of the oldest value; returns what undo() needs to take it back.
   struct Pushed {
     size_t at;
@@ -35,12 +35,7 @@ struct Recent {
   }
   T median() const { return med; }
   // The lower of the two middle values (median() is the upper one).
-  T lower_median() const {
-    T c[8];
-    std::copy(v, v + 8, c);
-    std::nth_element(c, c + 3, c + 8);
-    return c[3];
-  }
+  T lower_median() const { return low; }
   double mean() const {
     double s = 0.0;
     for (const T& x : v) s += double(x);
@@ -53,6 +48,7 @@ struct Recent {
     std::copy(v, v + 8, c);
     std::nth_element(c, c + 4, c + 8);
     med = c[4];
+    low = *std::max_element(c, c + 4);  // the four before c[4] are no larger
   }
 };
 

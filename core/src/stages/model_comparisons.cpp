@@ -71,6 +71,13 @@ std::string comparison_row(const std::string& dataset, const std::string& full_l
   return row;
 }
 
+// The records' matrices summed: the model scored over all of them.
+eval::Confusion pooled(const RecordMatrices& per_record, size_t classes) {
+  eval::Confusion m(classes);
+  for (const auto& r : per_record) m += r;
+  return m;
+}
+
 // Each record's matrix of `by_record`, in the order of `records` (which it holds).
 std::vector<eval::Confusion> in_order(const std::map<std::string, eval::Confusion>& by_record,
                                       const std::vector<std::string>& records) {
@@ -109,24 +116,22 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
                    std::to_string(records.size()) + " records, " + metric_name +
                    "; against the trees, paired by record (95 %):\n\n| | " + metric_name +
                    " (95 % CI) | minus the trees (95 % CI) |\n|---|---|---|\n";
-  eval::Confusion pooled_trees(full.classes.size());
-  for (const auto& m : by_trees) pooled_trees += m;
+  const eval::Confusion pooled_trees = pooled(by_trees, full.classes.size());
   for (const auto& [row, per_record] : rows) {
-    eval::Confusion pooled(full.classes.size());
-    for (const auto& m : per_record) pooled += m;
+    const eval::Confusion all = pooled(per_record, full.classes.size());
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     nlohmann::json& r = out["rows"][row];
-    r = {{"value", metric(pooled)}, {"ci95", {ci.low, ci.high}}};
+    r = {{"value", metric(all)}, {"ci95", {ci.low, ci.high}}};
     char text[200];
-    std::snprintf(text, sizeof(text), "| %s | %.3f (%.3f-%.3f) |", row.c_str(), metric(pooled),
-                  ci.low, ci.high);
+    std::snprintf(text, sizeof(text), "| %s | %.3f (%.3f-%.3f) |", row.c_str(), metric(all), ci.low,
+                  ci.high);
     md += text;
     if (row == "trees") {
       md += " |\n";
       continue;
     }
     const auto d = eval::bootstrap_difference_by_record(per_record, by_trees, metric);
-    const double difference = metric(pooled) - metric(pooled_trees);
+    const double difference = metric(all) - metric(pooled_trees);
     r["minus_trees"] = {{"value", difference}, {"ci95", {d.low, d.high}}};
     std::snprintf(text, sizeof(text), " %+.3f (%+.3f to %+.3f) |\n", difference, d.low, d.high);
     md += text;
@@ -134,9 +139,6 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
   return md;
 }
 
-}  // namespace
-
-namespace {
 // "0.812 (-0.034: -0.061 to -0.010)"; n/a where a figure is undefined (a class never predicted).
 std::string f1_cell(double f1, double difference, const eval::Interval& ci) {
   if (std::isnan(difference)) return eval::score_text(f1) + " (n/a)";
@@ -148,18 +150,14 @@ std::string f1_cell(double f1, double difference, const eval::Interval& ci) {
                   ci.high);
   return text;
 }
+
 }  // namespace
 
 std::string class_f1_differences(const std::vector<std::string>& classes,
                                  const std::vector<std::pair<std::string, RecordMatrices>>& rows,
                                  const std::pair<std::string, RecordMatrices>& reference,
                                  nlohmann::json& out) {
-  const auto pooled = [&](const RecordMatrices& per_record) {
-    eval::Confusion m(classes.size());
-    for (const auto& r : per_record) m += r;
-    return m;
-  };
-  const eval::Confusion reference_pooled = pooled(reference.second);
+  const eval::Confusion reference_pooled = pooled(reference.second, classes.size());
   // The classes the records hold (every row is scored on the same items).
   std::vector<size_t> held;
   for (size_t c = 0; c < classes.size(); ++c)
@@ -173,7 +171,7 @@ std::string class_f1_differences(const std::vector<std::string>& classes,
     md += " " + eval::score_text(eval::class_scores(reference_pooled, c).f1) + " |";
   const std::string minus = "minus_" + reference.first;
   for (const auto& [row, per_record] : rows) {
-    const eval::Confusion m = pooled(per_record);
+    const eval::Confusion m = pooled(per_record, classes.size());
     md += "\n| " + row + " |";
     for (const size_t c : held) {
       const auto f1 = [c](const eval::Confusion& x) { return eval::class_scores(x, c).f1; };
