@@ -164,8 +164,10 @@ TEST(Resume, AKilledRankIsRestartedFromTheNewestCheckpointAndTheRunFinishes) {
 TEST(Resume, TwentyKillsAtRandomMomentsNeverResumeFromAHalfWrittenCheckpoint) {
   constexpr int kKills = 20;
   ScratchDir runs("hlm_kill_loop");
-  // Two ranks: a run of one rank trains inside the hlm process, with no rank to kill.
-  const std::string args = kWorkflow + " vars.world_size=2 pretrain.checkpoint_every=5" +
+  // Two ranks: a run of one rank trains inside the hlm process, with no rank to kill. 4000
+  // steps, not the fixture's 1500: on a fast machine 1500 ended before half the kills landed.
+  const std::string args = kWorkflow + " vars.world_size=2 pretrain.steps=4000" +
+                           " pretrain.checkpoint_every=5" +
                            " pretrain.max_restarts=" + std::to_string(kKills);
   const auto whole = run_hlm("run " + args + " --runs-dir " + (runs.path / "a").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
