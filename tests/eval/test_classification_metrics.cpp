@@ -44,6 +44,20 @@ TEST(ClassificationMetrics, PerClassScoresMatchAHandComputedMatrix) {
   EXPECT_DOUBLE_EQ(hlm::eval::majority_baseline(m), 90.0 / 120.0);
 }
 
+// Records pooled: every item of each record counted once, in one matrix; no records, an
+// empty one of the classes asked for.
+TEST(ClassificationMetrics, PoolingRecordsSumsTheirMatrices) {
+  Confusion other(3);
+  other.add(1, 1, 4);
+  other.add(2, 0, 1);
+  const Confusion all = hlm::eval::pooled({three_classes(), other}, 3);
+  EXPECT_EQ(all.total(), 125);
+  EXPECT_EQ(hlm::eval::class_scores(all, 1).tp, 10);
+  EXPECT_EQ(all.support(2), 21);
+  EXPECT_EQ(hlm::eval::pooled({}, 4).total(), 0);
+  EXPECT_EQ(hlm::eval::pooled({}, 4).classes(), 4u);
+}
+
 // The baseline every table shows: the same reference items, each one called one class.
 TEST(ClassificationMetrics, AlwaysAnsweringOneClassKeepsTheReferenceAndScoresAsTheBaseline) {
   const Confusion m = three_classes();

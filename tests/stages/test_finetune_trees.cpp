@@ -267,7 +267,8 @@ TEST(FinetuneEvaluate, BeatTreesRefuseAValidationRecordWithoutLabels) {
 // waveform) although the head does not, on the held-out records and on another store alike,
 // all of them or those trees_descriptor_prefix names; refused without trees, for a store
 // without descriptors (naming it), and for a prefix that is off, selects nothing or would be
-// overridden by a head that reads every descriptor.
+// overridden by a head that reads every descriptor. A head's own descriptors keep their names
+// in the trees' columns.
 TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStoreWithout) {
   hlm::test::ScratchDir runs("hlm_finetune_tree_descriptors");
   const std::string base = "run tests/fixtures/finetune_cv.yaml --runs-dir " + runs.path.string() +
@@ -314,6 +315,21 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
                  "the boosted trees read its descriptor column 8 as 'beat minus template at "
                  "-0.250 s / template QRS', but stage 'tokenize_more' tokenized 'beat at -0.250 s "
                  "/ template QRS, lead 2' there");
+
+  // A head that reads the descriptors gives them to the trees under the manifest's names, which
+  // trees_leave_out can name (under "descriptor J" they could not, and checking the prefixes
+  // before the descriptors' scaling was fitted stopped the stage with an internal error).
+  const auto left_out = run_hlm(shaped +
+                                " finetune.trees=10 finetune.descriptors=true"
+                                " 'finetune.trees_leave_out=[\"beat at \"]'");
+  ASSERT_EQ(left_out.exit_code, 0) << left_out.output;
+  const auto kept = hlm::test::stage_manifest(hlm::test::run_dir_of(left_out.output),
+                                              "finetune[backbone=full,fold=0]")["results"]["trees"];
+  ASSERT_EQ(kept["statistics"].size(), size_t(hlm::kRrFeatureCount) + 8u + 64u) << kept;
+  EXPECT_EQ(kept["statistics"][hlm::kRrFeatureCount].get<std::string>().rfind("beat minus", 0), 0u)
+      << kept;
+  for (const auto& name : kept["statistics"])
+    EXPECT_NE(name.get<std::string>().rfind("beat at ", 0), 0u) << name;
 
   const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
   expect_refused(without_trees, "trees_descriptors gives the store's descriptors");

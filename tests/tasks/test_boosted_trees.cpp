@@ -214,6 +214,14 @@ TEST(RecordStatistics, ChosenStoreDescriptorsAreTheRecordsMediansInsteadOfNineSu
   EXPECT_EQ(std::count_if(with_head.names.begin(), with_head.names.end(),
                           [](const std::string& n) { return n.rfind("descriptor 1", 0) == 0; }),
             0);
+  // With the tokenize manifest's names (finetune sets them before the scaling is fitted), the
+  // columns carry them: trees_leave_out can name them.
+  options.descriptor_names = {"a 0", "w 1", "w 2"};
+  const auto named = hlm::record_statistics(store, {0}, options, waveform);
+  EXPECT_EQ(named.names[column_of(with_head, "descriptor 0 max")], "a 0 max");
+  options.descriptor_mean.clear();
+  options.descriptor_scale.clear();
+  EXPECT_EQ(hlm::record_statistics_names(options, waveform), named.names);
   // Medians alone are enough to summarise; a column the store lacks is refused.
   const auto alone = hlm::record_statistics(store, {0}, hlm::HeadOptions(), waveform);
   EXPECT_EQ(alone.columns(), 2u);

@@ -152,6 +152,12 @@ double auroc(const std::vector<double>& scores, const std::vector<int>& labels) 
   return u / (double(positives) * double(negatives));
 }
 
+Confusion pooled(const std::vector<Confusion>& per_record, size_t classes) {
+  Confusion all(classes);
+  for (const auto& m : per_record) all += m;
+  return all;
+}
+
 namespace {
 
 // The percentile interval (level) of the metric's values over the samples, NaNs left out.

@@ -83,6 +83,9 @@ Confusion always_answering(const Confusion& m, size_t c);
 // NaN without both a positive and a negative.
 double auroc(const std::vector<double>& scores, const std::vector<int>& labels);
 
+// The records' matrices summed: every item of them in one matrix of `classes` classes.
+Confusion pooled(const std::vector<Confusion>& per_record, size_t classes);
+
 struct Interval {
   double low = 0, high = 0;
 };

@@ -135,8 +135,7 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
   if (!index_of(class_names, "N") || !s || !v || !index_of(class_names, "F")) return "";
   const std::vector<size_t> q_only = *ec57_excused(class_names, "S"),
                             f_and_q = *ec57_excused(class_names, "V");
-  Confusion pooled(class_names.size());
-  for (const auto& r : per_record) pooled += r;
+  const Confusion all = pooled(per_record, class_names.size());
   std::string md =
       "\nV and S as AAMI EC57 counts them (WFDB's bxb), over the beats scored above (bxb also "
       "counts beats the detector missed or added): fusion and Q beats called V are not false "
@@ -144,7 +143,7 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
       "and column.\n\n| class | Se | +P | FPR |\n|---|---|---|---|\n";
   for (const auto& [name, cls, excused] :
        {std::tuple{"V", *v, f_and_q}, std::tuple{"S", *s, q_only}}) {
-    const EctopicScores e = ectopic_scores(pooled, cls, excused);
+    const EctopicScores e = ectopic_scores(all, cls, excused);
     const auto ci = [&per_record, c = cls, x = excused](double EctopicScores::*field) {
       return bootstrap_by_record(
           per_record, [&](const Confusion& m) { return ectopic_scores(m, c, x).*field; });
@@ -158,8 +157,8 @@ std::string ec57_table(const std::vector<Confusion>& per_record,
     md += std::string("| ") + name + " | " + score_text(e.se) + interval(se_ci) + " | " +
           score_text(e.ppv) + interval(ppv_ci) + " | " + score_text(e.fpr) + " |\n";
   }
-  const size_t majority = majority_class(pooled);
-  const Confusion baseline = always_answering(pooled, majority);
+  const size_t majority = majority_class(all);
+  const Confusion baseline = always_answering(all, majority);
   for (const auto& [name, cls, excused] :
        {std::tuple{"V", *v, f_and_q}, std::tuple{"S", *s, q_only}}) {
     const EctopicScores e = ectopic_scores(baseline, cls, excused);

@@ -284,8 +284,7 @@ nlohmann::json scores_of(const std::vector<ScoredItem>& items, const TokenStore&
   table += eval::published_points_table(probability_items(items), classes, points, r);
   if (const auto headline = headline_metric(classes); headline.first == "cinc2017_score") {
     const auto& metric = headline.second;
-    eval::Confusion pooled(classes.size());
-    for (const auto& m : per_record) pooled += m;
+    const eval::Confusion pooled = eval::pooled(per_record, classes.size());
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     r["cinc2017_score"] = metric(pooled);
     r["ci95"]["cinc2017_score"] = {ci.low, ci.high};
@@ -322,8 +321,8 @@ std::string part_scores(const std::vector<ScoredItem>& items, const ScoredModel&
   for (const auto& item : items) reference.add(size_t(item.truth), size_t(item.truth));
   for (const auto& [part, by_record] : model.parts_by_record) {
     std::vector<eval::Confusion> per_record;
-    eval::Confusion pooled(classes.size());
-    for (const auto& [record, m] : by_record) per_record.push_back(m), pooled += m;
+    for (const auto& [record, m] : by_record) per_record.push_back(m);
+    const eval::Confusion pooled = eval::pooled(per_record, classes.size());
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     results["parts"][part] = {{metric_name, metric(pooled)}, {"ci95", {ci.low, ci.high}}};
     char line[160];

@@ -584,7 +584,7 @@ std::vector<std::string> head_descriptor_names(const HeadOptions& head, const To
 
 // Refuses, before any training, options that cannot act together (trees keys, trees_leave_out
 // prefixes, head features of another task) and sets the head's descriptor columns
-// (descriptor_prefix); returns the store's descriptors the trees read
+// (descriptor_prefix) and their names; returns the store's descriptors the trees read
 // beside the head's inputs (a beat's trees: none when the head reads them all; a record's: their
 // medians).
 StoreDescriptorColumns checked_options(const StageContext& ctx, const std::string& task,
@@ -597,6 +597,7 @@ StoreDescriptorColumns checked_options(const StageContext& ctx, const std::strin
   const std::vector<std::string> descriptor_names =
       tokens.at("results").value("descriptors", std::vector<std::string>());
   choose_head_descriptors(ctx, head, descriptor_names);
+  if (head.descriptors) head.descriptor_names = head_descriptor_names(head, store, tokens);
   const bool trees_descriptors = p.at("trees_descriptors");
   if (trees_descriptors) expect_tree_descriptors(store);
   if (trees_descriptors && (!head.descriptors || task != "beats")) {
@@ -607,6 +608,12 @@ StoreDescriptorColumns checked_options(const StageContext& ctx, const std::strin
   // Every prefix of trees_leave_out must name columns: checked on the columns' names, which
   // follow from the options (no row is made).
   if (const auto left_out = trees_leave_out(ctx); !left_out.empty()) {
+    if (head.descriptors && head.descriptor_names.empty())
+      throw ConfigError(
+          "stage '{}': trees_leave_out names the trees' columns, and the tokenize manifest of "
+          "this token store does not name its descriptors (tokenized before they were named); "
+          "tokenize again, or drop trees_leave_out",
+          ctx.instance.id);
     TreeRows names;
     names.names =
         task == "beats"
@@ -792,10 +799,8 @@ StageOutput run_finetune(StageContext& ctx) {
   const std::string task = p.at("task");
   const StoreDescriptorColumns store_columns = checked_options(ctx, task, head, store, tokens);
   // Standardised on the beats the head trains on, so no held-out beat shapes its inputs.
-  if (head.descriptors) {
+  if (head.descriptors)
     fit_descriptor_scaling(head, store, select_records(store, train, /*exclude=*/false), tail);
-    head.descriptor_names = head_descriptor_names(head, store, tokens);
-  }
   // The codebook the tokens were made with, for the beats' shapes (morphology_features).
   const std::string codebook =
       head.morphology_features ? tokens.at("artifacts").value("codebook", std::string()) : "";
@@ -999,7 +1004,7 @@ StageKind finetune_stage() {
        false}};
   params.insert(params.end(), own.begin(), own.end());
   return {"finetune",
-          "16",
+          "17",
           params,
           run_finetune,
           /*external_inputs=*/nullptr,

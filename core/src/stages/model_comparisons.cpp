@@ -72,12 +72,6 @@ std::string comparison_row(const std::string& dataset, const std::string& full_l
 }
 
 // The records' matrices summed: the model scored over all of them.
-eval::Confusion pooled(const RecordMatrices& per_record, size_t classes) {
-  eval::Confusion m(classes);
-  for (const auto& r : per_record) m += r;
-  return m;
-}
-
 // Each record's matrix of `by_record`, in the order of `records` (which it holds).
 std::vector<eval::Confusion> in_order(const std::map<std::string, eval::Confusion>& by_record,
                                       const std::vector<std::string>& records) {
@@ -116,9 +110,9 @@ std::string language_model_table(const std::string& name, const ScoredModel& ful
                    std::to_string(records.size()) + " records, " + metric_name +
                    "; against the trees, paired by record (95 %):\n\n| | " + metric_name +
                    " (95 % CI) | minus the trees (95 % CI) |\n|---|---|---|\n";
-  const eval::Confusion pooled_trees = pooled(by_trees, full.classes.size());
+  const eval::Confusion pooled_trees = eval::pooled(by_trees, full.classes.size());
   for (const auto& [row, per_record] : rows) {
-    const eval::Confusion all = pooled(per_record, full.classes.size());
+    const eval::Confusion all = eval::pooled(per_record, full.classes.size());
     const auto ci = eval::bootstrap_by_record(per_record, metric);
     nlohmann::json& r = out["rows"][row];
     r = {{"value", metric(all)}, {"ci95", {ci.low, ci.high}}};
@@ -157,7 +151,7 @@ std::string class_f1_differences(const std::vector<std::string>& classes,
                                  const std::vector<std::pair<std::string, RecordMatrices>>& rows,
                                  const std::pair<std::string, RecordMatrices>& reference,
                                  nlohmann::json& out) {
-  const eval::Confusion reference_pooled = pooled(reference.second, classes.size());
+  const eval::Confusion reference_pooled = eval::pooled(reference.second, classes.size());
   // The classes the records hold (every row is scored on the same items).
   std::vector<size_t> held;
   for (size_t c = 0; c < classes.size(); ++c)
@@ -171,7 +165,7 @@ std::string class_f1_differences(const std::vector<std::string>& classes,
     md += " " + eval::score_text(eval::class_scores(reference_pooled, c).f1) + " |";
   const std::string minus = "minus_" + reference.first;
   for (const auto& [row, per_record] : rows) {
-    const eval::Confusion m = pooled(per_record, classes.size());
+    const eval::Confusion m = eval::pooled(per_record, classes.size());
     md += "\n| " + row + " |";
     for (const size_t c : held) {
       const auto f1 = [c](const eval::Confusion& x) { return eval::class_scores(x, c).f1; };

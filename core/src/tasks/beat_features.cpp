@@ -123,6 +123,14 @@ int descriptor_inputs(const HeadOptions& options) {
   return int(options.descriptor_mean.size());
 }
 
+std::vector<std::string> descriptor_input_names(const HeadOptions& options) {
+  if (options.descriptors && !options.descriptor_names.empty()) return options.descriptor_names;
+  std::vector<std::string> names;
+  for (int j = 0; j < descriptor_inputs(options); ++j)
+    names.push_back("descriptor " + std::to_string(j));
+  return names;
+}
+
 std::vector<float> store_descriptors(const TokenStore& store, const HeadOptions& options) {
   const size_t k = size_t(descriptor_inputs(options));
   if (k == 0) return {};

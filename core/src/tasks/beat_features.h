@@ -46,6 +46,10 @@ std::vector<size_t> head_descriptor_columns(const HeadOptions& options, size_t c
 // Descriptor values per beat a head with these options reads: 0 when options.descriptors is
 // off. InternalError when it is on and fit_descriptor_scaling has not set its scaling.
 int descriptor_inputs(const HeadOptions& options);
+// The names of those descriptors, in the head's input order, as the trees name their columns:
+// the tokenize manifest's (options.descriptor_names, known before the scaling is fitted), else
+// "descriptor J" for each of descriptor_inputs(options).
+std::vector<std::string> descriptor_input_names(const HeadOptions& options);
 // The store's descriptors standardised as options say, beat-major; empty when
 // options.descriptors is off. DataError naming the store when it has not the descriptors the
 // head was trained on.

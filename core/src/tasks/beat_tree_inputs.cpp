@@ -46,8 +46,7 @@ std::vector<std::string> BeatTreeInputs::names_of(const HeadOptions& options, in
   if (options.rhythm_context_features) add(kRhythmContextFeatureNames, kRhythmContextFeatureCount);
   if (options.rr_within_context) add(kRrWithinContextNames, kRrWithinContextCount);
   if (options.morphology_features) add(kMorphologyFeatureNames, kMorphologyFeatureCount);
-  for (int j = 0; j < descriptor_inputs(options); ++j)
-    names.push_back("descriptor " + std::to_string(j));
+  for (const std::string& name : descriptor_input_names(options)) names.push_back(name);
   if (!options.descriptors)
     for (size_t j = 0; j < store_columns.columns.size(); ++j)
       names.push_back(store_columns.name(j));

@@ -57,7 +57,7 @@ std::vector<size_t> summarised_descriptors(const HeadOptions& options,
   std::vector<size_t> out;
   if (!options.descriptors) return out;
   const std::vector<size_t> columns =
-      head_descriptor_columns(options, size_t(descriptor_inputs(options)));
+      head_descriptor_columns(options, descriptor_input_names(options).size());
   for (size_t j = 0; j < columns.size(); ++j)
     if (std::find(medians.columns.begin(), medians.columns.end(), columns[j]) ==
         medians.columns.end())
@@ -95,8 +95,8 @@ std::vector<std::string> record_statistics_names(const HeadOptions& options,
   if (options.record_rhythm_features)
     inputs.insert(inputs.end(), std::begin(kRecordRhythmFeatureNames),
                   std::end(kRecordRhythmFeatureNames));
-  for (size_t j : summarised_descriptors(options, medians))
-    inputs.push_back("descriptor " + std::to_string(j));
+  const std::vector<std::string> descriptors = descriptor_input_names(options);
+  for (size_t j : summarised_descriptors(options, medians)) inputs.push_back(descriptors[j]);
   std::vector<std::string> out;
   for (const auto& name : inputs)
     for (const char* summary : kSummaryNames) out.push_back(name + " " + summary);
