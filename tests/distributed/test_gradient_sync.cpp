@@ -109,6 +109,9 @@ TwoRanks train_two_ranks(int micro_steps, const GroupMaker& make_group = gloo_gr
     out.stop_voted[rank] = sync.stop_voted();
     opt.step();
     out.parameters[rank] = after_one_step(model);
+    // As the trainer ends (trainer.cpp): no rank tears its group down while the other may
+    // still be in a collective with it.
+    group->barrier()->wait();
   };
   std::thread other(rank_main, 1);
   rank_main(0);
