@@ -609,6 +609,21 @@ TEST(ClinicalWorkflows, Challenge2017RecordStatisticsReachTheHeadAndAreRefusedEl
   EXPECT_GT(results["datasets"]["holdout [backbone=full]"]["items"].get<int64_t>(), 0);
   EXPECT_NE(hlm::test::read_text(run_dir / "report.md").find("the record's statistics"),
             std::string::npos);
+  // With descriptor_prefix, the medians are of the store columns the head reads (before, of
+  // the first columns of the store, and the head's own got nine summaries beside them).
+  const std::string prefix = "'finetune.descriptor_prefix=beat minus template' ";
+  const auto plain_prefix = hlm::test::run_hlm(base + prefix);
+  const auto with_prefix = hlm::test::run_hlm(base + prefix + "finetune.record_statistics=true");
+  ASSERT_EQ(with_prefix.exit_code, 0) << with_prefix.output;
+  const auto chosen =
+      hlm::test::stage_manifest(hlm::test::run_dir_of(with_prefix.output), stage)["results"];
+  const size_t read = chosen["head"]["descriptor_mean"].size();
+  EXPECT_LT(read, descriptors);
+  EXPECT_EQ(chosen["head"]["input_mean"].size(),
+            hlm::test::stage_manifest(hlm::test::run_dir_of(plain_prefix.output),
+                                      stage)["results"]["head"]["input_mean"]
+                    .size() +
+                6 * 9 + 5 + 1 + read);
   const auto nothing =
       hlm::test::run_hlm(base +
                          "finetune.record_statistics=true finetune.rr_features=false "

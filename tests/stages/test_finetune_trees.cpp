@@ -331,6 +331,12 @@ TEST(FinetuneEvaluate, BeatTreesReadTheStoresDescriptorsWhenAskedAndRefuseAStore
   for (const auto& name : kept["statistics"])
     EXPECT_NE(name.get<std::string>().rfind("beat at ", 0), 0u) << name;
 
+  // A head that reads descriptors from a store that has none is refused before training, the
+  // trees' column names not asked for.
+  expect_refused(run_hlm(base + " finetune.trees=10 finetune.descriptors=true"
+                                " 'finetune.trees_leave_out=[\"beat at \"]'"),
+                 "the head's descriptors input needs a token store with descriptors");
+
   const auto without_trees = run_hlm(shaped + " finetune.trees_descriptors=true");
   expect_refused(without_trees, "trees_descriptors gives the store's descriptors");
   const auto bare = run_hlm(base + " finetune.trees=10 finetune.trees_descriptors=true");

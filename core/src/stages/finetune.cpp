@@ -597,7 +597,10 @@ StoreDescriptorColumns checked_options(const StageContext& ctx, const std::strin
   const std::vector<std::string> descriptor_names =
       tokens.at("results").value("descriptors", std::vector<std::string>());
   choose_head_descriptors(ctx, head, descriptor_names);
-  if (head.descriptors) head.descriptor_names = head_descriptor_names(head, store, tokens);
+  if (head.descriptors) {
+    expect_head_descriptors(store);
+    head.descriptor_names = head_descriptor_names(head, store, tokens);
+  }
   const bool trees_descriptors = p.at("trees_descriptors");
   if (trees_descriptors) expect_tree_descriptors(store);
   if (trees_descriptors && (!head.descriptors || task != "beats")) {
@@ -619,7 +622,7 @@ StoreDescriptorColumns checked_options(const StageContext& ctx, const std::strin
         task == "beats"
             ? BeatTreeInputs::column_names(
                   head, tokens.at("artifacts").value("codebook", std::string()), store_columns)
-            : record_statistics_names(head, store_columns);
+            : record_statistics_names(head, store_columns, task == "record" ? "record" : "segment");
     try {
       without_columns(names, left_out);
     } catch (const ConfigError& e) {

@@ -71,7 +71,6 @@ std::string comparison_row(const std::string& dataset, const std::string& full_l
   return row;
 }
 
-// The records' matrices summed: the model scored over all of them.
 // Each record's matrix of `by_record`, in the order of `records` (which it holds).
 std::vector<eval::Confusion> in_order(const std::map<std::string, eval::Confusion>& by_record,
                                       const std::vector<std::string>& records) {

@@ -72,15 +72,19 @@ std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool us
   });
 }
 
-void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
-                            const std::vector<size_t>& records, double tail) {
-  const size_t stored = store.descriptor_count();
-  if (stored == 0)
+void expect_head_descriptors(const TokenStore& store) {
+  if (store.descriptor_count() == 0)
     throw ConfigError(
         "{}: the head's descriptors input needs a token store with descriptors; this one has "
         "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
         "false)",
         store.path());
+}
+
+void fit_descriptor_scaling(HeadOptions& options, const TokenStore& store,
+                            const std::vector<size_t>& records, double tail) {
+  expect_head_descriptors(store);
+  const size_t stored = store.descriptor_count();
   const std::vector<size_t> columns = head_descriptor_columns(options, stored);
   const size_t k = columns.size();
   // Two passes (mean, then spread around it), in double: a descriptor whose mean is large

@@ -35,6 +35,8 @@ std::vector<float> store_record_rhythm_extremes(const TokenStore& store, bool us
 // hlm/dsp/rr_features.h), one value per beat, record by record; empty when not used.
 std::vector<float> store_rr_pattern_changes(const TokenStore& store, bool used);
 
+// ConfigError naming the store when it has no descriptors for a head's descriptors input.
+void expect_head_descriptors(const TokenStore& store);
 // Sets options.descriptor_mean and descriptor_scale from the store's descriptors over the
 // beats of `records` but the last `tail` fraction of each (held out; a scale of 1 where a
 // descriptor does not vary). ConfigError naming the store when it has no descriptors.

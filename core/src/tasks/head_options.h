@@ -35,7 +35,8 @@ struct HeadOptions {
   // whose names begin with it), in order; empty: every one. Kept in the results for evaluate.
   std::vector<size_t> descriptor_columns;
   // The tokenize manifest's names of the columns the head reads, in order (empty where the
-  // manifest names none): evaluate reads another store only where it names the same ones.
+  // manifest names none): the trees' columns carry them (trees_leave_out can name them), and
+  // evaluate reads another store only where it names the same ones.
   std::vector<std::string> descriptor_names;
   std::vector<float> descriptor_mean, descriptor_scale;
   // Task record: its record's statistics, the row a record's trees read

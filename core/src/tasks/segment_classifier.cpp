@@ -74,11 +74,12 @@ SegmentClassifier::Batch SegmentClassifier::Batch::to(const torch::Device& devic
 
 namespace {
 
-// The descriptors a head's record statistics take by their median: every one it reads.
+// The descriptors a head's record statistics take by their median: every store column it reads
+// (those descriptor_prefix chose, else all of them).
 StoreDescriptorColumns all_descriptors(const HeadOptions& options) {
   StoreDescriptorColumns all;
   if (options.descriptors)
-    for (size_t j = 0; j < size_t(descriptor_inputs(options)); ++j) all.columns.push_back(j);
+    all.columns = head_descriptor_columns(options, size_t(descriptor_inputs(options)));
   return all;
 }
 
