@@ -3,9 +3,12 @@
 // factor reproduced by taking the most probable class of scaled probabilities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "eval/score_table.h"
 #include "eval/sensitivity_at.h"
@@ -262,6 +265,72 @@ TEST(SensitivityAt, TheFactorReproducesThePointAndNoGridFactorBeatsIt) {
         }
         EXPECT_LT(p.se_ci95.low, p.se_ci95.high) << what;
       }
+}
+
+// Beats scored as the by-beat rows score them: each of a segment's 10 beats takes the segment's
+// probabilities, and the probabilities come in steps of a tenth, so equal ratios also span
+// records. The point and the interval by record are those of a plain count over every ratio at
+// or above each threshold, beat by beat, on the same resamples.
+TEST(SensitivityAt, BeatsSharingTheirSegmentsProbabilitiesGiveThePlainCountsInterval) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> step(1, 9);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  ProbabilityItems items;
+  items.records = 9;
+  for (size_t r = 0; r < items.records; ++r)
+    for (int segment = 0; segment < 30; ++segment) {
+      // The segment's class, which most of its beats share and its probabilities favour.
+      const size_t kind = u(rng) < 0.7f ? kN : (u(rng) < 0.6f ? kS : kV);
+      std::vector<float> p = {float(step(rng)), float(step(rng)), float(step(rng))};
+      p[kind] += 3.0f;
+      for (float& x : p) x /= 10.0f;
+      for (int beat = 0; beat < 10; ++beat) {
+        const size_t truth = u(rng) < 0.8f ? kind : kN;
+        items.probs.push_back(p);
+        items.truth.push_back(truth);
+        items.record.push_back(r);
+      }
+    }
+  auto ratio = [](const std::vector<float>& p) {
+    return double(p[kS]) / double(std::max(p[kN], p[kV]));
+  };
+  std::set<double> thresholds;
+  for (const auto& p : items.probs) thresholds.insert(ratio(p));
+  // The highest Se with +P at least `target`, V excused, counting beat by beat.
+  auto plain = [&](const std::vector<double>& weight, double target) {
+    double positives = 0, best = 0;
+    for (size_t i = 0; i < items.probs.size(); ++i)
+      positives += weight[items.record[i]] * double(items.truth[i] == kS);
+    if (positives == 0) return std::numeric_limits<double>::quiet_NaN();
+    for (const double threshold : thresholds) {
+      double tp = 0, fp = 0;
+      for (size_t i = 0; i < items.probs.size(); ++i) {
+        if (ratio(items.probs[i]) < threshold) continue;
+        const double w = weight[items.record[i]];
+        tp += w * double(items.truth[i] == kS);
+        fp += w * double(items.truth[i] == kN);
+      }
+      if (tp > 0 && tp / (tp + fp) >= target) best = std::max(best, tp / positives);
+    }
+    return best;
+  };
+  for (const double target : {0.5, 0.7, 0.9}) {
+    const auto p = hlm::eval::sensitivity_at(items, kS, {kV}, Held::kPpv, target, 100);
+    std::printf("+P %.2f: Se %.4f (%.4f-%.4f)\n", target, p.se, p.se_ci95.low, p.se_ci95.high);
+    EXPECT_DOUBLE_EQ(p.se, plain(std::vector<double>(items.records, 1.0), target)) << target;
+    std::vector<double> weight(items.records);
+    const auto interval = hlm::eval::bootstrap_records(
+        items.records,
+        [&](const std::vector<size_t>& drawn) {
+          std::fill(weight.begin(), weight.end(), 0.0);
+          for (size_t k : drawn) weight[k] += 1.0;
+          return plain(weight, target);
+        },
+        100);
+    EXPECT_DOUBLE_EQ(p.se_ci95.low, interval.low) << target;
+    EXPECT_DOUBLE_EQ(p.se_ci95.high, interval.high) << target;
+    EXPECT_LT(p.se_ci95.low, p.se_ci95.high) << target;
+  }
 }
 
 }  // namespace

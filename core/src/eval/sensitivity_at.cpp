@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -51,6 +52,71 @@ std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
   return out;
 }
 
+// One record's items as if none were called cls: of the class, outside it, all, and those right
+// (their reference class the most probable other one).
+struct RecordTotals {
+  size_t record = 0;
+  double positives = 0, negatives = 0, items = 0, right = 0;
+};
+
+// One record's items in a group of equal ratio: what calling them cls adds (true, false and
+// excused positives) and how it changes the count of those right.
+struct RecordCalls {
+  size_t record = 0;
+  double tp = 0, fp = 0, excused = 0, right_change = 0;
+};
+
+// The ranked items as the sweep reads them. A factor calls a whole group of equal ratio at
+// once, and the bootstrap weighs items only by their record, so each group is kept as one
+// tally per record: beats that share their segments' probabilities (the by-beat scores) make
+// a group of many items in few records, and each resample reads one tally where it read every
+// item. The counts are whole numbers, as are the resamples' weights, so the sums are exact and
+// the same as item by item.
+struct Curve {
+  std::vector<RecordTotals> totals;  // per record
+  std::vector<RecordCalls> calls;    // per group, one per record it holds
+  std::vector<double> ratio;         // per group, highest first; only groups of ratio above 0
+  std::vector<size_t> end;           // per group: one past its last tally in `calls`
+};
+
+// The curve of the ranked items for class cls, items of the `excused` reference classes called
+// cls counting in no cell.
+Curve make_curve(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
+                 size_t records) {
+  Curve curve;
+  curve.totals.resize(records);
+  for (size_t r = 0; r < records; ++r) curve.totals[r].record = r;
+  for (const Ranked& r : ranked) {
+    RecordTotals& t = curve.totals[r.record];
+    (r.truth == cls ? t.positives : t.negatives) += 1;
+    t.items += 1;
+    if (r.truth == r.rest) t.right += 1;
+  }
+  std::vector<size_t> slot(records, SIZE_MAX);  // the record's tally in the current group
+  for (size_t i = 0; i < ranked.size() && ranked[i].ratio > 0.0;) {
+    const size_t first = curve.calls.size();
+    const double ratio = ranked[i].ratio;
+    for (; i < ranked.size() && ranked[i].ratio == ratio; ++i) {
+      const Ranked& r = ranked[i];
+      if (slot[r.record] == SIZE_MAX || slot[r.record] < first) {
+        slot[r.record] = curve.calls.size();
+        curve.calls.push_back({r.record});
+      }
+      RecordCalls& t = curve.calls[slot[r.record]];
+      if (r.truth == cls)
+        t.tp += 1;
+      else if (excused[r.truth])
+        t.excused += 1;
+      else
+        t.fp += 1;
+      t.right_change += double(r.truth == cls) - double(r.truth == r.rest);
+    }
+    curve.ratio.push_back(ratio);
+    curve.end.push_back(curve.calls.size());
+  }
+  return curve;
+}
+
 // A factor strictly between the one that calls the items of ratio `ratio` and the one that
 // would also call those of `next` (the next lower ratio; 0 when there is none, or when no
 // finite factor calls them).
@@ -61,19 +127,20 @@ double factor_between(double ratio, double next) {
   return lo > 0.0 ? std::sqrt(lo * hi) : 0.5 * hi;
 }
 
-// One sweep down the ranked items, each weighted by how often its record was drawn: the point
-// with the highest Se whose held figure reaches the target, the first (where that figure is
-// highest) of equal ones. Items of equal ratio join together (one factor calls them all);
-// those of ratio 0 (the class's probability 0) no finite factor calls.
-PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vector<bool>& excused,
-                   Held held, double target, const std::vector<double>& weight) {
+// One sweep down the curve's groups, each item weighted by how often its record was drawn: the
+// point with the highest Se whose held figure reaches the target, the first (where that figure
+// is highest) of equal ones. Items of ratio 0 (the class's probability 0) no finite factor
+// calls.
+PointOnCurve sweep(const Curve& curve, Held held, double target,
+                   const std::vector<double>& weight) {
   // correct: as if no item were called cls; negatives: the items outside the class.
   double positives = 0, negatives = 0, total = 0, correct = 0;
-  for (const Ranked& r : ranked) {
-    const double w = weight[r.record];
-    total += w;
-    (r.truth == cls ? positives : negatives) += w;
-    if (r.truth == r.rest) correct += w;
+  for (const RecordTotals& t : curve.totals) {
+    const double w = weight[t.record];
+    positives += w * t.positives;
+    negatives += w * t.negatives;
+    total += w * t.items;
+    correct += w * t.right;
   }
   PointOnCurve best;
   best.ppv = best.specificity = best.factor = best.accuracy = kNaN;
@@ -85,18 +152,15 @@ PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vec
   }
   // Called cls so far: true positives, false ones, and excused ones (in no cell).
   double tp = 0, fp = 0, excused_called = 0;
-  for (size_t i = 0; i < ranked.size() && ranked[i].ratio > 0.0;) {
-    const double ratio = ranked[i].ratio;
-    for (; i < ranked.size() && ranked[i].ratio == ratio; ++i) {
-      const Ranked& r = ranked[i];
-      const double w = weight[r.record];
-      if (r.truth == cls)
-        tp += w;
-      else if (excused[r.truth])
-        excused_called += w;
-      else
-        fp += w;
-      correct += w * (double(r.truth == cls) - double(r.truth == r.rest));
+  size_t k = 0;
+  for (size_t g = 0; g < curve.ratio.size(); ++g) {
+    for (; k < curve.end[g]; ++k) {
+      const RecordCalls& t = curve.calls[k];
+      const double w = weight[t.record];
+      tp += w * t.tp;
+      fp += w * t.fp;
+      excused_called += w * t.excused;
+      correct += w * t.right_change;
     }
     const double ppv = tp + fp > 0 ? tp / (tp + fp) : kNaN;
     const double true_negatives = negatives - fp - excused_called;
@@ -110,7 +174,8 @@ PointOnCurve sweep(const std::vector<Ranked>& ranked, size_t cls, const std::vec
       best.se = se;
       best.ppv = ppv;
       best.specificity = specificity;
-      best.factor = factor_between(ratio, i < ranked.size() ? ranked[i].ratio : 0.0);
+      best.factor =
+          factor_between(curve.ratio[g], g + 1 < curve.ratio.size() ? curve.ratio[g + 1] : 0.0);
       best.accuracy = correct / total;
     }
   }
@@ -136,15 +201,15 @@ PointOnCurve sensitivity_at(const ProbabilityItems& items, size_t cls,
   std::vector<bool> is_excused(classes, false);
   for (size_t c : excused)
     if (c != cls) is_excused[c] = true;
-  PointOnCurve point =
-      sweep(ranked, cls, is_excused, held, target, std::vector<double>(items.records, 1.0));
+  const Curve curve = make_curve(ranked, cls, is_excused, items.records);
+  PointOnCurve point = sweep(curve, held, target, std::vector<double>(items.records, 1.0));
   std::vector<double> weight(items.records);
   point.se_ci95 = bootstrap_records(
       items.records,
       [&](const std::vector<size_t>& drawn) {
         std::fill(weight.begin(), weight.end(), 0.0);
         for (size_t k : drawn) weight[k] += 1.0;
-        return sweep(ranked, cls, is_excused, held, target, weight).se;
+        return sweep(curve, held, target, weight).se;
       },
       resamples);
   return point;
