@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 
+#include "dsp/qrs_ectopic_forms.h"
 #include "dsp/qrs_sinus_interval.h"
 
 namespace hlm::dsp::qrs {
@@ -42,6 +43,10 @@ constexpr float kSameBeat = 1.0f;
 constexpr float kWaveMainFloor = 0.03f;
 constexpr float kWaveSlowFloor = 0.03f;
 const int64_t kAdds = std::llround(0.05 * kRateHz);
+// A form (qrs_ectopic_forms.h): kFormSeconds either side of a beat, in slow-band samples; and how
+// far from the wave a pause search found its beat's R peak may lie.
+const int64_t kFormHalf = std::llround(kFormSeconds * kRateHz / kSlowStretch);
+const int64_t kFormShift = std::llround(0.04 * kRateHz);
 
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
@@ -98,6 +103,7 @@ class PauseSearch {
     regular_.clear();
     out_.clear();
     premature_.clear();
+    premature_beats_.clear();
     sinus_ = SinusInterval(first_interval_);
   }
 
@@ -157,6 +163,10 @@ class PauseSearch {
       sinus_.see(interval, premature_.back());
       if (premature_.back() && out_.size() >= 2)
         sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i));
+    }
+    if (premature) {
+      premature_beats_.emplace_back(out_.back().i, c.i);
+      if (premature_beats_.size() > EctopicForms::kForms) premature_beats_.pop_front();
     }
     out_.push_back(c);
     premature_.push_back(premature);
@@ -266,10 +276,7 @@ class PauseSearch {
     const int64_t end = window.end;
     know(last);
     if (known_.size() < kMinTemplateBeats || end - last.i <= kFrom) return false;
-    template_beats_.starts.clear();
-    template_beats_.stops.clear();
-    for (auto r = known_.rbegin(); r != known_.rend(); ++r)
-      template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
+    set_template_beats();
     expectation(end - last.i);
     if (int64_t(expect_.size()) <= kFrom) return false;
     // A premature beat opens a pause searched only when it is one of the regular beats that came
@@ -290,6 +297,14 @@ class PauseSearch {
     found.slow = env_.slow[i];
     found.slope = 0.0f;
     return true;
+  }
+
+  // template_beats_ from known_, newest first.
+  void set_template_beats() {
+    template_beats_.starts.clear();
+    template_beats_.stops.clear();
+    for (auto r = known_.rbegin(); r != known_.rend(); ++r)
+      template_beats_.starts.push_back(r->start), template_beats_.stops.push_back(r->stop);
   }
 
   // Sample i's place in the expectation after `last`, held at its last sample beyond it.
@@ -332,8 +347,11 @@ class PauseSearch {
         best <= kOverNoise * waves_noise())
       return -1;
     const int64_t a = std::max(last.i + kFrom, best_i - kAdds), z = std::min(end, best_i + kAdds);
-    return adds_to_envelopes(last, a, z) &&
-                   env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor
+    if (!adds_to_envelopes(last, a, z)) return -1;
+    // A wave that adds to the slow envelope, or one of a form the record's premature beats had
+    // (qrs_ectopic_forms.h): a moved T wave is neither.
+    return env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor ||
+                   like_premature_beats(last, best_i, stretch)
                ? best_i
                : -1;
   }
@@ -356,6 +374,36 @@ class PauseSearch {
     for (int64_t d = 0; d < kFrom; ++d)
       top = std::max(top, waves_.residual(last.i + d, d, stretch));
     return top;
+  }
+
+  // The form (qrs_ectopic_forms.h) of a wave at main-band sample i after a beat at `after`,
+  // against the regular beats' waves as fitted (stretched by `stretch`); empty where it would
+  // reach before that beat or past the record's end.
+  std::vector<float> form_at(int64_t after, int64_t i, float stretch) const {
+    std::vector<float> form;
+    for (int64_t t = -kFormHalf; t <= kFormHalf; ++t) {
+      const int64_t k = i + t * kSlowStretch;
+      if (k < after || k >= m_) return {};
+      waves_.differences(k, k - after, stretch, form);
+    }
+    return form;
+  }
+  // The forms of a wave found at main-band sample i, read up to kFormShift either side of it.
+  std::vector<std::vector<float>> forms_about(const Candidate& last, int64_t i,
+                                              float stretch) const {
+    std::vector<std::vector<float>> out;
+    for (int64_t s = -kFormShift; s <= kFormShift; s += kSlowStretch)
+      if (auto form = form_at(last.i, i + s, stretch); !form.empty())
+        out.push_back(std::move(form));
+    return out;
+  }
+  // Whether a wave found at main-band sample i after `last` has the form of the newest premature
+  // beats (EctopicForms), each read against the regular beats' waves as now fitted: a form is
+  // made only when a wave asks, as few do.
+  bool like_premature_beats(const Candidate& last, int64_t i, float stretch) const {
+    EctopicForms forms;
+    for (const auto& [before, beat] : premature_beats_) forms.add(form_at(before, beat, 1.0f));
+    return forms.matches(forms_about(last, i, stretch));
   }
 
   // Whether the main band stands more than kWaveMainFloor of the beats' height above its
@@ -383,6 +431,8 @@ class PauseSearch {
   std::deque<Regular> ahead_;    // the record's first regular beats (look_ahead)
   std::deque<Regular> known_;    // what the pause searched is read against (know)
   PauseWaves waves_;
+  // The newest premature beats' R peaks, each with the beat's before it.
+  std::deque<std::pair<int64_t, int64_t>> premature_beats_;
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;

@@ -31,7 +31,9 @@ struct Envelopes {
 // beat the record shows whole. Where the envelopes miss it (a
 // small wide beat on the T wave's tail stands barely above the T wave's energy), the waves
 // themselves are compared the same way (qrs_pause_waves.h), with the T wave allowed to come later
-// after a longer interval; see the constants in qrs_pause_search.cpp. The sinus interval is
+// after a longer interval; a wave there that adds nothing to the slow envelope (as a T wave that
+// moved does) is a beat only with the form of the record's newest premature beats
+// (qrs_ectopic_forms.h); see the constants in qrs_pause_search.cpp. The sinus interval is
 // followed causally (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose
 // ventricular beats all go unseen by the thresholds does not become the rhythm; eight unexplained
 // pauses in a row do (a halved rate, 2:1 AV block). The spans around premature beats measure it

@@ -61,4 +61,13 @@ float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
   return weights > 0.0f ? sum / weights : 0.0f;
 }
 
+void PauseWaves::differences(int64_t i, int64_t delay, float stretch,
+                             std::vector<float>& out) const {
+  const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
+  for (size_t k = 0; k < template_.size(); ++k) {
+    const bool held = d >= 0 && amplitude_[k] > 0.0f && int64_t(template_[k].size()) > d;
+    out.push_back(held ? (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k] : 0.0f);
+  }
+}
+
 }  // namespace hlm::dsp::qrs

@@ -53,6 +53,9 @@ class PauseWaves {
   // The residual at main-band sample i, `delay` samples after a beat, against the template
   // stretched in time by `stretch` (0 where the template holds nothing).
   float residual(int64_t i, int64_t delay, float stretch) const;
+  // Each lead's band minus the template at main-band sample i, `delay` samples after a beat,
+  // over the lead's beat amplitude, appended to `out` (0 for a lead the template does not hold).
+  void differences(int64_t i, int64_t delay, float stretch, std::vector<float>& out) const;
 
  private:
   float band_at(size_t lead, int64_t i) const;
