@@ -505,7 +505,7 @@ void expect_tree_keys(const StageContext& ctx, const std::string& task, const He
         "stage '{}': trees summarise the head's per-beat inputs over each {}, and none is on; "
         "set rr_features, record_rhythm_features, descriptors or trees_descriptors, or "
         "trees: 0",
-        ctx.instance.id, task == "record" ? "record" : "segment");
+        ctx.instance.id, statistics_unit(task));
   if (!p.at("trees_annotated_beats").empty() && (rounds == 0 || task != "beats"))
     throw ConfigError(
         "stage '{}': trees_annotated_beats gives other patients' annotated beats to the beat "
@@ -622,7 +622,7 @@ StoreDescriptorColumns checked_options(const StageContext& ctx, const std::strin
         task == "beats"
             ? BeatTreeInputs::column_names(
                   head, tokens.at("artifacts").value("codebook", std::string()), store_columns)
-            : record_statistics_names(head, store_columns, task == "record" ? "record" : "segment");
+            : record_statistics_names(head, store_columns, statistics_unit(task));
     try {
       without_columns(names, left_out);
     } catch (const ConfigError& e) {

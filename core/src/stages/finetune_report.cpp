@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "tasks/record_statistics.h"
+
 namespace hlm {
 namespace {
 
@@ -62,7 +64,7 @@ std::string trees_text(const nlohmann::json& trees, const std::string& task) {
                           : std::to_string(store_names.size()) +
                                 " descriptors of the token store (" + store_names.front() +
                                 (store_names.size() > 1 ? " ... " + store_names.back() : "") + ")";
-  const std::string item = task == "record" ? "record" : "segment";
+  const std::string item = statistics_unit(task);
   const std::string record_inputs =
       "each " + item + "'s statistics of these inputs (mean, spread, quantiles, extremes)" +
       (store_span.empty() ? "" : " and its median of " + store_span + " (those by it alone)");

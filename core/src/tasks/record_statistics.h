@@ -38,6 +38,12 @@ RecordStatistics record_statistics(const TokenStore& store, const std::vector<si
                                    const HeadOptions& options,
                                    const StoreDescriptorColumns& medians = {});
 
+// What the trees of a fine-tuning task summarise each row over: a record for task record, a
+// segment for the others that summarise (af, segments).
+inline const char* statistics_unit(const std::string& task) {
+  return task == "record" ? "record" : "segment";
+}
+
 // The columns' names of record_statistics (or, with another `unit`, span_statistics), from the
 // options alone: what a key that names columns is checked against before any row is made.
 std::vector<std::string> record_statistics_names(const HeadOptions& options,
