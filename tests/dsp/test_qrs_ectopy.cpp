@@ -238,14 +238,15 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
 // for the pauses before its own -> 0.990 with the forms of the record's premature beats
 // (qrs_ectopic_forms.h); late-coupled bigeminy and trigeminy 0.837 -> 0.962 -> 0.974 ->
 // 0.980 -> 0.987 with the sinus interval read from the spans around premature beats
-// (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat (qrs_decide.cpp), with
-// nothing else taken for a beat (the test above).
+// (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat (qrs_decide.cpp) -> 0.993
+// with only beats followed by a sinus interval read as regular, with nothing else taken for a
+// beat (the test above).
 TEST(QrsEctopy, FindsMostMultiformPvcsInTheirPauses) {
   const Grid frequent = run_patterns(kFrequentMultiform, {1.0, 0.5}, {70.0, 110.0});
   EXPECT_GE(frequent.ventricular.sensitivity(), 0.985) << frequent.worst;
   EXPECT_GE(frequent.all.positive_predictivity(), 0.999);
   const Grid late = run_patterns(kLateMultiform, {1.0, 0.5}, {60.0, 85.0});
-  EXPECT_GE(late.ventricular.sensitivity(), 0.985) << late.worst;
+  EXPECT_GE(late.ventricular.sensitivity(), 0.99) << late.worst;
   EXPECT_GE(late.all.positive_predictivity(), 0.999);
 }
 
@@ -293,13 +294,13 @@ TEST(QrsEctopy, DISABLED_FindsFrequentMultiformPvcs) {
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
 }
 
-// Not met yet (issue 57, item 4): late-coupled multiform bigeminy and trigeminy. V Se 0.989
-// over the grid (0.974 before the look-ahead and the spans around premature beats); worst 0.56
+// Not met yet (issue 57, item 4): late-coupled multiform bigeminy and trigeminy. V Se 0.993
+// over the grid (0.974 before the look-ahead and the spans around premature beats); worst 0.79
 // (1000 Hz, bigeminy at 85 bpm, PVC amplitude 0.5, two leads): bigeminy from the first beat.
-// The sinus interval is now right there, and its pauses are searched, but PVCs coupled this late
-// are not premature (0.75-0.85 of the interval), so they join the regular beats, whose waves
-// then hold every form and leave as much unexplained as the missed PVCs stand above them. The
-// same patterns in one form are found (the test above).
+// There the pause search's sinus interval starts at 0.930 s against a sinus rhythm of 0.706 s
+// and stays, so the gaps that hide PVCs (1.4-1.5 of it) are not pauses, and the half-spans
+// around the PVCs found are too short against it to correct it (docs/notebook/qrs-detector.md).
+// The same patterns in one form are found (the test above).
 TEST(QrsEctopy, DISABLED_FindsLateCoupledMultiformBigeminyAndTrigeminy) {
   const Grid g = run_patterns(kLateMultiform, {1.0, 0.5}, {60.0, 85.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

@@ -14,6 +14,7 @@ namespace hlm::dsp::qrs {
 namespace {
 constexpr float kPause = SinusInterval::kPause;
 constexpr float kPremature = SinusInterval::kPremature;
+constexpr float kSinusHigh = SinusInterval::kSinusHigh;
 // A pause after a premature beat that hides another beat: the two intervals around the premature
 // beat add up to a quarter of a sinus interval more than a full compensatory pause (two).
 constexpr float kBeyondCompensatory = 2.25f;
@@ -58,7 +59,7 @@ struct Window {
 };
 
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
-// premature, no pause after them), and searches each pause that may hide a beat
+// premature, followed by a sinus interval), and searches each pause that may hide a beat
 // (holds_a_beat).
 class PauseSearch {
  public:
@@ -154,10 +155,12 @@ class PauseSearch {
     if (!out_.empty()) {
       const float interval = float(c.i - out_.back().i);
       premature = interval < kPremature * sinus_.value();
-      const bool pause = interval >= kPause * sinus_.value();
+      // A regular beat is followed by a sinus interval: a longer gap, pause or not, may hide a
+      // beat the expectation would then be made of.
+      const bool sinus_after = interval <= kSinusHigh * sinus_.value();
       // A beat read no further than the search starts would add nothing but its height.
       const int64_t stop = std::min(c.i - kBeforeNext, m_);
-      if (!premature_.back() && !pause && stop - out_.back().i > kFrom)
+      if (!premature_.back() && sinus_after && stop - out_.back().i > kFrom)
         regular_.push_back({out_.back().i, stop, out_.back().height, newest_before()});
       if (regular_.size() > kHistory) regular_.pop_front();
       sinus_.see(interval, premature_.back());

@@ -22,24 +22,24 @@ struct Envelopes {
 // or wide ventricular beat, or one late on the T wave, with its compensatory pause. Each beat is
 // followed by much the same waves (its T wave, then the baseline up to the next P wave), so the
 // envelopes a pause is expected to hold are the medians, sample by sample after the R peak, of the
-// newest 15 regular beats (not premature, no pause after them; each read up to 0.3 s before its
-// next beat) that reach that far, out of the last 60. The highest point that stands above that
-// expectation in the pause, from 0.2 s after its first beat to 0.3 s before its last (or to the
-// record's end), is a beat when it is clearly taller than what the regular beats leave unexplained
-// themselves, tall enough in both bands, and a wave of its own. The stretch a record ends in is
-// searched as well when it is shorter than a pause (its pause the end cuts off), for a premature
-// beat the record shows whole. Where the envelopes miss it (a
-// small wide beat on the T wave's tail stands barely above the T wave's energy), the waves
-// themselves are compared the same way (qrs_pause_waves.h), with the T wave allowed to come later
-// after a longer interval; a wave there that adds nothing to the slow envelope (as a T wave that
-// moved does) is a beat only with the form of the record's newest premature beats
-// (qrs_ectopic_forms.h); see the constants in qrs_pause_search.cpp. The sinus interval is
-// followed causally (qrs_sinus_interval.h), and a found beat splits its pause, so bigeminy whose
-// ventricular beats all go unseen by the thresholds does not become the rhythm; eight unexplained
-// pauses in a row do (a halved rate, 2:1 AV block). The spans around premature beats measure it
-// too: bigeminy taken for the rhythm from a record's first beats, with some of its ventricular
-// beats found, is halved back. A pause with fewer than 15 regular beats before it is read against
-// those and the record's first regular beats after it, read ahead, where the record holds 60.
+// newest 15 regular beats (not premature, followed by no more than 1.3 sinus intervals; each
+// read up to 0.3 s before its next beat) that reach that far, out of the last 60. The highest point
+// that stands above that expectation in the pause, from 0.2 s after its first beat to 0.3 s before
+// its last (or to the record's end), is a beat when it is clearly taller than what the regular
+// beats leave unexplained themselves, tall enough in both bands, and a wave of its own. The stretch
+// a record ends in is searched as well when it is shorter than a pause (its pause the end cuts
+// off), for a premature beat the record shows whole. Where the envelopes miss it (a small wide beat
+// on the T wave's tail stands barely above the T wave's energy), the waves themselves are compared
+// the same way (qrs_pause_waves.h), with the T wave allowed to come later after a longer interval;
+// a wave there that adds nothing to the slow envelope (as a T wave that moved does) is a beat only
+// with the form of the record's newest premature beats (qrs_ectopic_forms.h); see the constants in
+// qrs_pause_search.cpp. The sinus interval is followed causally (qrs_sinus_interval.h), and a found
+// beat splits its pause, so bigeminy whose ventricular beats all go unseen by the thresholds does
+// not become the rhythm; eight unexplained pauses in a row do (a halved rate, 2:1 AV block). The
+// spans around premature beats measure it too: bigeminy taken for the rhythm from a record's first
+// beats, with some of its ventricular beats found, is halved back. A pause with fewer than 15
+// regular beats before it is read against those and the record's first regular beats after it, read
+// ahead, where the record holds 60.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 
