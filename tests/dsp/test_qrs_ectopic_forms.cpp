@@ -1,6 +1,6 @@
 // The forms of a record's premature beats (qrs_ectopic_forms.h): a wave matches when two kept
-// forms are alike in shape and not too far in size; one form, another shape, or a size beyond
-// kScale does not.
+// forms are alike in shape and not too far in size; one form (even matched twice), another
+// shape, or a size beyond kScale does not.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,6 +38,16 @@ TEST(EctopicForms, AWaveMatchesTwoKeptFormsOfItsShape) {
   // Read at several places about its peak, one of which is the kept forms' own.
   EXPECT_TRUE(forms.matches({wave(1.0f, 3), wave(1.0f, 0), wave(1.0f, -3)}));
   EXPECT_FALSE(forms.matches({wave(1.0f, 3)})) << "read only away from its peak";
+}
+
+// Two readings of the wave that match the same kept form are one match, not two.
+TEST(EctopicForms, OneKeptFormMatchedTwiceIsNotEnough) {
+  EctopicForms forms;
+  forms.add(wave(1.0f));
+  forms.add(hump(1.0f));
+  EXPECT_FALSE(forms.matches({wave(1.0f), wave(1.1f)}));
+  forms.add(wave(0.9f));
+  EXPECT_TRUE(forms.matches({wave(1.0f), wave(1.1f)}));
 }
 
 TEST(EctopicForms, AnotherShapeOrSizeDoesNotMatch) {

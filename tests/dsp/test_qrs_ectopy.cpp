@@ -235,7 +235,7 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
 // The pause search (qrs_pause_search.h) finds most of the multiform PVCs the thresholds turn
 // away, in the compensatory pause each leaves: frequent ones V Se 0.741 -> 0.901 in the
 // envelopes -> 0.971 with the waves -> 0.980 with the record's first regular beats read ahead
-// for the pauses before its own -> 0.990 with the forms of the record's premature beats
+// for the pauses before its own -> 0.987 with the forms of the record's premature beats
 // (qrs_ectopic_forms.h); late-coupled bigeminy and trigeminy 0.837 -> 0.962 -> 0.974 ->
 // 0.980 -> 0.987 with the sinus interval read from the spans around premature beats
 // (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat (qrs_decide.cpp) -> 0.993
@@ -284,7 +284,7 @@ TEST(QrsEctopy, FindsSinusBeatsBesidePvcsFiveTimesTheirHeight) {
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
-// Not met yet (issue 57, item 4): frequent multiform PVCs. V Se 0.990 over the grid (0.980
+// Not met yet (issue 57, item 4): frequent multiform PVCs. V Se 0.987 over the grid (0.980
 // before a wave in a pause could pass as the form of the record's premature beats, 0.971 before
 // the record's first regular beats were read ahead); worst 0.83 (360 Hz, 110 bpm, PVC amplitude
 // 0.5, one lead). Before the forms, the 24 missed stood under the waves' floor (6) or added

@@ -298,4 +298,20 @@ TEST(QrsSinusInterval, ReadsTheSpansAroundPrematureBeats) {
   EXPECT_FLOAT_EQ(measured.value(), 180.0f);
 }
 
+// A rhythm a third slower (intervals 1.4 of the old): 8 in a row set the new interval, so the
+// pause search's regular beats, which a sinus interval follows, are not lost; a premature beat
+// among them (the gaps around it may hide another) starts the count again.
+TEST(QrsSinusInterval, FollowsARhythmAThirdSlower) {
+  using hlm::dsp::qrs::SinusInterval;
+  SinusInterval slower(100.0f);
+  for (int k = 0; k < 7; ++k) slower.see(140.0f, false);
+  EXPECT_FLOAT_EQ(slower.value(), 100.0f);
+  slower.see(140.0f, false);
+  EXPECT_FLOAT_EQ(slower.value(), 140.0f);
+
+  SinusInterval interrupted(100.0f);
+  for (int k = 0; k < 12; ++k) interrupted.see(k == 6 ? 60.0f : 140.0f, k == 7);
+  EXPECT_FLOAT_EQ(interrupted.value(), 100.0f);
+}
+
 }  // namespace

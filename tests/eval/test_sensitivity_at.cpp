@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <random>
 #include <set>
@@ -316,7 +315,6 @@ TEST(SensitivityAt, BeatsSharingTheirSegmentsProbabilitiesGiveThePlainCountsInte
   };
   for (const double target : {0.5, 0.7, 0.9}) {
     const auto p = hlm::eval::sensitivity_at(items, kS, {kV}, Held::kPpv, target, 100);
-    std::printf("+P %.2f: Se %.4f (%.4f-%.4f)\n", target, p.se, p.se_ci95.low, p.se_ci95.high);
     EXPECT_DOUBLE_EQ(p.se, plain(std::vector<double>(items.records, 1.0), target)) << target;
     std::vector<double> weight(items.records);
     const auto interval = hlm::eval::bootstrap_records(

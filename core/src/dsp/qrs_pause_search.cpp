@@ -86,7 +86,8 @@ class PauseSearch {
       if (until_known && regular_.size() >= kHistory) return;
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), {b.i - kBeforeNext}, found)) add(found);  // clear of b's P wave
+        if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
+          add(found, /*found_here=*/true);
       }
       add(b);
     }
@@ -150,7 +151,8 @@ class PauseSearch {
     }
   }
 
-  void add(const Candidate& c) {
+  // Adds beat c; `found_here`: found by this search, not by the thresholds.
+  void add(const Candidate& c, bool found_here = false) {
     bool premature = false;
     if (!out_.empty()) {
       const float interval = float(c.i - out_.back().i);
@@ -167,7 +169,11 @@ class PauseSearch {
       if (premature_.back() && out_.size() >= 2)
         sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i));
     }
-    if (premature) {
+    // The forms a wave in a pause is compared with (like_premature_beats): premature beats the
+    // thresholds took after a beat that was not premature. A beat this search found stands where
+    // its wave peaked, not at its R peak, and one after another premature beat carries that
+    // beat's waves.
+    if (premature && !found_here && !premature_.back()) {
       premature_beats_.emplace_back(out_.back().i, c.i);
       if (premature_beats_.size() > EctopicForms::kForms) premature_beats_.pop_front();
     }
@@ -401,8 +407,9 @@ class PauseSearch {
     return out;
   }
   // Whether a wave found at main-band sample i after `last` has the form of the newest premature
-  // beats (EctopicForms), each read against the regular beats' waves as now fitted: a form is
-  // made only when a wave asks, as few do.
+  // beats (EctopicForms), each read against the regular beats' waves as now fitted and not
+  // stretched (they came early, the template's T wave where theirs is), the wave against them as
+  // in_waves chose: a form is made only when a wave asks, as few do.
   bool like_premature_beats(const Candidate& last, int64_t i, float stretch) const {
     EctopicForms forms;
     for (const auto& [before, beat] : premature_beats_) forms.add(form_at(before, beat, 1.0f));

@@ -65,8 +65,15 @@ void PauseWaves::differences(int64_t i, int64_t delay, float stretch,
                              std::vector<float>& out) const {
   const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
   for (size_t k = 0; k < template_.size(); ++k) {
-    const bool held = d >= 0 && amplitude_[k] > 0.0f && int64_t(template_[k].size()) > d;
-    out.push_back(held ? (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k] : 0.0f);
+    const bool held = d >= 0 && amplitude_[k] > 0.0f && int64_t(template_[k].size()) > d &&
+                      k < leads_.weight.size() && !leads_.weight[k].empty();
+    if (!held) {
+      out.push_back(0.0f);
+      continue;
+    }
+    const std::vector<float>& w = leads_.weight[k];
+    const float weight = w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
+    out.push_back(weight * (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k]);
   }
 }
 

@@ -9,9 +9,10 @@ namespace hlm::dsp::qrs {
 
 // The sinus interval along the beats, causally: the median of the last 8 intervals within
 // kPremature-kSinusHigh of it, not after a premature beat, and of the halves of the spans
-// around premature beats (see_around_premature). kRateChange premature beats or unexplained
-// pauses in a row set a new one (a faster rhythm; a rate that halved, or 2:1 AV block); the
-// pause after a premature beat never moves it alone.
+// around premature beats (see_around_premature). kRateChange premature beats, intervals of
+// kSinusHigh-kPause of it, or unexplained pauses in a row set a new one (a faster rhythm; a
+// slower one; a rate that halved, or 2:1 AV block); the pause after a premature beat never moves
+// it alone.
 class SinusInterval {
  public:
   static constexpr float kPause = 1.5f;       // a pause: this many sinus intervals or more
@@ -40,15 +41,18 @@ class SinusInterval {
   void see(float interval, bool after_premature) {
     const float r = interval / value();
     if (r < kPremature) {
+      longs_ = 0;  // a premature beat: the long gaps around it may hide others
       if (++shorts_ >= kRateChange) reset(interval);
       return;
     }
     shorts_ = 0;
     if (after_premature) return;
     if (r <= kSinusHigh) {
-      pauses_ = 0;
+      pauses_ = longs_ = 0;
       push(interval);
-    } else if (r >= kPause && ++pauses_ >= kRateChange) {
+    } else if (r < kPause) {
+      if (++longs_ >= kRateChange) reset(interval);
+    } else if (++pauses_ >= kRateChange) {
       reset(interval);
     }
   }
@@ -56,12 +60,12 @@ class SinusInterval {
  private:
   void reset(float x) {
     ring_ = Recent<float>(x);
-    pauses_ = shorts_ = 0;
+    pauses_ = shorts_ = longs_ = 0;
     spans_.reset();
   }
   void push(float x) { ring_.push(x); }
   Recent<float> ring_{0.0f};
-  int pauses_ = 0, shorts_ = 0;
+  int pauses_ = 0, shorts_ = 0, longs_ = 0;
   std::bitset<8> spans_;  // the last 8 spans around premature beats: set where about one interval
 };
 
