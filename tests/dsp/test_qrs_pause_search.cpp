@@ -4,7 +4,9 @@
 // whatever the case puts there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "dsp/qrs_envelope.h"
@@ -277,6 +279,41 @@ TEST(QrsPauseSearch, SearchesAPauseAtTheStartAgainstTheRegularBeatsAhead) {
     const std::vector<Candidate> out = search(t);
     EXPECT_EQ(has_beat_near(out, 2.1), seconds == 70.0) << seconds << " s";
     EXPECT_EQ(out.size(), t.beats.size() + (seconds == 70.0 ? 1 : 0)) << seconds << " s";
+  }
+}
+
+// An inverted wide wave 0.45 s after the beat that opens a pause: 0.8 of the beats' amplitude
+// beside the T wave in the waves, a little in the main band, nothing in the slow envelope (as an
+// inverted ventricular beat on an upright T wave, or a T wave that moved). `pvcs`: premature
+// beats the thresholds took before it, each 0.45 s after a sinus beat with its compensatory
+// pause, as tall as the beats in both envelopes and in the band `pvc_height` times that wave.
+Trace wave_in_a_pause_after(int pvcs, float pvc_height) {
+  std::vector<double> skipped = {12.0};
+  for (int k = 0; k < pvcs; ++k) skipped.push_back(4.8 + 3.2 * k);
+  Trace t = rhythm_skipping(skipped);
+  for (int k = 0; k < pvcs; ++k) {
+    const double pvc = 4.45 + 3.2 * k;
+    t.bump(pvc, 0.04, 1.0f, 1.0f);
+    t.wave(pvc, 0.04, pvc_height * -0.8f);
+    t.beats.push_back({at(pvc), 1.0f, 1.0f, 1.0f});
+  }
+  std::sort(t.beats.begin(), t.beats.end(),
+            [](const Candidate& a, const Candidate& b) { return a.i < b.i; });
+  t.wave(11.65, 0.04, -0.8f);
+  t.bump(11.65, 0.04, 0.05f, 0.0f);
+  return t;
+}
+
+TEST(QrsPauseSearch, TakesAWaveOfTheFormOfEarlierPrematureBeats) {
+  const Trace t = wave_in_a_pause_after(2, 1.0f);
+  const std::vector<Candidate> out = search_with_waves(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 11.65));
+  // One such beat before it is not a form the record keeps showing; premature beats of another
+  // form (upright) are not it; without any, the wave is what a moved T wave would be.
+  for (const auto& [pvcs, height] : {std::pair{1, 1.0f}, {2, -1.0f}, {0, 1.0f}}) {
+    const Trace other = wave_in_a_pause_after(pvcs, height);
+    EXPECT_EQ(search_with_waves(other).size(), other.beats.size()) << pvcs << " " << height;
   }
 }
 
