@@ -55,7 +55,6 @@ std::vector<Ranked> rank(const ProbabilityItems& items, size_t cls) {
 // One record's items as if none were called cls: of the class, outside it, all, and those right
 // (their reference class the most probable other one).
 struct RecordTotals {
-  size_t record = 0;
   double positives = 0, negatives = 0, items = 0, right = 0;
 };
 
@@ -73,7 +72,7 @@ struct RecordCalls {
 // item. The counts are whole numbers, as are the resamples' weights, so the sums are exact and
 // the same as item by item.
 struct Curve {
-  std::vector<RecordTotals> totals;  // per record
+  std::vector<RecordTotals> totals;  // indexed by record
   std::vector<RecordCalls> calls;    // per group, one per record it holds
   std::vector<double> ratio;         // per group, highest first; only groups of ratio above 0
   std::vector<size_t> end;           // per group: one past its last tally in `calls`
@@ -85,7 +84,6 @@ Curve make_curve(const std::vector<Ranked>& ranked, size_t cls, const std::vecto
                  size_t records) {
   Curve curve;
   curve.totals.resize(records);
-  for (size_t r = 0; r < records; ++r) curve.totals[r].record = r;
   for (const Ranked& r : ranked) {
     RecordTotals& t = curve.totals[r.record];
     (r.truth == cls ? t.positives : t.negatives) += 1;
@@ -135,8 +133,9 @@ PointOnCurve sweep(const Curve& curve, Held held, double target,
                    const std::vector<double>& weight) {
   // correct: as if no item were called cls; negatives: the items outside the class.
   double positives = 0, negatives = 0, total = 0, correct = 0;
-  for (const RecordTotals& t : curve.totals) {
-    const double w = weight[t.record];
+  for (size_t r = 0; r < curve.totals.size(); ++r) {
+    const RecordTotals& t = curve.totals[r];
+    const double w = weight[r];
     positives += w * t.positives;
     negatives += w * t.negatives;
     total += w * t.items;
