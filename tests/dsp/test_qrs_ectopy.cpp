@@ -236,18 +236,11 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
 // away, in the compensatory pause each leaves: frequent ones V Se 0.741 -> 0.901 in the
 // envelopes -> 0.971 with the waves -> 0.980 with the record's first regular beats read ahead
 // for the pauses before its own -> 0.987 with the forms of the record's premature beats
-// (qrs_ectopic_forms.h); late-coupled bigeminy and trigeminy 0.837 -> 0.962 -> 0.974 ->
-// 0.980 -> 0.987 with the sinus interval read from the spans around premature beats
-// (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat (qrs_decide.cpp) -> 0.993
-// with only beats followed by a sinus interval read as regular, with nothing else taken for a
-// beat (the test above).
+// (qrs_ectopic_forms.h). Late-coupled ones: FindsLateCoupledMultiformBigeminyAndTrigeminy.
 TEST(QrsEctopy, FindsMostMultiformPvcsInTheirPauses) {
   const Grid frequent = run_patterns(kFrequentMultiform, {1.0, 0.5}, {70.0, 110.0});
   EXPECT_GE(frequent.ventricular.sensitivity(), 0.985) << frequent.worst;
   EXPECT_GE(frequent.all.positive_predictivity(), 0.999);
-  const Grid late = run_patterns(kLateMultiform, {1.0, 0.5}, {60.0, 85.0});
-  EXPECT_GE(late.ventricular.sensitivity(), 0.99) << late.worst;
-  EXPECT_GE(late.all.positive_predictivity(), 0.999);
 }
 
 // PVCs both small and wide (0.4 and 1.8) within the T wave's reach after sinus beats. In the main
@@ -294,16 +287,19 @@ TEST(QrsEctopy, DISABLED_FindsFrequentMultiformPvcs) {
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
 }
 
-// Not met yet (issue 57, item 4): late-coupled multiform bigeminy and trigeminy. V Se 0.993
-// over the grid (0.974 before the look-ahead and the spans around premature beats); worst 0.79
-// (1000 Hz, bigeminy at 85 bpm, PVC amplitude 0.5, two leads): bigeminy from the first beat.
-// There the pause search's sinus interval starts at 0.930 s against a sinus rhythm of 0.706 s
-// and stays, so the gaps that hide PVCs (1.4-1.5 of it) are not pauses, and the half-spans
-// around the PVCs found are too short against it to correct it (docs/notebook/qrs-detector.md).
-// The same patterns in one form are found (the test above).
-TEST(QrsEctopy, DISABLED_FindsLateCoupledMultiformBigeminyAndTrigeminy) {
+// Late-coupled multiform bigeminy and trigeminy: V Se 0.837 -> 0.962 with the pause search ->
+// 0.974 -> 0.980 with the look-ahead -> 0.987 with the sinus interval read from the spans around
+// premature beats (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat
+// (qrs_decide.cpp) -> 0.993 with only beats followed by a sinus interval read as regular ->
+// 0.998 with the spans setting an interval no sinus interval had confirmed, and the walk
+// starting again from the interval the look-ahead reached (bigeminy from the first beat made
+// the median of the first 8 intervals 0.930 s against a sinus rhythm of 0.706 s). Of the 9
+// missed, 7 are a record's last PVC, 0.02-0.6 s before its end. The same patterns in one form:
+// FindsLateCoupledBigeminyAndTrigeminyOfOneForm.
+TEST(QrsEctopy, FindsLateCoupledMultiformBigeminyAndTrigeminy) {
   const Grid g = run_patterns(kLateMultiform, {1.0, 0.5}, {60.0, 85.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
 // Not met yet (issue 14, item 0): the same PVCs from the record's first beat on. With no sinus

@@ -335,6 +335,29 @@ TEST(QrsSinusInterval, ReadsTheSpansAroundPrematureBeats) {
   EXPECT_FLOAT_EQ(measured.value(), 180.0f);
 }
 
+// A first interval too long (0.93 s where the sinus rhythm is 0.706 s, as late-coupled bigeminy's
+// missed beats make it): spans of two sinus intervals are under two of it, and 7 in a row set
+// their half, as long as no sinus interval confirmed the first. A confirmed interval stands. The
+// interval a sinus interval first bore out is kept (the pause search starts its second walk
+// from it): none while only spans were seen.
+TEST(QrsSinusInterval, TakesShortSpansAroundPrematureBeatsBeforeAnIntervalIsConfirmed) {
+  using hlm::dsp::qrs::SinusInterval;
+  SinusInterval guessed(186.0f);
+  for (int k = 0; k < 6; ++k) guessed.see_around_premature(282.0f);
+  EXPECT_FLOAT_EQ(guessed.value(), 186.0f);
+  guessed.see_around_premature(282.0f);
+  EXPECT_FLOAT_EQ(guessed.value(), 141.0f);
+  EXPECT_FLOAT_EQ(guessed.first_confirmed(), 0.0f);
+  guessed.see(142.0f, false);
+  EXPECT_FLOAT_EQ(guessed.first_confirmed(), 141.0f);
+
+  SinusInterval confirmed(186.0f);
+  confirmed.see(186.0f, false);
+  for (int k = 0; k < 8; ++k) confirmed.see_around_premature(282.0f);
+  EXPECT_FLOAT_EQ(confirmed.value(), 186.0f);
+  EXPECT_FLOAT_EQ(confirmed.first_confirmed(), 186.0f);
+}
+
 // A rhythm a third slower (intervals 1.4 of the old): 8 in a row set the new interval, so the
 // pause search's regular beats, which a sinus interval follows, are not lost; a premature beat
 // among them (the gaps around it may hide another) starts the count again.

@@ -95,18 +95,24 @@ class PauseSearch {
 
   // The record's first kHistory regular beats, as a first walk finds them: they stand in for
   // the regular beats a pause near the record's start has too few of before it (know; the
-  // detector reads whole records). Then the walk starts again. A record too short to hold that
-  // many (the Challenge's 9-60 s) is left as it is: there the first walk's regular beats are the
-  // seconds its thresholds settle in, and the pauses searched against them took mostly false
-  // beats.
+  // detector reads whole records). Then the walk starts again, from the sinus interval the first
+  // walk held when a sinus interval first bore it out (SinusInterval::first_confirmed): the
+  // median of the record's first 8 intervals, where the first walk starts, is too long where
+  // missed premature beats lengthen them (late-coupled bigeminy from the first beat), and the
+  // spans around the beats found correct it before any sinus interval confirms it. A record too
+  // short to hold that many (the Challenge's 9-60 s) is left as it is: there the first walk's
+  // regular beats are the seconds its thresholds settle in, and the pauses searched against them
+  // took mostly false beats.
   void look_ahead() {
     walk(/*until_known=*/true);
-    if (regular_.size() >= kHistory) ahead_ = std::move(regular_);
+    const bool known = regular_.size() >= kHistory;
+    if (known) ahead_ = std::move(regular_);
     regular_.clear();
     out_.clear();
     premature_.clear();
     premature_beats_.clear();
-    sinus_ = SinusInterval(first_interval_);
+    const float confirmed = sinus_.first_confirmed();
+    sinus_ = SinusInterval(known && confirmed > 0.0f ? confirmed : first_interval_);
   }
 
   // Whether the gap before `next` is a pause that may hide a beat: kPause sinus intervals or

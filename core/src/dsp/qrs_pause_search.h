@@ -37,9 +37,11 @@ struct Envelopes {
 // beat splits its pause, so bigeminy whose ventricular beats all go unseen by the thresholds does
 // not become the rhythm; eight unexplained pauses in a row do (a halved rate, 2:1 AV block). The
 // spans around premature beats measure it too: bigeminy taken for the rhythm from a record's first
-// beats, with some of its ventricular beats found, is halved back. A pause with fewer than 15
-// regular beats before it is read against those and the record's first regular beats after it, read
-// ahead, where the record holds 60.
+// beats, with some of its ventricular beats found, is halved back, and a first interval made too
+// long by missed premature beats is shortened before a sinus interval confirms it; the second
+// walk (after the look-ahead below) starts from the interval the first held when one did. A pause
+// with fewer than 15 regular beats before it is read against those and the record's first regular
+// beats after it, read ahead, where the record holds 60.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

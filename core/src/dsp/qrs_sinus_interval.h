@@ -12,7 +12,7 @@ namespace hlm::dsp::qrs {
 // around premature beats (see_around_premature). kRateChange premature beats, intervals of
 // kSinusHigh-kPause of it, or unexplained pauses in a row set a new one (a faster rhythm; a
 // slower one; a rate that halved, or 2:1 AV block); the pause after a premature beat never moves
-// it alone.
+// it alone. Until a sinus interval confirms it, short spans around premature beats set it too.
 class SinusInterval {
  public:
   static constexpr float kPause = 1.5f;       // a pause: this many sinus intervals or more
@@ -23,20 +23,31 @@ class SinusInterval {
 
   explicit SinusInterval(float first) { reset(first); }
   float value() const { return ring_.median(); }
+  // The interval when a sinus interval first bore it out (confirm); 0 before.
+  float first_confirmed() const { return first_confirmed_; }
   // The span from the beat before a premature beat to the beat after it: two sinus intervals
   // after a full compensatory pause (a ventricular beat leaves the sinus node's pace alone), the
   // one measure of the sinus interval bigeminy shows. A span of about one sinus interval is an
   // interpolated beat or the first of two premature beats, both rare many times in a row: when
   // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
   // premature beats the first intervals hid, some found since), and the half of the last sets a
-  // new one.
+  // new one. While no sinus interval has confirmed the interval since it was set (from a
+  // record's first intervals, or at a change of rate), kHalved of the last 8 spans shorter than
+  // two intervals, yet not about one, say it is too long: premature beats whose compensatory
+  // pauses all end early, as where bigeminy's missed beats made the first intervals long; the
+  // half of the last sets a new one. A confirmed interval stands (in atrial fibrillation, spans
+  // around the irregular beats say nothing of it).
   void see_around_premature(float span) {
     const float r = 0.5f * span / value();
     if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);
     const bool one = 2.0f * r >= kPremature && 2.0f * r <= kSinusHigh;
+    const bool short_pause = !one && r < kPremature;
     spans_ <<= 1;
     spans_[0] = one;
+    shorts_around_ <<= 1;
+    shorts_around_[0] = short_pause;
     if (one && int(spans_.count()) >= kHalved) reset(0.5f * span);
+    if (!confirmed_ && short_pause && int(shorts_around_.count()) >= kHalved) reset(0.5f * span);
   }
   void see(float interval, bool after_premature) {
     const float r = interval / value();
@@ -50,6 +61,7 @@ class SinusInterval {
     if (r <= kSinusHigh) {
       pauses_ = longs_ = 0;
       push(interval);
+      confirm();
     } else if (r < kPause) {
       if (++longs_ >= kRateChange) reset(interval);
     } else if (++pauses_ >= kRateChange) {
@@ -62,11 +74,21 @@ class SinusInterval {
     ring_ = Recent<float>(x);
     pauses_ = shorts_ = longs_ = 0;
     spans_.reset();
+    shorts_around_.reset();
+    confirmed_ = false;
   }
   void push(float x) { ring_.push(x); }
+  // A sinus interval between two beats, neither premature, bore out the interval.
+  void confirm() {
+    confirmed_ = true;
+    if (first_confirmed_ == 0.0f) first_confirmed_ = value();
+  }
   Recent<float> ring_{0.0f};
   int pauses_ = 0, shorts_ = 0, longs_ = 0;
   std::bitset<8> spans_;  // the last 8 spans around premature beats: set where about one interval
+  std::bitset<8> shorts_around_;  // and where under two intervals, yet not about one
+  bool confirmed_ = false;        // a sinus interval bore it out since the last reset
+  float first_confirmed_ = 0.0f;
 };
 
 }  // namespace hlm::dsp::qrs
