@@ -236,10 +236,12 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
 // away, in the compensatory pause each leaves: frequent ones V Se 0.741 -> 0.901 in the
 // envelopes -> 0.971 with the waves -> 0.980 with the record's first regular beats read ahead
 // for the pauses before its own -> 0.987 with the forms of the record's premature beats
-// (qrs_ectopic_forms.h). Late-coupled ones: FindsLateCoupledMultiformBigeminyAndTrigeminy.
+// (qrs_ectopic_forms.h) -> 0.993 with the first walk's premature beats standing in for those a
+// record's start has not shown yet. Late-coupled ones:
+// FindsLateCoupledMultiformBigeminyAndTrigeminy.
 TEST(QrsEctopy, FindsMostMultiformPvcsInTheirPauses) {
   const Grid frequent = run_patterns(kFrequentMultiform, {1.0, 0.5}, {70.0, 110.0});
-  EXPECT_GE(frequent.ventricular.sensitivity(), 0.985) << frequent.worst;
+  EXPECT_GE(frequent.ventricular.sensitivity(), 0.99) << frequent.worst;
   EXPECT_GE(frequent.all.positive_predictivity(), 0.999);
 }
 
@@ -277,11 +279,13 @@ TEST(QrsEctopy, FindsSinusBeatsBesidePvcsFiveTimesTheirHeight) {
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
-// Not met yet (issue 57, item 4): frequent multiform PVCs. V Se 0.987 over the grid (0.980
-// before a wave in a pause could pass as the form of the record's premature beats, 0.971 before
-// the record's first regular beats were read ahead); worst 0.83 (360 Hz, 110 bpm, PVC amplitude
-// 0.5, one lead). Before the forms, the 24 missed stood under the waves' floor (6) or added
-// nothing to the slow envelope (18; docs/notebook/qrs-detector.md).
+// Not met yet (issue 57, item 4): frequent multiform PVCs. V Se 0.993 over the grid (0.987 before
+// the first walk's premature beats stood in for the forms at a record's start, 0.980 before the
+// forms); worst 0.92 (360 Hz, 110 bpm, PVC amplitude 0.5). The 8 missed are 4 PVCs, each in one
+// and two leads: 3 in the first 11 s of that record stand 0.31-0.33 of the beats' amplitude above
+// the regular beats' waves, under the floor (0.35) that turns away blocked P waves; one 1.8 s
+// before a 128 Hz record's end matches fewer than 2 of its premature beats' forms
+// (docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, DISABLED_FindsFrequentMultiformPvcs) {
   const Grid g = run_patterns(kFrequentMultiform, {1.0, 0.5}, {70.0, 110.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

@@ -287,12 +287,14 @@ TEST(QrsPauseSearch, SearchesAPauseAtTheStartAgainstTheRegularBeatsAhead) {
 // inverted ventricular beat on an upright T wave, or a T wave that moved). `pvcs`: premature
 // beats the thresholds took before it, each 0.45 s after a sinus beat with its compensatory
 // pause, as tall as the beats in both envelopes and in the band `pvc_height` times that wave.
-Trace wave_in_a_pause_after(int pvcs, float pvc_height) {
+// `first_pvc`: where the first of them comes, 3.2 s apart; `seconds`: the record's length.
+Trace wave_in_a_pause_after(int pvcs, float pvc_height, double first_pvc = 4.45,
+                            double seconds = 30.0) {
   std::vector<double> skipped = {12.0};
-  for (int k = 0; k < pvcs; ++k) skipped.push_back(4.8 + 3.2 * k);
-  Trace t = rhythm_skipping(skipped);
+  for (int k = 0; k < pvcs; ++k) skipped.push_back(first_pvc + 0.35 + 3.2 * k);
+  Trace t = rhythm_skipping(skipped, {}, seconds);
   for (int k = 0; k < pvcs; ++k) {
-    const double pvc = 4.45 + 3.2 * k;
+    const double pvc = first_pvc + 3.2 * k;
     t.bump(pvc, 0.04, 1.0f, 1.0f);
     t.wave(pvc, 0.04, pvc_height * -0.8f);
     t.beats.push_back({at(pvc), 1.0f, 1.0f, 1.0f});
@@ -314,6 +316,18 @@ TEST(QrsPauseSearch, TakesAWaveOfTheFormOfEarlierPrematureBeats) {
   for (const auto& [pvcs, height] : {std::pair{1, 1.0f}, {2, -1.0f}, {0, 1.0f}}) {
     const Trace other = wave_in_a_pause_after(pvcs, height);
     EXPECT_EQ(search_with_waves(other).size(), other.beats.size()) << pvcs << " " << height;
+  }
+}
+
+// Premature beats that come only after the wave: their forms stand in where the record holds 60
+// regular beats (70 s; the look-ahead), as the first regular beats do. A 30-s record is left as
+// it is.
+TEST(QrsPauseSearch, TakesAWaveOfTheFormOfPrematureBeatsLaterInTheRecord) {
+  for (const double seconds : {70.0, 30.0}) {
+    const Trace t = wave_in_a_pause_after(2, 1.0f, /*first_pvc=*/16.45, seconds);
+    const std::vector<Candidate> out = search_with_waves(t);
+    EXPECT_EQ(has_beat_near(out, 11.65), seconds == 70.0) << seconds << " s";
+    EXPECT_EQ(out.size(), t.beats.size() + (seconds == 70.0 ? 1 : 0)) << seconds << " s";
   }
 }
 

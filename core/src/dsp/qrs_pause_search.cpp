@@ -95,18 +95,18 @@ class PauseSearch {
 
   // The record's first kHistory regular beats, as a first walk finds them: they stand in for
   // the regular beats a pause near the record's start has too few of before it (know; the
-  // detector reads whole records). Then the walk starts again, from the sinus interval the first
-  // walk held when a sinus interval first bore it out (SinusInterval::first_confirmed): the
-  // median of the record's first 8 intervals, where the first walk starts, is too long where
-  // missed premature beats lengthen them (late-coupled bigeminy from the first beat), and the
-  // spans around the beats found correct it before any sinus interval confirms it. A record too
-  // short to hold that many (the Challenge's 9-60 s) is left as it is: there the first walk's
-  // regular beats are the seconds its thresholds settle in, and the pauses searched against them
-  // took mostly false beats.
+  // detector reads whole records), and its premature beats for the forms (like_premature_beats).
+  // Then the walk starts again, from the sinus interval the first walk held when a sinus interval
+  // first bore it out (SinusInterval::first_confirmed): the median of the record's first 8
+  // intervals, where the first walk starts, is too long where missed premature beats lengthen them
+  // (late-coupled bigeminy from the first beat), and the spans around the beats found correct it
+  // before any sinus interval confirms it. A record too short to hold that many (the Challenge's
+  // 9-60 s) is left as it is: there the first walk's regular beats are the seconds its thresholds
+  // settle in, and the pauses searched against them took mostly false beats.
   void look_ahead() {
     walk(/*until_known=*/true);
     const bool known = regular_.size() >= kHistory;
-    if (known) ahead_ = std::move(regular_);
+    if (known) ahead_ = std::move(regular_), premature_ahead_ = std::move(premature_beats_);
     regular_.clear();
     out_.clear();
     premature_.clear();
@@ -415,9 +415,14 @@ class PauseSearch {
   // Whether a wave found at main-band sample i after `last` has the form of the newest premature
   // beats (EctopicForms), each read against the regular beats' waves as now fitted and not
   // stretched (they came early, the template's T wave where theirs is), the wave against them as
-  // in_waves chose: a form is made only when a wave asks, as few do.
+  // in_waves chose: a form is made only when a wave asks, as few do. While the premature beats
+  // before the pause are fewer than kForms, the first walk's after it stand in (look_ahead), as
+  // the first regular beats do for the expectation (know).
   bool like_premature_beats(const Candidate& last, int64_t i, float stretch) const {
     EctopicForms forms;
+    size_t kept = premature_beats_.size();
+    for (const auto& [before, beat] : premature_ahead_)
+      if (before > last.i && kept++ < EctopicForms::kForms) forms.add(form_at(before, beat, 1.0f));
     for (const auto& [before, beat] : premature_beats_) forms.add(form_at(before, beat, 1.0f));
     return forms.matches(forms_about(last, i, stretch));
   }
@@ -449,6 +454,7 @@ class PauseSearch {
   PauseWaves waves_;
   // The newest premature beats' R peaks, each with the beat's before it.
   std::deque<std::pair<int64_t, int64_t>> premature_beats_;
+  std::deque<std::pair<int64_t, int64_t>> premature_ahead_;  // the first walk's (look_ahead)
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
