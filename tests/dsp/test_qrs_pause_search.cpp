@@ -321,7 +321,8 @@ TEST(QrsPauseSearch, TakesAWaveOfTheFormOfEarlierPrematureBeats) {
 
 // Premature beats that come only after the wave: their forms stand in where the record holds 60
 // regular beats (70 s; the look-ahead), as the first regular beats do. A 30-s record is left as
-// it is.
+// it is. One premature beat before the wave, in a 70-s record, is still one form (the look-ahead
+// does not count it again).
 TEST(QrsPauseSearch, TakesAWaveOfTheFormOfPrematureBeatsLaterInTheRecord) {
   for (const double seconds : {70.0, 30.0}) {
     const Trace t = wave_in_a_pause_after(2, 1.0f, /*first_pvc=*/16.45, seconds);
@@ -329,6 +330,8 @@ TEST(QrsPauseSearch, TakesAWaveOfTheFormOfPrematureBeatsLaterInTheRecord) {
     EXPECT_EQ(has_beat_near(out, 11.65), seconds == 70.0) << seconds << " s";
     EXPECT_EQ(out.size(), t.beats.size() + (seconds == 70.0 ? 1 : 0)) << seconds << " s";
   }
+  const Trace one_before = wave_in_a_pause_after(1, 1.0f, /*first_pvc=*/4.45, 70.0);
+  EXPECT_EQ(search_with_waves(one_before).size(), one_before.beats.size());
 }
 
 // The sinus interval from the spans around premature beats (qrs_sinus_interval.h), in samples at
@@ -370,6 +373,11 @@ TEST(QrsSinusInterval, TakesShortSpansAroundPrematureBeatsBeforeAnIntervalIsConf
   for (int k = 0; k < 8; ++k) confirmed.see_around_premature(282.0f);
   EXPECT_FLOAT_EQ(confirmed.value(), 186.0f);
   EXPECT_FLOAT_EQ(confirmed.first_confirmed(), 186.0f);
+
+  // Spans under one interval (two premature beats in a row) are not the spans meant.
+  SinusInterval couplets(186.0f);
+  for (int k = 0; k < 8; ++k) couplets.see_around_premature(150.0f);
+  EXPECT_FLOAT_EQ(couplets.value(), 186.0f);
 }
 
 // A rhythm a third slower (intervals 1.4 of the old): 8 in a row set the new interval, so the

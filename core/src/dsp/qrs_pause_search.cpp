@@ -93,20 +93,27 @@ class PauseSearch {
     }
   }
 
-  // The record's first kHistory regular beats, as a first walk finds them: they stand in for
-  // the regular beats a pause near the record's start has too few of before it (know; the
-  // detector reads whole records), and its premature beats for the forms (like_premature_beats).
-  // Then the walk starts again, from the sinus interval the first walk held when a sinus interval
-  // first bore it out (SinusInterval::first_confirmed): the median of the record's first 8
-  // intervals, where the first walk starts, is too long where missed premature beats lengthen them
-  // (late-coupled bigeminy from the first beat), and the spans around the beats found correct it
-  // before any sinus interval confirms it. A record too short to hold that many (the Challenge's
-  // 9-60 s) is left as it is: there the first walk's regular beats are the seconds its thresholds
-  // settle in, and the pauses searched against them took mostly false beats.
+  // A first walk, up to the record's first kHistory regular beats. Its regular beats stand in for
+  // those a pause near the record's start has too few of before it (know; the detector reads
+  // whole records), and its premature beats for the forms (like_premature_beats; premature as the
+  // first walk's sinus interval had it). Then the walk starts again, from the sinus interval the
+  // first walk held when a sinus interval first bore it out (SinusInterval::first_confirmed): the
+  // median of the record's first 8 intervals, where the first walk starts, is too long where
+  // missed premature beats lengthen them (late-coupled bigeminy from the first beat), and the
+  // spans around the beats found correct it before any sinus interval confirms it. A record too
+  // short to hold that many regular beats (the Challenge's 9-60 s) is left as it is, the second
+  // walk starting from that median again: there the first walk's regular beats are the seconds
+  // its thresholds settle in, and the pauses searched against them took mostly false beats.
   void look_ahead() {
+    looking_ahead_ = true;
     walk(/*until_known=*/true);
+    looking_ahead_ = false;
     const bool known = regular_.size() >= kHistory;
-    if (known) ahead_ = std::move(regular_), premature_ahead_ = std::move(premature_beats_);
+    if (known) {
+      ahead_ = std::move(regular_);
+    } else {
+      premature_ahead_.clear();
+    }
     regular_.clear();
     out_.clear();
     premature_.clear();
@@ -182,6 +189,7 @@ class PauseSearch {
     if (premature && !found_here && !premature_.back()) {
       premature_beats_.emplace_back(out_.back().i, c.i);
       if (premature_beats_.size() > EctopicForms::kForms) premature_beats_.pop_front();
+      if (looking_ahead_) premature_ahead_.emplace_back(out_.back().i, c.i);
     }
     out_.push_back(c);
     premature_.push_back(premature);
@@ -421,8 +429,14 @@ class PauseSearch {
   bool like_premature_beats(const Candidate& last, int64_t i, float stretch) const {
     EctopicForms forms;
     size_t kept = premature_beats_.size();
-    for (const auto& [before, beat] : premature_ahead_)
-      if (before > last.i && kept++ < EctopicForms::kForms) forms.add(form_at(before, beat, 1.0f));
+    for (const auto& [before, beat] : premature_ahead_) {
+      if (kept >= EctopicForms::kForms) break;
+      if (before <= last.i) continue;
+      std::vector<float> form = form_at(before, beat, 1.0f);
+      if (form.empty()) continue;
+      forms.add(std::move(form));
+      ++kept;
+    }
     for (const auto& [before, beat] : premature_beats_) forms.add(form_at(before, beat, 1.0f));
     return forms.matches(forms_about(last, i, stretch));
   }
@@ -454,7 +468,9 @@ class PauseSearch {
   PauseWaves waves_;
   // The newest premature beats' R peaks, each with the beat's before it.
   std::deque<std::pair<int64_t, int64_t>> premature_beats_;
-  std::deque<std::pair<int64_t, int64_t>> premature_ahead_;  // the first walk's (look_ahead)
+  // The first walk's, every one in order, nearest the record's start first (look_ahead).
+  std::vector<std::pair<int64_t, int64_t>> premature_ahead_;
+  bool looking_ahead_ = false;    // the first walk is on
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;

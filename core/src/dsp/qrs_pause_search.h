@@ -41,7 +41,8 @@ struct Envelopes {
 // long by missed premature beats is shortened before a sinus interval confirms it; the second
 // walk (after the look-ahead below) starts from the interval the first held when one did. A pause
 // with fewer than 15 regular beats before it is read against those and the record's first regular
-// beats after it, read ahead, where the record holds 60.
+// beats after it, read ahead, where the record holds 60; a wave's form, while the record has shown
+// fewer than 32 premature beats before it, against the first ones after it too.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

@@ -23,7 +23,8 @@ class SinusInterval {
 
   explicit SinusInterval(float first) { reset(first); }
   float value() const { return ring_.median(); }
-  // The interval when a sinus interval first bore it out (confirm); 0 before.
+  // The interval when a sinus interval first bore it out (confirm), 0 before: the one it started
+  // from on most records, the one the short spans below set where they corrected that first.
   float first_confirmed() const { return first_confirmed_; }
   // The span from the beat before a premature beat to the beat after it: two sinus intervals
   // after a full compensatory pause (a ventricular beat leaves the sinus node's pace alone), the
@@ -31,23 +32,23 @@ class SinusInterval {
   // interpolated beat or the first of two premature beats, both rare many times in a row: when
   // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
   // premature beats the first intervals hid, some found since), and the half of the last sets a
-  // new one. While no sinus interval has confirmed the interval since it was set (from a
-  // record's first intervals, or at a change of rate), kHalved of the last 8 spans shorter than
-  // two intervals, yet not about one, say it is too long: premature beats whose compensatory
-  // pauses all end early, as where bigeminy's missed beats made the first intervals long; the
-  // half of the last sets a new one. A confirmed interval stands (in atrial fibrillation, spans
-  // around the irregular beats say nothing of it).
+  // new one. While no sinus interval has confirmed the interval since it was last set (by the
+  // constructor or any rule here), kHalved of the last 8 spans between 1.3 and 1.7 intervals
+  // (kSinusHigh, twice kPremature) say it is too long: premature beats whose compensatory pauses
+  // all end early, as where bigeminy's missed beats made the first intervals long; the half of
+  // the last sets a new one. A confirmed interval stands (in atrial fibrillation, spans around
+  // the irregular beats say nothing of it).
   void see_around_premature(float span) {
     const float r = 0.5f * span / value();
     if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);
     const bool one = 2.0f * r >= kPremature && 2.0f * r <= kSinusHigh;
-    const bool short_pause = !one && r < kPremature;
+    const bool short_span = 2.0f * r > kSinusHigh && r < kPremature;
     spans_ <<= 1;
     spans_[0] = one;
-    shorts_around_ <<= 1;
-    shorts_around_[0] = short_pause;
+    short_spans_ <<= 1;
+    short_spans_[0] = short_span;
     if (one && int(spans_.count()) >= kHalved) reset(0.5f * span);
-    if (!confirmed_ && short_pause && int(shorts_around_.count()) >= kHalved) reset(0.5f * span);
+    if (!confirmed_ && short_span && int(short_spans_.count()) >= kHalved) reset(0.5f * span);
   }
   void see(float interval, bool after_premature) {
     const float r = interval / value();
@@ -74,7 +75,7 @@ class SinusInterval {
     ring_ = Recent<float>(x);
     pauses_ = shorts_ = longs_ = 0;
     spans_.reset();
-    shorts_around_.reset();
+    short_spans_.reset();
     confirmed_ = false;
   }
   void push(float x) { ring_.push(x); }
@@ -86,8 +87,8 @@ class SinusInterval {
   Recent<float> ring_{0.0f};
   int pauses_ = 0, shorts_ = 0, longs_ = 0;
   std::bitset<8> spans_;  // the last 8 spans around premature beats: set where about one interval
-  std::bitset<8> shorts_around_;  // and where under two intervals, yet not about one
-  bool confirmed_ = false;        // a sinus interval bore it out since the last reset
+  std::bitset<8> short_spans_;  // and where 1.3-1.7 intervals (see_around_premature)
+  bool confirmed_ = false;      // a sinus interval bore it out since the last reset
   float first_confirmed_ = 0.0f;
 };
 
