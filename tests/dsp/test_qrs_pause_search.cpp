@@ -123,6 +123,17 @@ TEST(QrsPauseSearch, SearchesTheStretchARecordEndsInBeforeItIsAPause) {
   EXPECT_TRUE(has_beat_near(out, 29.2));
 }
 
+// The stretch is searched for a peak up to 0.85 sinus intervals after the last beat (29.48 s);
+// the wave may fall again after that, as long as the record shows it.
+TEST(QrsPauseSearch, TakesAWaveThatPeaksInTheStretchAndFallsBeforeTheRecordsEnd) {
+  Trace t = rhythm_skipping({});  // the last beat at 28.8 s
+  t.bump(29.45, 0.05, 0.2f, 0.6f);
+  t.end_at(29.8);  // 1 s after the last beat: less than a pause
+  const std::vector<Candidate> out = search(t);
+  EXPECT_EQ(out.size(), t.beats.size() + 1);
+  EXPECT_TRUE(has_beat_near(out, 29.45));
+}
+
 TEST(QrsPauseSearch, TakesNoWaveTheRecordsEndCutsOff) {
   Trace t = rhythm_skipping({});
   t.bump(29.52, 0.05, 0.2f, 0.6f);  // still rising where the record ends

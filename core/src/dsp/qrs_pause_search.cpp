@@ -52,10 +52,12 @@ const int64_t kFormShift = std::llround(0.04 * kRateHz);
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
 // Where a search after a beat looks: up to `end` (not included), and whether a wave found there
-// must fall again before it (`whole`: the stretch a record ends in, PauseSearch::search_the_end).
+// must fall again before it (`whole`: the stretch a record ends in, PauseSearch::search_the_end),
+// its peak lying before `peak_end` (the window's end where 0).
 struct Window {
   int64_t end;
   bool whole = false;
+  int64_t peak_end = 0;
 };
 
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
@@ -138,9 +140,10 @@ class PauseSearch {
   // The stretch after the record's last beat, searched up to the record's end (no next beat's
   // waves to keep clear of) when the end closes a pause (holds_a_beat). A shorter stretch may
   // still hold the premature beat of a pause the record ends in (not after a premature beat: its
-  // compensatory pause): it is searched up to kPremature sinus intervals, as a beat later than
-  // that comes on time and the thresholds would have taken it but for the end cutting it off,
-  // and only a wave the record shows whole (Window::whole) is taken.
+  // compensatory pause): its peak is searched up to kPremature sinus intervals, as a beat later
+  // than that comes on time and the thresholds would have taken it but for the end cutting it
+  // off, and only a wave the record shows whole (Window::whole: fallen again before the record's
+  // end) is taken.
   void search_the_end() {
     if (out_.empty()) return;
     Candidate end;
@@ -149,7 +152,7 @@ class PauseSearch {
     if (!pause && premature_.back()) return;
     const int64_t on_time = out_.back().i + std::llround(kPremature * sinus_.value());
     Candidate found;
-    if (search(out_.back(), {pause ? m_ : std::min(m_, on_time), !pause}, found))
+    if (search(out_.back(), pause ? Window{m_} : Window{m_, true, std::min(m_, on_time)}, found))
       out_.push_back(found);
   }
 
@@ -275,15 +278,15 @@ class PauseSearch {
     return median_in_place(heights.data(), heights.size());
   }
 
-  // The highest point of `unexplained(i)` from a to the window's end, if a valley of kDip of it
-  // or less comes before it (a wave of its own), and after it too when the window must hold it
-  // whole; -1 if none.
+  // The highest point of `unexplained(i)` from a to the window's peak_end, if a valley of kDip of
+  // it or less comes before it (a wave of its own), and after it before the window's end too when
+  // the window must hold it whole; -1 if none.
   template <class Unexplained>
   int64_t separate_peak(int64_t a, const Window& window, Unexplained unexplained) const {
-    const int64_t z = window.end;
+    const int64_t z = window.end, peaks = window.peak_end > 0 ? window.peak_end : z;
     float best = 0.0f;
     int64_t best_i = -1;
-    for (int64_t i = a; i < z; ++i)
+    for (int64_t i = a; i < peaks; ++i)
       if (unexplained(i) > best) best = unexplained(i), best_i = i;
     const auto falls = [&](int64_t from, int64_t to) {
       for (int64_t i = from; i < to; ++i)
