@@ -114,24 +114,18 @@ TEST(QrsPauseSearch, SearchesThePauseARecordEndsIn) {
   EXPECT_TRUE(has_beat_near(out, 28.5));
 }
 
+// The stretch after the last beat (28.8 s) is searched before it is a pause: ending 0.7 s and
+// 1 s after it. Its peak is sought up to 0.85 sinus intervals after that beat (29.48 s); the wave
+// may fall again after that, as long as the record shows it (29.45 s).
 TEST(QrsPauseSearch, SearchesTheStretchARecordEndsInBeforeItIsAPause) {
-  Trace t = rhythm_skipping({});  // the last beat at 28.8 s
-  t.bump(29.2, 0.05, 0.2f, 0.6f);
-  t.end_at(29.5);  // 0.7 s after the last beat: less than a pause
-  const std::vector<Candidate> out = search(t);
-  EXPECT_EQ(out.size(), t.beats.size() + 1);
-  EXPECT_TRUE(has_beat_near(out, 29.2));
-}
-
-// The stretch is searched for a peak up to 0.85 sinus intervals after the last beat (29.48 s);
-// the wave may fall again after that, as long as the record shows it.
-TEST(QrsPauseSearch, TakesAWaveThatPeaksInTheStretchAndFallsBeforeTheRecordsEnd) {
-  Trace t = rhythm_skipping({});  // the last beat at 28.8 s
-  t.bump(29.45, 0.05, 0.2f, 0.6f);
-  t.end_at(29.8);  // 1 s after the last beat: less than a pause
-  const std::vector<Candidate> out = search(t);
-  EXPECT_EQ(out.size(), t.beats.size() + 1);
-  EXPECT_TRUE(has_beat_near(out, 29.45));
+  for (const auto& [wave, end] : {std::pair{29.2, 29.5}, {29.45, 29.8}}) {
+    Trace t = rhythm_skipping({});
+    t.bump(wave, 0.05, 0.2f, 0.6f);
+    t.end_at(end);
+    const std::vector<Candidate> out = search(t);
+    EXPECT_EQ(out.size(), t.beats.size() + 1) << wave;
+    EXPECT_TRUE(has_beat_near(out, wave)) << wave;
+  }
 }
 
 TEST(QrsPauseSearch, TakesNoWaveTheRecordsEndCutsOff) {
