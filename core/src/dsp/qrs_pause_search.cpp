@@ -107,14 +107,11 @@ class PauseSearch {
   // walk starting from that median again: there the first walk's regular beats are the seconds
   // its thresholds settle in, and the pauses searched against them took mostly false beats.
   void look_ahead() {
-    looking_ahead_ = true;
     walk(/*until_known=*/true);
-    looking_ahead_ = false;
     const bool known = regular_.size() >= kHistory;
     if (known) {
       ahead_ = std::move(regular_);
-    } else {
-      premature_ahead_.clear();
+      premature_ahead_ = std::move(premature_beats_);
     }
     regular_.clear();
     out_.clear();
@@ -191,8 +188,6 @@ class PauseSearch {
     // beat's waves.
     if (premature && !found_here && !premature_.back()) {
       premature_beats_.emplace_back(out_.back().i, c.i);
-      if (premature_beats_.size() > EctopicForms::kForms) premature_beats_.pop_front();
-      if (looking_ahead_) premature_ahead_.emplace_back(out_.back().i, c.i);
     }
     out_.push_back(c);
     premature_.push_back(premature);
@@ -431,7 +426,8 @@ class PauseSearch {
   // the first regular beats do for the expectation (know).
   bool like_premature_beats(const Candidate& last, int64_t i, float stretch) const {
     EctopicForms forms;
-    size_t kept = premature_beats_.size();
+    const size_t newest = std::min(premature_beats_.size(), EctopicForms::kForms);
+    size_t kept = newest;
     for (const auto& [before, beat] : premature_ahead_) {
       if (kept >= EctopicForms::kForms) break;
       if (before <= last.i) continue;
@@ -440,7 +436,8 @@ class PauseSearch {
       forms.add(std::move(form));
       ++kept;
     }
-    for (const auto& [before, beat] : premature_beats_) forms.add(form_at(before, beat, 1.0f));
+    for (auto it = premature_beats_.end() - newest; it != premature_beats_.end(); ++it)
+      forms.add(form_at(it->first, it->second, 1.0f));
     return forms.matches(forms_about(last, i, stretch));
   }
 
@@ -469,11 +466,10 @@ class PauseSearch {
   std::deque<Regular> ahead_;    // the record's first regular beats (look_ahead)
   std::deque<Regular> known_;    // what the pause searched is read against (know)
   PauseWaves waves_;
-  // The newest premature beats' R peaks, each with the beat's before it.
-  std::deque<std::pair<int64_t, int64_t>> premature_beats_;
-  // The first walk's, every one in order, nearest the record's start first (look_ahead).
-  std::vector<std::pair<int64_t, int64_t>> premature_ahead_;
-  bool looking_ahead_ = false;    // the first walk is on
+  // The premature beats' R peaks, each with the beat's before it, oldest first (the newest
+  // kForms are matched; like_premature_beats).
+  std::vector<std::pair<int64_t, int64_t>> premature_beats_;
+  std::vector<std::pair<int64_t, int64_t>> premature_ahead_;  // the first walk's, oldest first
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;
