@@ -70,23 +70,51 @@ void scatter(const Group& g, const Header& h, const int32_t* flat, int64_t f0, s
       for (int j = 0; j < spf[k]; ++j) *out[k]++ = *flat++;
 }
 
-// Format 8 accumulation, checksum, invalid markers and deskew, in one pass per signal.
-void finish_signal(const Header& h, size_t s, const std::string& path, int64_t frames, bool verify,
-                   std::vector<int32_t>& v) {
+// What each decoded chunk of a signal goes through while it is still in cache: format 8's
+// running sum, the checksum over the record's own samples (not the frames read past its end
+// for skew) and the invalid markers.
+class SignalFinish {
+ public:
+  SignalFinish(const SignalInfo& info, size_t own_samples)
+      : accumulate_(info.format == 8), acc_(info.initial_value), own_(own_samples) {
+    invalid_ = invalid_raw_value(info.format, &has_invalid_);
+  }
+
+  // Samples [from, v.size()) of the signal, just scattered.
+  void apply(std::vector<int32_t>& v, size_t from) {
+    // Plain loops on locals (the samples could alias the members), which vectorise.
+    int32_t* x = v.data();
+    const size_t to = v.size();
+    if (accumulate_) {
+      int32_t acc = acc_;
+      for (size_t i = from; i < to; ++i) x[i] = acc += x[i];
+      acc_ = acc;
+    }
+    uint32_t sum = 0;
+    for (size_t i = from, end = std::min(to, own_); i < end; ++i) sum += uint32_t(x[i]);
+    sum_ += sum;
+    if (has_invalid_) {
+      const int32_t invalid = invalid_;
+      for (size_t i = from; i < to; ++i) x[i] = x[i] == invalid ? kInvalidSample : x[i];
+    }
+  }
+
+  uint32_t sum() const { return sum_; }
+
+ private:
+  bool accumulate_;
+  int32_t acc_;
+  size_t own_;
+  uint32_t sum_ = 0;
+  bool has_invalid_ = false;
+  int32_t invalid_ = 0;
+};
+
+// The checksum check, then the skew dropped and the signal cut (or padded) to the record.
+void end_signal(const Header& h, size_t s, const std::string& path, int64_t frames, bool verify,
+                uint32_t sum, std::vector<int32_t>& v) {
   const SignalInfo& info = h.signals[s];
   const size_t n = static_cast<size_t>(frames) * info.samples_per_frame;
-  if (info.format == 8) {
-    int32_t acc = info.initial_value;
-    for (int32_t& x : v) x = acc += x;
-  }
-  bool has_invalid = false;
-  const int32_t invalid = invalid_raw_value(info.format, &has_invalid);
-  // Two plain loops, which vectorise: the checksum covers the record's own samples (not the
-  // frames read past its end for skew), then invalid markers are replaced everywhere.
-  uint32_t sum = 0;
-  for (size_t i = 0, end = std::min(n, v.size()); i < end; ++i) sum += static_cast<uint32_t>(v[i]);
-  if (has_invalid)
-    for (int32_t& x : v) x = x == invalid ? kInvalidSample : x;
   if (verify && h.frames > 0 && h.checksum_given[s] && info.checksum != 0 &&
       (sum & 0xFFFFu) != (static_cast<uint32_t>(info.checksum) & 0xFFFFu))
     spdlog::warn(
@@ -100,60 +128,78 @@ void finish_signal(const Header& h, size_t s, const std::string& path, int64_t f
   v.resize(n, kInvalidSample);
 }
 
-void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Record& r) {
+// The byte stream of a group's file after its byte offset, checked to hold `frames` frames.
+struct GroupStream {
+  MappedFile file;
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+};
+
+GroupStream open_group(const Header& h, const Group& g, int64_t frames) {
   const SignalInfo& first = h.signals[g.first];
   const int fmt = first.format;
-  // Sized only after the file is known to hold the frames: a header's frame count is not
-  // trusted to size memory.
-  const auto size_signals = [&] {
-    for (size_t k = 0; k < g.count; ++k)
-      r.digital[g.first + k].assign(
-          static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
-  };
-  if (fmt == 0) {  // a null signal: every sample invalid
-    size_signals();
-    return;
-  }
   if (!is_supported_format(fmt))
     throw DataError(
         "{}: signal format {} (FLAC) is not supported (convert the record to format 16 with "
         "WFDB's xform)",
         g.path, fmt);
-  const MappedFile file(g.path);
+  GroupStream s{MappedFile(g.path)};
   const uint64_t offset = static_cast<uint64_t>(first.byte_offset);
-  const uint64_t avail = file.size() > offset ? file.size() - offset : 0;
+  s.size = s.file.size() > offset ? s.file.size() - offset : 0;
   const uint64_t spf = static_cast<uint64_t>(g.samples_per_frame);
   // No file holds 2^60 bytes: a larger count is a corrupt header, and would overflow below.
   if (spf > 0 && static_cast<uint64_t>(frames) > (uint64_t(1) << 60) / spf)
     throw DataError("{}: {} frames of {} samples cannot be right (fix the frame count)", h.path,
                     frames, spf);
   const uint64_t need = bytes_for_samples(fmt, static_cast<uint64_t>(frames) * spf);
-  if (avail < need)
+  if (s.size < need)
     throw DataError(
         "{}: truncated: {} frames of format {} need {} bytes after byte offset {} but the file "
         "holds {} (fetch the file again, or fix the frame count in {})",
-        g.path, frames, fmt, need, offset, avail, h.path);
-  size_signals();
-  // Skewed signals need frames past the record's end, when the file has them.
-  const int64_t in_file = static_cast<int64_t>(samples_in_bytes(fmt, avail) / spf);
-  const int64_t decode_frames = std::min<int64_t>(frames + g.max_skew, in_file);
-  if (g.max_skew > 0)
-    for (size_t k = 0; k < g.count; ++k)
-      r.digital[g.first + k].resize(static_cast<size_t>(decode_frames) *
-                                    h.signals[g.first + k].samples_per_frame);
-  // Chunks of 6 * 4096 frames start on a packed-group boundary for every format.
-  constexpr int64_t kChunkFrames = 6 * 4096;
+        g.path, frames, fmt, need, offset, s.size, h.path);
   // An empty file maps to no memory at all: no offset may be added to it (found by fuzzing a
   // header with no frame count and an offset, naming an empty file).
-  const uint8_t* stream = avail > 0 ? file.data() + offset : file.data();
+  s.data = s.size > 0 ? s.file.data() + offset : s.file.data();
+  return s;
+}
+
+void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Record& r) {
+  const int fmt = h.signals[g.first].format;
+  if (fmt == 0) {  // a null signal: every sample invalid
+    for (size_t k = 0; k < g.count; ++k)
+      r.digital[g.first + k].assign(
+          static_cast<size_t>(frames) * h.signals[g.first + k].samples_per_frame, kInvalidSample);
+    return;
+  }
+  const GroupStream stream = open_group(h, g, frames);
+  const uint64_t spf = static_cast<uint64_t>(g.samples_per_frame);
+  // Skewed signals need frames past the record's end, when the file has them.
+  const int64_t in_file = static_cast<int64_t>(samples_in_bytes(fmt, stream.size) / spf);
+  const int64_t decode_frames = std::min<int64_t>(frames + g.max_skew, in_file);
+  std::vector<SignalFinish> finish;
+  for (size_t k = 0; k < g.count; ++k) {
+    const SignalInfo& info = h.signals[g.first + k];
+    finish.emplace_back(info, static_cast<size_t>(frames) * info.samples_per_frame);
+    // Reserved only after the file is known to hold the frames: a header's frame count is
+    // not trusted to size memory.
+    r.digital[g.first + k].reserve(static_cast<size_t>(decode_frames) * info.samples_per_frame);
+  }
+  // Chunks of 6 * 4096 frames start on a packed-group boundary for every format; each chunk
+  // is decoded, scattered and finished while it is in cache.
+  constexpr int64_t kChunkFrames = 6 * 4096;
   std::vector<int32_t> flat(static_cast<size_t>(kChunkFrames * spf));
   for (int64_t f0 = 0; f0 < decode_frames; f0 += kChunkFrames) {
     const size_t nf = static_cast<size_t>(std::min(kChunkFrames, decode_frames - f0));
-    decode_samples(fmt, stream, avail, static_cast<uint64_t>(f0) * spf, nf * spf, flat.data());
+    decode_samples(fmt, stream.data, stream.size, static_cast<uint64_t>(f0) * spf, nf * spf,
+                   flat.data());
+    for (size_t k = 0; k < g.count; ++k)
+      r.digital[g.first + k].resize((f0 + nf) * h.signals[g.first + k].samples_per_frame);
     scatter(g, h, flat.data(), f0, nf, r.digital);
+    for (size_t k = 0; k < g.count; ++k)
+      finish[k].apply(r.digital[g.first + k], f0 * h.signals[g.first + k].samples_per_frame);
   }
   for (size_t k = 0; k < g.count; ++k)
-    finish_signal(h, g.first + k, g.path, frames, verify, r.digital[g.first + k]);
+    end_signal(h, g.first + k, g.path, frames, verify, finish[k].sum(), r.digital[g.first + k]);
 }
 
 void read_signals(const std::string& dir, const Header& h, bool verify, Record& r) {
