@@ -154,12 +154,14 @@ class PauseSearch {
   }
 
   // The regular beats a pause after `last` is read against (known_): those before it, and while
-  // they are fewer than kTemplateBeats, the first regular beats after it (look_ahead), the
-  // nearest counting as the newest after the beats before it.
+  // they are fewer than kHistory, the first regular beats after it (look_ahead), the nearest
+  // counting as the newest after the beats before it. Up to kHistory, as later in the record:
+  // the template at each delay takes the newest kTemplateBeats that reach it, and at a fast
+  // rate few regular beats reach a late delay (each is read up to kBeforeNext before its next).
   void know(const Candidate& last) {
     known_.assign(regular_.begin(), regular_.end());
     for (const Regular& r : ahead_) {
-      if (known_.size() >= kTemplateBeats) break;
+      if (known_.size() >= kHistory) break;
       if (r.start > last.i) known_.push_front(r);
     }
   }
