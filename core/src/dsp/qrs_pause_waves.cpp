@@ -64,16 +64,22 @@ float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
 void PauseWaves::differences(int64_t i, int64_t delay, float stretch,
                              std::vector<float>& out) const {
   const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
-  for (size_t k = 0; k < template_.size(); ++k) {
+  const auto weight_of = [&](size_t k) {  // 0 for a lead the template or the weights do not hold
     const bool held = d >= 0 && amplitude_[k] > 0.0f && int64_t(template_[k].size()) > d &&
                       k < leads_.weight.size() && !leads_.weight[k].empty();
-    if (!held) {
-      out.push_back(0.0f);
-      continue;
-    }
+    if (!held) return 0.0f;
     const std::vector<float>& w = leads_.weight[k];
-    const float weight = w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
-    out.push_back(weight * (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k]);
+    return w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
+  };
+  // Each lead's share of the weights there, as residual() weighs it: the weights are a lead's
+  // quality in its block, which changes along the record, and a form's size must not.
+  float weights = 0.0f;
+  for (size_t k = 0; k < template_.size(); ++k) weights += weight_of(k);
+  for (size_t k = 0; k < template_.size(); ++k) {
+    const float weight = weight_of(k);
+    out.push_back(weight > 0.0f
+                      ? weight / weights * (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k]
+                      : 0.0f);
   }
 }
 

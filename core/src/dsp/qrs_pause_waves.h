@@ -54,8 +54,9 @@ class PauseWaves {
   // stretched in time by `stretch` (0 where the template holds nothing).
   float residual(int64_t i, int64_t delay, float stretch) const;
   // Each lead's band minus the template at main-band sample i, `delay` samples after a beat,
-  // over the lead's beat amplitude and times its weight there (as residual() weighs it),
-  // appended to `out` (0 for a lead the template or the weights do not hold).
+  // over the lead's beat amplitude and times its share of the leads' weights there (as
+  // residual() weighs it), appended to `out` (0 for a lead the template or the weights do not
+  // hold).
   void differences(int64_t i, int64_t delay, float stretch, std::vector<float>& out) const;
 
  private:
