@@ -46,15 +46,23 @@ void PauseWaves::fit(const TemplateBeats& beats, int64_t length, size_t per_dela
   }
 }
 
+int64_t PauseWaves::template_delay(int64_t delay, float stretch) const {
+  return std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
+}
+
+float PauseWaves::weight_at(size_t lead, int64_t i, int64_t d) const {
+  if (d < 0 || amplitude_[lead] <= 0.0f || int64_t(template_[lead].size()) <= d) return 0.0f;
+  if (lead >= leads_.weight.size() || leads_.weight[lead].empty()) return 0.0f;
+  const std::vector<float>& w = leads_.weight[lead];
+  return w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
+}
+
 float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
-  const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
-  if (d < 0) return 0.0f;
+  const int64_t d = template_delay(delay, stretch);
   float sum = 0.0f, weights = 0.0f;
   for (size_t k = 0; k < template_.size(); ++k) {
-    if (amplitude_[k] <= 0.0f || int64_t(template_[k].size()) <= d) continue;
-    if (k >= leads_.weight.size() || leads_.weight[k].empty()) continue;
-    const std::vector<float>& w = leads_.weight[k];
-    const float weight = w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
+    const float weight = weight_at(k, i, d);
+    if (weight <= 0.0f) continue;
     sum += weight * std::fabs(band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k];
     weights += weight;
   }
@@ -63,20 +71,13 @@ float PauseWaves::residual(int64_t i, int64_t delay, float stretch) const {
 
 void PauseWaves::differences(int64_t i, int64_t delay, float stretch,
                              std::vector<float>& out) const {
-  const int64_t d = std::min<int64_t>(std::lround(float(delay) / stretch), length_ - 1);
-  const auto weight_of = [&](size_t k) {  // 0 for a lead the template or the weights do not hold
-    const bool held = d >= 0 && amplitude_[k] > 0.0f && int64_t(template_[k].size()) > d &&
-                      k < leads_.weight.size() && !leads_.weight[k].empty();
-    if (!held) return 0.0f;
-    const std::vector<float>& w = leads_.weight[k];
-    return w[std::min<size_t>(size_t(i / kBlock), w.size() - 1)];
-  };
+  const int64_t d = template_delay(delay, stretch);
   // Each lead's share of the weights there, as residual() weighs it: the weights are a lead's
   // quality in its block, which changes along the record, and a form's size must not.
   float weights = 0.0f;
-  for (size_t k = 0; k < template_.size(); ++k) weights += weight_of(k);
+  for (size_t k = 0; k < template_.size(); ++k) weights += weight_at(k, i, d);
   for (size_t k = 0; k < template_.size(); ++k) {
-    const float weight = weight_of(k);
+    const float weight = weight_at(k, i, d);
     out.push_back(weight > 0.0f
                       ? weight / weights * (band_at(k, i) - template_[k][size_t(d)]) / amplitude_[k]
                       : 0.0f);

@@ -61,6 +61,12 @@ class PauseWaves {
 
  private:
   float band_at(size_t lead, int64_t i) const;
+  // The template's delay for `delay` samples after a beat, stretched by `stretch` (held at its
+  // last delay beyond it; negative when the template is empty).
+  int64_t template_delay(int64_t delay, float stretch) const;
+  // The lead's weight at main-band sample i, 0 where the template holds nothing at delay d
+  // (or the lead has no amplitude or no weights).
+  float weight_at(size_t lead, int64_t i, int64_t d) const;
   const LeadWaves leads_;
   int64_t length_ = 0;
   std::vector<std::vector<float>> template_;  // per lead, per delay
