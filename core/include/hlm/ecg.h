@@ -1,6 +1,7 @@
 // In-memory ECG: a record's signals (digital samples plus the header fields that turn them
 // into physical units) and its annotations. Shared by datasets, tokenizers and stages.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -10,6 +11,14 @@ namespace hlm {
 
 // Marks a sample WFDB calls invalid (e.g. -2048 in format 212, -32768 in format 16).
 constexpr int32_t kInvalidSample = std::numeric_limits<int32_t>::min();
+
+// out[i] = (digital[i] - baseline) / gain as a float, 0 where digital[i] is kInvalidSample: a
+// signal in physical units. One loop over vectors of samples (physical_units.cpp).
+void to_physical(const int32_t* digital, size_t n, int baseline, double gain, float* out);
+
+// Whether any of digital[0, n) is kInvalidSample (a scan without an early exit, which
+// vectorises: most signals have none).
+bool any_invalid(const int32_t* digital, size_t n);
 
 struct SignalInfo {
   std::string file_name;  // e.g. "208.dat"
@@ -68,11 +77,8 @@ struct Record {
   std::vector<float> physical(int lead) const {
     std::vector<float> out(digital.at(lead).size());
     const SignalInfo& s = signals.at(lead);
-    const double gain = s.gain == 0.0 ? 200.0 : s.gain;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const int32_t d = digital[lead][i];
-      out[i] = d == kInvalidSample ? 0.0f : static_cast<float>((d - s.baseline) / gain);
-    }
+    to_physical(digital[lead].data(), out.size(), s.baseline, s.gain == 0.0 ? 200.0 : s.gain,
+                out.data());
     return out;
   }
 
@@ -87,7 +93,8 @@ struct Record {
   // Signal `first` and every other signal of the same length, in physical units, `first` at
   // index 0: what a multi-lead QRS detector takes.
   std::vector<std::vector<float>> physical_leads(int first = 0) const {
-    std::vector<std::vector<float>> leads{physical(first)};
+    std::vector<std::vector<float>> leads;  // not {physical(first)}: that would copy it
+    leads.push_back(physical(first));
     for (int k : other_leads(first)) leads.push_back(physical(k));
     return leads;
   }

@@ -122,8 +122,10 @@ void detect_and_window(std::vector<RecordRun>& runs, const std::vector<std::stri
     r.record = wfdb::read_record(dir, names[i]);
     if (r.record.digital.empty() || r.record.digital[0].empty())
       throw DataError("no signal samples (annotation-only record?)");
-    r.leads = all_leads ? r.record.physical_leads(0)
-                        : std::vector<std::vector<float>>{r.record.physical(0)};
+    if (all_leads)
+      r.leads = r.record.physical_leads(0);
+    else
+      r.leads.push_back(r.record.physical(0));
   });
   wall[kFilter] = timed_stage(runs, threads, [&](RecordRun& r) {
     r.clean = dsp::clean_ecg(r.leads[0].data(), r.leads[0].size(), r.record.sampling_hz);

@@ -124,11 +124,14 @@ void band_envelope(const std::vector<float>& y, LeadEnvelope& e, bool keep_band)
 
 void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e,
                    LeadEnvelope* slow) {
-  e.slope.clear();
-  e.energy.clear();
-  e.band.clear();
-  if (slow) slow->slope.clear(), slow->energy.clear(), slow->band.clear();
-  if (n == 0) return;
+  // Every sample of each vector is written below, so a reused one is resized, not cleared:
+  // clearing would have its pages filled with zeros again first.
+  e.band.clear();  // the main band is not kept
+  if (n == 0) {
+    e.slope.clear(), e.energy.clear();
+    if (slow) slow->slope.clear(), slow->energy.clear(), slow->band.clear();
+    return;
+  }
   thread_local std::vector<float> y, y_slow;
   resample(x, n, sampling_hz / kRateHz, y);
   band_envelope(y, e, false);

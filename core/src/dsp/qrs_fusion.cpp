@@ -137,8 +137,9 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
 void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
           const std::vector<std::vector<float>>& weight, Fused& f) {
   const size_t m = leads.empty() ? 0 : leads[0].energy.size();
-  f.energy.assign(m, 0.0f);
-  f.slope.assign(m, 0.0f);
+  // Every sample is written by the first lead and added to by the others: no fill first.
+  f.energy.resize(m);
+  f.slope.resize(m);
   if (m == 0) return;
   const size_t blocks = level[0].size();
   std::vector<float> weight_sum(blocks, 0.0f), c(blocks);
@@ -155,9 +156,16 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
       const float c0 = c[b == 0 ? 0 : b - 1], c1 = c[std::min(b, blocks - 1)];
       const float step = (c1 - c0) / float(kBlock);
       float cc = c0;
-      for (size_t i = from; i < to; ++i, cc += step) {
-        f.energy[i] += cc * e[i];
-        f.slope[i] += cc * s[i];
+      if (k == 0) {
+        for (size_t i = from; i < to; ++i, cc += step) {
+          f.energy[i] = cc * e[i];
+          f.slope[i] = cc * s[i];
+        }
+      } else {
+        for (size_t i = from; i < to; ++i, cc += step) {
+          f.energy[i] += cc * e[i];
+          f.slope[i] += cc * s[i];
+        }
       }
     }
   }

@@ -170,9 +170,11 @@ class BeatVq final : public hlm::Tokenizer {
     // of the same length joins in (a second lead rescues noisy stretches, at
     // about 2.5x the detection time in `hlm bench tokenize`). R peaks refer to the tokenized lead,
     // which comes first.
-    const std::vector<std::vector<float>> all =
-        detect_all_leads_ ? record.physical_leads(lead)
-                          : std::vector<std::vector<float>>{record.physical(lead)};
+    std::vector<std::vector<float>> all;
+    if (detect_all_leads_)
+      all = record.physical_leads(lead);
+    else
+      all.push_back(record.physical(lead));  // moved in, where {physical(lead)} would copy
     const std::vector<float>& x = all.front();
     const size_t n = x.size();
     const std::vector<float> clean = hlm::dsp::clean_ecg(x.data(), n, fs, clean_);
@@ -390,7 +392,7 @@ class BeatVq final : public hlm::Tokenizer {
   // Per beat of `b`: whether its window touches a sample of `raw` the record marks invalid.
   std::vector<bool> invalid_windows(const std::vector<int32_t>& raw, const hlm::Beats& b) const {
     std::vector<bool> out(b.size(), false);
-    if (std::find(raw.begin(), raw.end(), hlm::kInvalidSample) == raw.end()) return out;
+    if (!hlm::any_invalid(raw.data(), raw.size())) return out;
     std::vector<uint32_t> invalid(raw.size() + 1, 0);  // prefix counts
     for (size_t i = 0; i < raw.size(); ++i)
       invalid[i + 1] = invalid[i] + (raw[i] == hlm::kInvalidSample);
