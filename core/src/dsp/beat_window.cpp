@@ -22,6 +22,8 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
   const double start = -options.before_seconds * sampling_hz;
   const double step = (options.before_seconds + options.after_seconds) * sampling_hz / (m - 1);
   std::vector<size_t> kept;
+  kept.reserve(r_peaks.size());
+  features->reserve(features->size() + r_peaks.size() * size_t(m));  // no regrowth per beat
   std::vector<double> w(m);
   for (size_t b = 0; b < r_peaks.size(); ++b) {
     const double first = double(r_peaks[b]) + start;
