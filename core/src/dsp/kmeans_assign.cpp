@@ -14,12 +14,6 @@ namespace {
 constexpr int kRowTile = 4;  // nearest_codes is written out for 4 rows
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define HLM_VECTOR_CLONES HLM_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
-#else
-#define HLM_VECTOR_CLONES
-#endif
-
 // For kRowTile rows: per tile of 16 codes, the 4 x 16 dot products are accumulated in
 // registers and turned into ||c||^2 - 2 x.c; each lane keeps its smallest and second smallest
 // value (strict <: the lowest index wins a tie) without branches. Lanes merge at the end, ties

@@ -6,17 +6,11 @@
 
 namespace hlm {
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define HLM_PHYSICAL_CLONES HLM_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
-#else
-#define HLM_PHYSICAL_CLONES
-#endif
-
 // The value is worked out for every sample and an invalid one's bits are masked to +0 after,
 // so the loop has no branch and vectorises; the division stays a division (a reciprocal
 // would move the last bit of some samples). The difference is taken in double, exact for any
 // two int32 values, where an int subtraction from kInvalidSample would overflow.
-HLM_PHYSICAL_CLONES
+HLM_VECTOR_CLONES
 void to_physical(const int32_t* digital, size_t n, int baseline, double gain, float* out) {
   for (size_t i = 0; i < n; ++i) {
     const float v = static_cast<float>((static_cast<double>(digital[i]) - baseline) / gain);
@@ -27,7 +21,7 @@ void to_physical(const int32_t* digital, size_t n, int baseline, double gain, fl
   }
 }
 
-HLM_PHYSICAL_CLONES
+HLM_VECTOR_CLONES
 bool any_invalid(const int32_t* digital, size_t n) {
   uint32_t any = 0;
   for (size_t i = 0; i < n; ++i) any |= uint32_t(digital[i] == kInvalidSample);

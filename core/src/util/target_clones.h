@@ -14,3 +14,11 @@
 #ifndef HLM_TARGET_CLONES
 #define HLM_TARGET_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
 #endif
+
+// A vector loop's clones: x86-64-v4 (AVX-512), v3 (AVX2) and the baseline, where GCC builds
+// for x86-64; one version elsewhere.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define HLM_VECTOR_CLONES HLM_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
+#else
+#define HLM_VECTOR_CLONES
+#endif
