@@ -5,28 +5,14 @@
 #include <cmath>
 
 #include "dsp/pearson.h"
+#include "dsp/point_clock.h"
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/errors.h"
 
 namespace hlm {
 namespace {
 
-// Where seconds from the R peak fall among a window's points.
-struct PointClock {
-  double per_second = 0, r = 0;
-  int points = 0;
-  explicit PointClock(const dsp::BeatWindowOptions& w)
-      : per_second((w.points - 1) / (w.before_seconds + w.after_seconds)),
-        r(w.before_seconds * per_second),
-        points(w.points) {}
-  // The points from from_s to to_s: [first, end).
-  int first(double from_s) const {
-    return std::clamp(int(std::ceil(r + from_s * per_second - 1e-9)), 0, points);
-  }
-  int end(double to_s) const {
-    return std::clamp(int(std::floor(r + to_s * per_second + 1e-9)) + 1, 0, points);
-  }
-};
+using dsp::PointClock;
 
 double mean(const float* x, int first, int end) {
   double s = 0;

@@ -6,8 +6,9 @@
 // `template_descriptors` each beat also carries numbers describing its template
 // (hlm/dsp/template_descriptors.h) into the token store, for heads to read; with
 // `shape_descriptors` its window and its window minus the template, resampled
-// (hlm/dsp/beat_shape_descriptors.h). With `align_max_shift_s` each R peak is first moved to
-// where its QRS matches its record's template best (hlm/dsp/fiducial_alignment.h).
+// (hlm/dsp/beat_shape_descriptors.h); with `p_wave_descriptors` its P wave against its record's
+// late beats' (hlm/dsp/p_wave_reference.h). With `align_max_shift_s` each R peak is first moved
+// to where its QRS matches its record's template best (hlm/dsp/fiducial_alignment.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -19,6 +20,7 @@
 #include "hlm/dsp/fiducial_alignment.h"
 #include "hlm/dsp/filter.h"
 #include "hlm/dsp/kmeans.h"
+#include "hlm/dsp/p_wave_reference.h"
 #include "hlm/dsp/qrs.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/dsp/template_descriptors.h"
@@ -90,6 +92,13 @@ class BeatVq final : public hlm::Tokenizer {
     descriptors_ = p.value("template_descriptors", false);
     shape_points_ = p.value("shape_descriptors", 0);
     shape_leads_ = p.value("shape_descriptor_leads", 1);
+    p_waves_ = p.value("p_wave_descriptors", false);
+    if (p_waves_ && !hlm::covers_p_wave(window_))
+      throw hlm::ConfigError(
+          "beat-vq: p_wave_descriptors read the P wave from {} s to {} s before the R peak, at 3 "
+          "points or more; window_before_s={} and points={} do not (HINT: window_before_s: 0.25, "
+          "points: 64)",
+          -hlm::kPWaveSeconds[0], -hlm::kPWaveSeconds[1], window_.before_seconds, window_.points);
     if (shape_leads_ < 1 || (shape_leads_ > 1 && shape_points_ == 0))
       throw hlm::ConfigError(
           "beat-vq: shape_descriptor_leads={} must be 1 or more, and above 1 only with "
@@ -195,7 +204,7 @@ class BeatVq final : public hlm::Tokenizer {
     b.labels =
         hlm::dsp::label_beats(b.positions, record.annotations, hlm::dsp::match_window_samples(fs));
     mark_invalid_windows(record.digital[lead], b);
-    if (!relative_ && !descriptors_ && !shape_points_) return b;
+    if (!relative_ && !descriptors_ && !shape_points_ && !p_waves_) return b;
     std::vector<int64_t> row(b.size());
     for (size_t i = 0; i < b.size(); ++i)
       row[i] = std::isnan(b.features[i * size_t(window_.points)]) ? -1 : int64_t(i);
@@ -209,14 +218,21 @@ class BeatVq final : public hlm::Tokenizer {
           b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
           hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
           hlm::beat_shape_descriptor_count(shape_points_));
-    if (shape_leads_ > 1) add_other_lead_shapes(record, lead, all, peaks, kept, row, left_out, b);
+    const std::vector<size_t> late =
+        p_waves_ ? hlm::late_beats(b.rr_seconds, row) : std::vector<size_t>();
+    std::vector<float> p_waves;
+    if (p_waves_) p_waves = hlm::late_p_wave_correlations(b.features.data(), window_, row, late);
+    if (shape_leads_ > 1)
+      add_other_lead_shapes(record, lead, all, peaks, kept, row, left_out, late, p_waves, b);
+    if (p_waves_)
+      b.descriptors = side_by_side(b.descriptors, descriptor_width(), p_waves, p_wave_leads());
     if (relative_) describe_relative(b, row, templates);
     return b;
   }
 
   bool needs_fit() const override { return codebook_.empty(); }
 
-  // The template descriptors, then the shape descriptors (extract()'s order).
+  // The template descriptors, the shape descriptors, then the P wave's (extract()'s order).
   std::vector<std::string> descriptor_names() const override {
     std::vector<std::string> names;
     if (descriptors_)
@@ -229,6 +245,9 @@ class BeatVq final : public hlm::Tokenizer {
         for (const std::string& name : shape)
           names.push_back(name + ", lead " + std::to_string(other + 1));
     }
+    if (p_waves_)
+      for (int lead = 0; lead < p_wave_leads(); ++lead)
+        names.push_back(hlm::late_p_wave_descriptor_name(lead));
     return names;
   }
 
@@ -280,6 +299,15 @@ class BeatVq final : public hlm::Tokenizer {
  private:
   int feature_dim() const { return relative_ ? kRelativeFeatures : window_.points; }
 
+  // The template and shape descriptors per beat, before the P wave's.
+  int descriptor_width() const {
+    return (descriptors_ ? hlm::kTemplateDescriptorCount : 0) +
+           (shape_points_ ? shape_leads_ * hlm::beat_shape_descriptor_count(shape_points_) : 0);
+  }
+
+  // The leads p_wave_descriptors describe: those of the shape descriptors.
+  int p_wave_leads() const { return p_waves_ ? (shape_points_ ? shape_leads_ : 1) : 0; }
+
   // The signal to tokenize: the first of lead_names the record's header names, else `lead`.
   // Databases do not keep one lead order: MIT-BIH record 114 has V5 first and MLII second,
   // where its other records have MLII first, and a code learnt on one lead means something
@@ -309,11 +337,14 @@ class BeatVq final : public hlm::Tokenizer {
   // show on one lead only: a PVC's changed axis, or a P wave hidden on one projection. A beat
   // whose window is invalid on either lead gets that lead's template shape (no difference)
   // and is left out of its neighbours' templates there. `detected` holds the leads the
-  // detector read (physical_leads' order), so they are not converted again.
+  // detector read (physical_leads' order), so they are not converted again. With
+  // p_wave_descriptors each lead's P wave against the `late` beats' (hlm/dsp/p_wave_reference.h)
+  // joins `p_waves`, one column per lead, beat-major.
   void add_other_lead_shapes(const hlm::Record& record, int lead,
                              const std::vector<std::vector<float>>& detected,
                              const std::vector<int64_t>& peaks, const std::vector<size_t>& kept,
                              const std::vector<int64_t>& row, const std::vector<bool>& left_out,
+                             const std::vector<size_t>& late, std::vector<float>& p_waves,
                              hlm::Beats& b) const {
     const std::vector<int> others = record.other_leads(lead);
     if (static_cast<int>(others.size()) + 1 < shape_leads_)
@@ -348,6 +379,10 @@ class BeatVq final : public hlm::Tokenizer {
           hlm::beat_shape_descriptors(windows.data(), window_, row_here, templates, shape_points_),
           width);
       columns += width;
+      if (p_waves_)
+        p_waves =
+            side_by_side(p_waves, used,
+                         hlm::late_p_wave_correlations(windows.data(), window_, row_here, late), 1);
     }
   }
 
@@ -414,7 +449,7 @@ class BeatVq final : public hlm::Tokenizer {
   std::vector<std::string> lead_names_;
   double align_max_shift_s_ = 0;
   bool detect_all_leads_ = false, relative_ = false, descriptors_ = false;
-  bool timely_templates_ = false;
+  bool timely_templates_ = false, p_waves_ = false;
   hlm::dsp::BeatWindowOptions window_;
   hlm::dsp::KmeansOptions kmeans_;
   hlm::dsp::CleanOptions clean_;
@@ -461,6 +496,11 @@ const hlm_param_decl kBeatVqParams[] = {
      "which beats make a beat's template (its 50 neighbours either side): \"all\", or "
      "\"timely\", leaving out premature ones, so that bigeminy or a run of ectopic beats does "
      "not make the ectopic shape the template"},
+    {"p_wave_descriptors", "bool", "false",
+     "store with each beat, on each lead of the shape descriptors (the tokenized one alone "
+     "without them), the correlation of its P wave (0.25 to 0.09 s before the R peak) with "
+     "the median P wave of its record's late beats (the tenth with the longest RR interval "
+     "before them), for a head's or the trees' `descriptors`"},
     {"shape_descriptors", "int[0,]", "0",
      "store with each beat its window and its window minus its template at this many points, "
      "over the template's QRS (0: none), for a head's or the trees' `descriptors`"},

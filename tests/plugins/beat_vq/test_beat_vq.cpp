@@ -10,6 +10,7 @@
 #include "hlm/dataset.h"
 #include "hlm/dsp/beat_morphology.h"
 #include "hlm/dsp/beat_shape_descriptors.h"
+#include "hlm/dsp/p_wave_reference.h"
 #include "hlm/dsp/rr_features.h"
 #include "hlm/dsp/synthetic_ecg.h"
 #include "hlm/dsp/template_descriptors.h"
@@ -332,6 +333,46 @@ TEST_F(BeatVq, ShapeDescriptorsOfASecondLeadAreCutAtTheSamePeaks) {
     EXPECT_NE(std::string(e.what()).find("record 'syn001'"), std::string::npos) << e.what();
   }
   EXPECT_ANY_THROW(tokenizer({{"codes", 16}, {"shape_descriptor_leads", 2}}));
+}
+
+// p_wave_descriptors: one column per shape lead after every other descriptor, the others
+// unchanged, correlations in [-1, 1]; a window that does not reach the P wave is refused.
+TEST_F(BeatVq, PWaveDescriptorsFollowTheShapesOnePerLead) {
+  const int points = 8, shape = hlm::beat_shape_descriptor_count(points), width = 2 * shape + 2;
+  const nlohmann::json shapes = {
+      {"codes", 16}, {"shape_descriptors", points}, {"shape_descriptor_leads", 2}};
+  nlohmann::json with = shapes;
+  with["p_wave_descriptors"] = true;
+  const auto names = tokenizer(with)->descriptor_names();
+  ASSERT_EQ(names.size(), size_t(width));
+  EXPECT_EQ(names[size_t(2 * shape)], hlm::late_p_wave_descriptor_name(0));
+  EXPECT_EQ(names[size_t(2 * shape + 1)], hlm::late_p_wave_descriptor_name(0) + ", lead 2");
+  const hlm::Record rec = dataset_->read("syn001");
+  const hlm::Beats plain = tokenizer(shapes)->extract(rec), b = tokenizer(with)->extract(rec);
+  ASSERT_EQ(b.positions, plain.positions);
+  ASSERT_EQ(b.descriptors.size(), b.size() * size_t(width));
+  int below_one = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    for (int j = 0; j < 2 * shape; ++j)
+      ASSERT_EQ(b.descriptors[i * width + size_t(j)], plain.descriptors[i * 2 * shape + size_t(j)]);
+    for (int lead = 0; lead < 2; ++lead) {
+      const float r = b.descriptors[i * width + size_t(2 * shape + lead)];
+      ASSERT_TRUE(r >= -1.0f && r <= 1.0f) << "beat " << i << " lead " << lead << ": " << r;
+      below_one += r < 0.999f;
+    }
+  }
+  EXPECT_GT(below_one, 0);
+  // Alone, one column: the tokenized lead's, the same values.
+  const hlm::Beats alone = tokenizer({{"codes", 16}, {"p_wave_descriptors", true}})->extract(rec);
+  ASSERT_EQ(alone.descriptors.size(), alone.size());
+  for (size_t i = 0; i < alone.size(); ++i)
+    ASSERT_EQ(alone.descriptors[i], b.descriptors[i * width + size_t(2 * shape)]) << i;
+  try {
+    tokenizer({{"codes", 16}, {"p_wave_descriptors", true}, {"window_before_s", 0.2}});
+    ADD_FAILURE() << "a window short of the P wave was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("p_wave_descriptors"), std::string::npos) << e.what();
+  }
 }
 
 // With lead_names picking the second signal and the template descriptors on, the columns are:
