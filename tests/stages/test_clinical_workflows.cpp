@@ -12,6 +12,7 @@
 #include <set>
 
 #include "eval/score_table.h"
+#include "hlm/dsp/p_wave_reference.h"
 #include "support/finetune_cv.h"
 #include "support/hlm_cli.h"
 
@@ -234,6 +235,26 @@ TEST(ClinicalWorkflows, MitdbAamiRefusesAPublishedPointOfAnotherClass) {
     hlm::test::expect_refused(refused, message);
     EXPECT_EQ(refused.output.find("boosting trees"), std::string::npos) << refused.output;
   }
+}
+
+// The header's command that adds beat-vq's p_wave_descriptors: the trees read the P wave on both
+// leads and the waveform minus its template, and not the waveform itself.
+TEST(ClinicalWorkflows, MitdbAamiTreesReadThePWaveWhenTheHeaderSaysSo) {
+  if (const std::string why = mitdb_aami_absent("230"); !why.empty()) GTEST_SKIP() << why;
+  const CiRun run("workflows/mitdb-aami.yaml", "hlm_mitdb_aami_p_wave",
+                  "'vars.fold=[0]' 'vars.backbones=[full]' 'vars.annotated_beats=[]' "
+                  "vars.tokenizer.p_wave_descriptors=true 'vars.trees_descriptor_prefix=\"\"' "
+                  "'vars.trees_leave_out=[beat at]'");
+  const auto trees = run.manifest("finetune[backbone=full,fold=0,seed=0]")["results"]["trees"];
+  ASSERT_TRUE(trees.is_object()) << run.output();
+  const auto columns = trees["statistics"].get<std::vector<std::string>>();
+  const auto has = [&columns](const std::string& prefix) {
+    return std::count_if(columns.begin(), columns.end(),
+                         [&](const std::string& c) { return c.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_EQ(has(hlm::late_p_wave_descriptor_name(0)), 2) << trees["statistics"].dump();
+  EXPECT_GT(has("beat minus template"), 0);
+  EXPECT_EQ(has("beat at"), 0);
 }
 
 // The inter-patient step runs when the test records are in the folder: here the paced records
