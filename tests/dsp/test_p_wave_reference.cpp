@@ -47,7 +47,7 @@ double ectopic_p(double t) { return -0.12 * gauss(t, -0.14, 0.02); }
 
 TEST(LateBeats, AreTheTenthWithTheLongestIntervalInBeatOrder) {
   std::vector<float> rr(40, 0.8f);
-  rr[0] = 0.0f;                          // no interval before the first beat
+  rr[0] = 0.0f;  // no interval before the first beat
   rr[7] = 1.9f, rr[21] = 1.5f, rr[33] = 1.7f, rr[35] = 1.2f;
   std::vector<int64_t> row = every_row(rr.size());
   // 39 beats qualify: the 4 longest (a tenth, rounded up).
@@ -95,9 +95,8 @@ TEST(LatePWave, TellsSinusFromEctopicBeatsThatAreMostOfTheRecord) {
 }
 
 TEST(LatePWave, ABeatWithoutAWindowOrARecordWithoutLateBeatsReadsAsTheReference) {
-  const auto windows = windows_of(3, [](size_t i, double t) {
-    return i == 1 ? ectopic_p(t) : sinus_p(t);
-  });
+  const auto windows =
+      windows_of(3, [](size_t i, double t) { return i == 1 ? ectopic_p(t) : sinus_p(t); });
   // Beat 1's window is gone (row -1): it reads 1, and beat 2 uses row 1 (the ectopic window).
   const std::vector<int64_t> row = {0, -1, 1};
   const auto score = hlm::late_p_wave_correlations(windows.data(), kWindow, row, {0});
