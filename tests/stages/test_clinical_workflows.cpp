@@ -255,6 +255,15 @@ TEST(ClinicalWorkflows, MitdbAamiTreesReadThePWaveWhenTheHeaderSaysSo) {
   EXPECT_EQ(has(hlm::late_p_wave_descriptor_name(0)), 2) << trees["statistics"].dump();
   EXPECT_GT(has("beat minus template"), 0);
   EXPECT_EQ(has("beat at"), 0);
+  // The report counts the store descriptors the trees read, not those trees_leave_out drops.
+  const auto store = trees["store_descriptor_names"].get<std::vector<std::string>>();
+  const auto read = std::count_if(store.begin(), store.end(), [&](const std::string& name) {
+    return std::find(columns.begin(), columns.end(), name) != columns.end();
+  });
+  EXPECT_LT(read, static_cast<std::ptrdiff_t>(store.size()));
+  EXPECT_NE(run.report().find(std::to_string(read) + " descriptors of the token store ("),
+            std::string::npos)
+      << run.report();
 }
 
 // The inter-patient step runs when the test records are in the folder: here the paced records

@@ -980,7 +980,8 @@ StageKind finetune_stage() {
        false},
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
-       "template_descriptors and shape_descriptors), whether or not the head does: task beats "
+       "template_descriptors, shape_descriptors and p_wave_descriptors), whether or not the head "
+       "does: task beats "
        "as they are, tasks record and af by their median over the record's or segment's beats "
        "(with shape_descriptors, the record's median beat) instead of nine statistics",
        false},

@@ -1,6 +1,7 @@
 // The fine-tuning stage's report (see finetune_report.h).
 #include "stages/finetune_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tasks/record_statistics.h"
@@ -55,10 +56,21 @@ std::string head_text(const HeadOptions& head, const std::string& task) {
          ", class weights " + head.class_weights;
 }
 
+// The store descriptors the trees read: those chosen, less those trees_leave_out names (a
+// column's name begins with its descriptor's).
+std::vector<std::string> read_store_names(const nlohmann::json& trees) {
+  const auto leave_out = trees.value("leave_out", std::vector<std::string>());
+  std::vector<std::string> out;
+  for (const std::string& name : trees.value("store_descriptor_names", out))
+    if (std::none_of(leave_out.begin(), leave_out.end(),
+                     [&](const std::string& p) { return name.rfind(p, 0) == 0; }))
+      out.push_back(name);
+  return out;
+}
+
 // The boosted trees beside the head and the blend of their votes, as a clause.
 std::string trees_text(const nlohmann::json& trees, const std::string& task) {
-  const std::vector<std::string> store_names =
-      trees.value("store_descriptor_names", std::vector<std::string>());
+  const std::vector<std::string> store_names = read_store_names(trees);
   const std::string store_span =
       store_names.empty() ? ""
                           : std::to_string(store_names.size()) +

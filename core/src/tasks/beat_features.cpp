@@ -76,8 +76,8 @@ void expect_head_descriptors(const TokenStore& store) {
   if (store.descriptor_count() == 0)
     throw ConfigError(
         "{}: the head's descriptors input needs a token store with descriptors; this one has "
-        "none (HINT: tokenize with beat-vq's template_descriptors: true, or set descriptors: "
-        "false)",
+        "none (HINT: tokenize with beat-vq's template_descriptors, shape_descriptors or "
+        "p_wave_descriptors: true, or set descriptors: false)",
         store.path());
 }
 

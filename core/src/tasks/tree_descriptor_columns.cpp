@@ -11,7 +11,8 @@ void expect_tree_descriptors(const TokenStore& store, size_t columns) {
   if (store.descriptor_count() == 0)
     throw DataError(
         "{}: the trees are to read the token store's descriptors (trees_descriptors), and it has "
-        "none (HINT: tokenize with beat-vq's template_descriptors or shape_descriptors)",
+        "none (HINT: tokenize with beat-vq's template_descriptors, shape_descriptors or "
+        "p_wave_descriptors)",
         store.path());
   if (store.descriptor_count() < columns)
     throw DataError(

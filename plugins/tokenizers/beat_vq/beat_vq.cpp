@@ -215,9 +215,9 @@ class BeatVq final : public hlm::Tokenizer {
       b.descriptors = hlm::template_descriptors(b.features.data(), window_, row, templates);
     if (shape_points_)
       b.descriptors = side_by_side(
-          b.descriptors, descriptors_ ? hlm::kTemplateDescriptorCount : 0,
+          b.descriptors, template_width(),
           hlm::beat_shape_descriptors(b.features.data(), window_, row, templates, shape_points_),
-          hlm::beat_shape_descriptor_count(shape_points_));
+          shape_width());
     const std::vector<size_t> late =
         p_waves_ ? hlm::late_beats(b.rr_seconds, row) : std::vector<size_t>();
     std::vector<float> p_waves;
@@ -299,11 +299,13 @@ class BeatVq final : public hlm::Tokenizer {
  private:
   int feature_dim() const { return relative_ ? kRelativeFeatures : window_.points; }
 
-  // The template and shape descriptors per beat, before the P wave's.
-  int descriptor_width() const {
-    return (descriptors_ ? hlm::kTemplateDescriptorCount : 0) +
-           (shape_points_ ? shape_leads_ * hlm::beat_shape_descriptor_count(shape_points_) : 0);
+  // Descriptor columns per beat: the template descriptors', one lead's shape descriptors',
+  // and all of these before the P wave's (extract()'s order).
+  int template_width() const { return descriptors_ ? hlm::kTemplateDescriptorCount : 0; }
+  int shape_width() const {
+    return shape_points_ ? hlm::beat_shape_descriptor_count(shape_points_) : 0;
   }
+  int descriptor_width() const { return template_width() + shape_leads_ * shape_width(); }
 
   // The leads p_wave_descriptors describe: those of the shape descriptors.
   int p_wave_leads() const { return p_waves_ ? (shape_points_ ? shape_leads_ : 1) : 0; }
@@ -352,8 +354,6 @@ class BeatVq final : public hlm::Tokenizer {
           "beat-vq: record '{}' ({}) has {} signal(s) of its length; shape_descriptor_leads={} "
           "(HINT: leave records with fewer leads out, or lower shape_descriptor_leads)",
           record.name, record.source, others.size() + 1, shape_leads_);
-    const int width = hlm::beat_shape_descriptor_count(shape_points_);
-    int columns = (descriptors_ ? hlm::kTemplateDescriptorCount : 0) + width;
     for (int used = 1; used < shape_leads_; ++used) {
       const int signal = others[size_t(used - 1)];
       std::vector<float> converted;
@@ -375,10 +375,9 @@ class BeatVq final : public hlm::Tokenizer {
       const std::vector<float> templates =
           hlm::local_templates(windows.data(), window_.points, row_here, left_out);
       b.descriptors = side_by_side(
-          b.descriptors, columns,
+          b.descriptors, template_width() + used * shape_width(),
           hlm::beat_shape_descriptors(windows.data(), window_, row_here, templates, shape_points_),
-          width);
-      columns += width;
+          shape_width());
       if (p_waves_)
         p_waves =
             side_by_side(p_waves, used,
