@@ -261,7 +261,8 @@ TEST(ClinicalWorkflows, MitdbAamiTreesReadThePWaveWhenTheHeaderSaysSo) {
     return std::find(columns.begin(), columns.end(), name) != columns.end();
   });
   EXPECT_LT(read, static_cast<std::ptrdiff_t>(store.size()));
-  EXPECT_NE(run.report().find(std::to_string(read) + " descriptors of the token store ("),
+  EXPECT_NE(run.report().find("each beat's inputs, " + std::to_string(read) +
+                              " descriptors of the token store ("),
             std::string::npos)
       << run.report();
 }

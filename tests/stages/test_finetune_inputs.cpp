@@ -272,7 +272,9 @@ TEST(FinetuneEvaluate, DescriptorsAreRefusedWhereAStoreHasNone) {
   expect_refused(none,
                  "tokens.hlmt: the head's descriptors input needs a token store with "
                  "descriptors");
-  EXPECT_NE(none.output.find("template_descriptors: true"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("template_descriptors, shape_descriptors or p_wave_descriptors: true"),
+            std::string::npos)
+      << none.output;
   // Fine-tuned with them, evaluated on a store made without them.
   const auto other = run_hlm(base + " tokenize.tokenizer.template_descriptors=true");
   expect_refused(other, "the classifier reads 10 descriptors per beat, this token store has 0");

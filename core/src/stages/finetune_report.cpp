@@ -56,21 +56,24 @@ std::string head_text(const HeadOptions& head, const std::string& task) {
          ", class weights " + head.class_weights;
 }
 
-// The store descriptors the trees read: those chosen, less those trees_leave_out names (a
-// column's name begins with its descriptor's).
-std::vector<std::string> read_store_names(const nlohmann::json& trees) {
-  const auto leave_out = trees.value("leave_out", std::vector<std::string>());
+// The store descriptors the trees read: those chosen whose column trees_leave_out left in the
+// trees' rows (`statistics`; a record's or a segment's column is the descriptor's median, as
+// record_statistics_names writes it). Every one chosen when the rows' names are not kept.
+std::vector<std::string> read_store_names(const nlohmann::json& trees, const std::string& task) {
+  const auto columns = trees.value("statistics", std::vector<std::string>());
+  const std::string suffix =
+      task == "beats" ? "" : std::string(" ") + statistics_unit(task) + " median";
   std::vector<std::string> out;
   for (const std::string& name : trees.value("store_descriptor_names", out))
-    if (std::none_of(leave_out.begin(), leave_out.end(),
-                     [&](const std::string& p) { return name.rfind(p, 0) == 0; }))
+    if (columns.empty() ||
+        std::find(columns.begin(), columns.end(), name + suffix) != columns.end())
       out.push_back(name);
   return out;
 }
 
 // The boosted trees beside the head and the blend of their votes, as a clause.
 std::string trees_text(const nlohmann::json& trees, const std::string& task) {
-  const std::vector<std::string> store_names = read_store_names(trees);
+  const std::vector<std::string> store_names = read_store_names(trees, task);
   const std::string store_span =
       store_names.empty() ? ""
                           : std::to_string(store_names.size()) +
