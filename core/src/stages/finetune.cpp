@@ -981,9 +981,9 @@ StageKind finetune_stage() {
       {"trees_descriptors", "bool", "false",
        "the trees also read the token store's per-beat descriptors (beat-vq's "
        "template_descriptors, shape_descriptors and p_wave_descriptors), whether or not the head "
-       "does: task beats "
-       "as they are, tasks record and af by their median over the record's or segment's beats "
-       "(with shape_descriptors, the record's median beat) instead of nine statistics",
+       "does: task beats as they are, tasks record and af by their median over the record's or "
+       "segment's beats (with shape_descriptors, the record's median beat) instead of nine "
+       "statistics",
        false},
       {"trees_leave_out", "list", "[]",
        "the trees do not read the columns whose names (the results' trees.statistics) begin "

@@ -61,13 +61,13 @@ std::string head_text(const HeadOptions& head, const std::string& task) {
 // record_statistics_names writes it). Every one chosen when the rows' names are not kept.
 std::vector<std::string> read_store_names(const nlohmann::json& trees, const std::string& task) {
   const auto columns = trees.value("statistics", std::vector<std::string>());
-  const std::string suffix =
-      task == "beats" ? "" : std::string(" ") + statistics_unit(task) + " median";
   std::vector<std::string> out;
-  for (const std::string& name : trees.value("store_descriptor_names", out))
-    if (columns.empty() ||
-        std::find(columns.begin(), columns.end(), name + suffix) != columns.end())
+  for (const std::string& name : trees.value("store_descriptor_names", out)) {
+    const std::string column =
+        task == "beats" ? name : store_median_name(name, statistics_unit(task));
+    if (columns.empty() || std::find(columns.begin(), columns.end(), column) != columns.end())
       out.push_back(name);
+  }
   return out;
 }
 

@@ -113,7 +113,7 @@ std::vector<std::string> record_statistics_names(const HeadOptions& options,
     out.push_back(smallest + "mean");
   }
   for (size_t j = 0; j < medians.columns.size(); ++j)
-    out.push_back(medians.name(j) + " " + unit + " median");
+    out.push_back(store_median_name(medians.name(j), unit));
   return out;
 }
 

@@ -44,6 +44,11 @@ inline const char* statistics_unit(const std::string& task) {
   return task == "record" ? "record" : "segment";
 }
 
+// The column of a store descriptor's median over a `unit` (statistics_unit): "NAME record median".
+inline std::string store_median_name(const std::string& descriptor, const std::string& unit) {
+  return descriptor + " " + unit + " median";
+}
+
 // The columns' names of record_statistics (or, with another `unit`, span_statistics), from the
 // options alone: what a key that names columns is checked against before any row is made.
 std::vector<std::string> record_statistics_names(const HeadOptions& options,
