@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/target_clones.h"
+
 namespace hlm::dsp::qrs {
 
 namespace {
@@ -12,6 +14,7 @@ constexpr ptrdiff_t kLong = 12;       // 125 ms mean, subtracted: its lower edge
 constexpr ptrdiff_t kIntegrate = 12;  // 125 ms moving mean of the slope
 
 // Centred moving sums of v over 5 samples (interior only: the ends use clipped windows).
+HLM_VECTOR_CLONES
 void sums_of_5(const std::vector<float>& v, std::vector<float>& sum5) {
   static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
                 "the means are built from 5-sample sums");
@@ -32,6 +35,7 @@ float clipped_mean(const std::vector<float>& v, ptrdiff_t i, ptrdiff_t h) {
 // out = (5-sample mean of v, if with_short) - 25-sample mean of v. Interior values come from
 // sums of five 5-sample sums: short loops that vectorise, one pass each, and float suffices
 // since nothing accumulates along the record.
+HLM_VECTOR_CLONES
 void centred_means(const std::vector<float>& v, bool with_short, std::vector<float>& out) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
   thread_local std::vector<float> sum5;
@@ -58,9 +62,35 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
   release_if_large(sum5);
 }
 
+// out[j] for j < count: b linearly interpolated at j * ratio, which lies before b's last
+// sample, so each reads two samples without a bound to check. Blocks of positions and
+// fractions are worked out first (a loop that vectorises); the reads, gathers the compiler
+// does not make, follow.
+HLM_VECTOR_CLONES
+void interpolate_before_last(const float* __restrict b, double ratio, ptrdiff_t count,
+                             float* __restrict out) {
+  constexpr ptrdiff_t kBlock = 256;
+  int64_t at[kBlock];
+  float frac[kBlock];
+  for (ptrdiff_t j0 = 0; j0 < count; j0 += kBlock) {
+    const ptrdiff_t nb = std::min(kBlock, count - j0);
+    for (ptrdiff_t k = 0; k < nb; ++k) {
+      const double t = double(j0 + k) * ratio;
+      const int64_t i = static_cast<int64_t>(t);
+      at[k] = i;
+      frac[k] = float(t - double(i));
+    }
+    for (ptrdiff_t k = 0; k < nb; ++k) {
+      const float* p = b + at[k];
+      out[j0 + k] = p[0] + frac[k] * (p[1] - p[0]);
+    }
+  }
+}
+
 // y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
 // samples against aliasing, then linear interpolation. The boxcar is taken once at every
 // input sample (a loop that vectorises), as each is read by one or two output samples.
+HLM_VECTOR_CLONES
 void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
@@ -91,18 +121,17 @@ void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
     b = boxed.data();
   }
   y.resize(m);
-  for (ptrdiff_t j = 0; j < m; ++j) {
-    const double t = double(j) * ratio;
-    const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
-    const float f = float(t - double(i));
-    const float a = b[i];
-    y[j] = i + 1 < nn ? a + f * (b[i + 1] - a) : a;
-  }
+  float* out = y.data();
+  interpolate_before_last(b, ratio, m - 1, out);
+  const double t = double(m - 1) * ratio;
+  const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
+  out[m - 1] = i + 1 < nn ? b[i] + float(t - double(i)) * (b[i + 1] - b[i]) : b[i];
   release_if_large(boxed);
 }
 
 // The band, its slope and the envelope of a resampled lead (see LeadEnvelope); the band is kept
 // in e.band only when `keep_band` (the slow band's, which the pause search reads).
+HLM_VECTOR_CLONES
 void band_envelope(const std::vector<float>& y, LeadEnvelope& e, bool keep_band) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(y.size());
   // Otherwise a per-thread buffer: fresh pages cost more than the arithmetic.
@@ -145,6 +174,32 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& e
   release_if_large(y);
 }
 
+namespace {
+// Whether no v[j], j in [a, z), is above x (strict: reaches x). The nearest samples are read
+// first, one by one, as they decide most calls; the rest in blocks that vectorise, stopping
+// after the first block that has one.
+HLM_VECTOR_CLONES
+bool none_above(const float* __restrict v, int64_t a, int64_t z, float x, bool strict) {
+  constexpr int64_t kNear = 4, kSpan = 16;
+  auto above = [&](float y) { return strict ? y >= x : y > x; };
+  for (int64_t k = 0; k < kNear && a < z; ++k) {  // from both ends: the caller's x sits at one
+    if (above(v[a]) || above(v[z - 1])) return false;
+    ++a, --z;
+  }
+  for (int64_t j0 = a; j0 < z; j0 += kSpan) {
+    const int64_t end = std::min(z, j0 + kSpan);
+    unsigned any = 0;
+    if (strict) {
+      for (int64_t j = j0; j < end; ++j) any |= unsigned(v[j] >= x);
+    } else {
+      for (int64_t j = j0; j < end; ++j) any |= unsigned(v[j] > x);
+    }
+    if (any) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation) {
   const int64_t m = static_cast<int64_t>(h.size());
   std::vector<int64_t> out;
@@ -168,11 +223,8 @@ std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separatio
       const int64_t i = rising[c];
       const float x = v[i];
       const int64_t a = std::max<int64_t>(0, i - separation), z = std::min(m - 1, i + separation);
-      bool is_max = true;
-      for (int64_t j = i + 1; j <= z && is_max; ++j) is_max = v[j] <= x;
       // Equal values are rare in real data; the first one wins.
-      for (int64_t j = i - 1; j >= a && is_max; --j) is_max = v[j] < x;
-      if (is_max) out.push_back(i);
+      if (none_above(v, i + 1, z + 1, x, false) && none_above(v, a, i, x, true)) out.push_back(i);
     }
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include "ecg/wfdb_internal.h"
 #include "hlm/wfdb.h"
+#include "util/target_clones.h"
 
 namespace hlm::wfdb {
 
@@ -200,6 +201,16 @@ void decode_groups(int format, const uint8_t* p, size_t groups, int32_t* out) {
 }
 
 }  // namespace
+
+HLM_VECTOR_CLONES
+void decode_212_pairs(const uint8_t* __restrict p, size_t frames, int32_t* __restrict a,
+                      int32_t* __restrict b) {
+  for (size_t i = 0; i < frames; ++i) {
+    const uint32_t b0 = p[3 * i], b1 = p[3 * i + 1], b2 = p[3 * i + 2];
+    a[i] = sign_extend(b0 | ((b1 & 0x0Fu) << 8), 12);
+    b[i] = sign_extend(b2 | ((b1 & 0xF0u) << 4), 12);
+  }
+}
 
 void decode_samples(int format, const uint8_t* data, uint64_t size, uint64_t first, size_t n,
                     int32_t* out) {

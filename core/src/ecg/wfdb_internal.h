@@ -27,6 +27,10 @@ int32_t invalid_raw_value(int format, bool* has);
 void decode_samples(int format, const uint8_t* data, uint64_t size, uint64_t first, size_t n,
                     int32_t* out);
 
+// Format 212 holding two signals of one sample per frame (MIT-BIH's layout): each 3-byte group
+// is one frame. Decodes `frames` frames from p straight into the two signals.
+void decode_212_pairs(const uint8_t* p, size_t frames, int32_t* a, int32_t* b);
+
 // A whole file mapped read-only (MAP_PRIVATE, MADV_SEQUENTIAL). Empty files map to size 0.
 class MappedFile {
  public:

@@ -10,6 +10,7 @@
 #include "hlm/errors.h"
 #include "hlm/util.h"
 #include "hlm/wfdb.h"
+#include "util/target_clones.h"
 
 namespace hlm::wfdb {
 namespace {
@@ -70,6 +71,19 @@ void scatter(const Group& g, const Header& h, const int32_t* flat, int64_t f0, s
       for (int j = 0; j < spf[k]; ++j) *out[k]++ = *flat++;
 }
 
+// Plain loops on their own (the samples could alias a caller's members), which vectorise.
+HLM_VECTOR_CLONES
+uint32_t sum_of(const int32_t* x, size_t n) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += uint32_t(x[i]);
+  return sum;
+}
+
+HLM_VECTOR_CLONES
+void mark_invalid(int32_t* x, size_t n, int32_t invalid) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] == invalid ? kInvalidSample : x[i];
+}
+
 // What each decoded chunk of a signal goes through while it is still in cache: format 8's
 // running sum, the checksum over the record's own samples (not the frames read past its end
 // for skew) and the invalid markers.
@@ -82,7 +96,6 @@ class SignalFinish {
 
   // Samples [from, v.size()) of the signal, just scattered.
   void apply(std::vector<int32_t>& v, size_t from) {
-    // Plain loops on locals (the samples could alias the members), which vectorise.
     int32_t* x = v.data();
     const size_t to = v.size();
     if (accumulate_) {
@@ -90,13 +103,8 @@ class SignalFinish {
       for (size_t i = from; i < to; ++i) x[i] = acc += x[i];
       acc_ = acc;
     }
-    uint32_t sum = 0;
-    for (size_t i = from, end = std::min(to, own_); i < end; ++i) sum += uint32_t(x[i]);
-    sum_ += sum;
-    if (has_invalid_) {
-      const int32_t invalid = invalid_;
-      for (size_t i = from; i < to; ++i) x[i] = x[i] == invalid ? kInvalidSample : x[i];
-    }
+    if (from < std::min(to, own_)) sum_ += sum_of(x + from, std::min(to, own_) - from);
+    if (has_invalid_) mark_invalid(x + from, to - from, invalid_);
   }
 
   uint32_t sum() const { return sum_; }
@@ -187,14 +195,21 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
   // Chunks of 6 * 4096 frames start on a packed-group boundary for every format; each chunk
   // is decoded, scattered and finished while it is in cache.
   constexpr int64_t kChunkFrames = 6 * 4096;
-  std::vector<int32_t> flat(static_cast<size_t>(kChunkFrames * spf));
+  // MIT-BIH's layout, two signals in format 212, is decoded straight into the signals.
+  const bool pairs_212 = fmt == 212 && g.count == 2 && spf == 2;
+  std::vector<int32_t> flat(pairs_212 ? 0 : static_cast<size_t>(kChunkFrames * spf));
   for (int64_t f0 = 0; f0 < decode_frames; f0 += kChunkFrames) {
     const size_t nf = static_cast<size_t>(std::min(kChunkFrames, decode_frames - f0));
-    decode_samples(fmt, stream.data, stream.size, static_cast<uint64_t>(f0) * spf, nf * spf,
-                   flat.data());
     for (size_t k = 0; k < g.count; ++k)
       r.digital[g.first + k].resize((f0 + nf) * h.signals[g.first + k].samples_per_frame);
-    scatter(g, h, flat.data(), f0, nf, r.digital);
+    if (pairs_212) {  // whole groups: the file holds every frame decoded
+      decode_212_pairs(stream.data + 3 * f0, nf, r.digital[g.first].data() + f0,
+                       r.digital[g.first + 1].data() + f0);
+    } else {
+      decode_samples(fmt, stream.data, stream.size, static_cast<uint64_t>(f0) * spf, nf * spf,
+                     flat.data());
+      scatter(g, h, flat.data(), f0, nf, r.digital);
+    }
     for (size_t k = 0; k < g.count; ++k)
       finish[k].apply(r.digital[g.first + k], f0 * h.signals[g.first + k].samples_per_frame);
   }
