@@ -1,6 +1,8 @@
 // Nearest-code search for k-means and beat tokenisation (see kmeans_kernels.h): 4 rows x 16
-// codes of dot products held in registers, minima kept per lane without branches.
+// codes of dot products held in registers (8 rows x 32 codes with AVX-512), minima kept per
+// lane without branches.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "dsp/kmeans_kernels.h"
@@ -11,66 +13,64 @@ namespace hlm::dsp {
 namespace kmeans {
 
 namespace {
-constexpr int kRowTile = 4;  // nearest_codes is written out for 4 rows
+constexpr int kRowTile = 4;   // rows per call of nearest_codes
+constexpr int kWideRows = 8;  // rows per call of nearest_codes_wide
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// kTiles tiles of 16 codes from tile t on, for kRowTile rows: the dot products are accumulated
-// in registers and turned into ||c||^2 - 2 x.c; each lane keeps its smallest and second
-// smallest value (strict <: the lowest index wins a tie) without branches, tile after tile.
-template <int kTiles>
-inline __attribute__((always_inline)) void tiles_step(const float* const rows[kRowTile],
+// kTiles tiles of 16 codes from tile t on, for kRows rows: the dot products are accumulated in
+// registers and turned into ||c||^2 - 2 x.c; each lane keeps its smallest and second smallest
+// value (strict <: the lowest index wins a tie) without branches, tile after tile.
+template <int kRows, int kTiles>
+inline __attribute__((always_inline)) void tiles_step(const float* const rows[],
                                                       const PackedCodes& p, int t,
-                                                      float best[kRowTile][kCodeTile],
-                                                      float second[kRowTile][kCodeTile],
-                                                      uint32_t code[kRowTile][kCodeTile]) {
+                                                      float best[][kCodeTile],
+                                                      float second[][kCodeTile],
+                                                      uint32_t code[][kCodeTile]) {
+  // One vector per row and tile (a register with AVX-512, two with AVX2), spelled out so that
+  // the compiler keeps each in registers rather than vectorising across rows.
+  using Codes = float __attribute__((vector_size(kCodeTile * sizeof(float))));
   const int dim = p.dim;
-  const float* __restrict r0 = rows[0];
-  const float* __restrict r1 = rows[1];
-  const float* __restrict r2 = rows[2];
-  const float* __restrict r3 = rows[3];
-  float acc[kTiles][kRowTile][kCodeTile] = {};
+  Codes acc[kTiles][kRows] = {};
   for (int d = 0; d < dim; ++d) {
-    const float x0 = r0[d], x1 = r1[d], x2 = r2[d], x3 = r3[d];
     for (int k = 0; k < kTiles; ++k) {
-      const float* __restrict c = &p.values[(size_t(t + k) * dim + d) * kCodeTile];
-      for (int j = 0; j < kCodeTile; ++j) {
-        acc[k][0][j] += x0 * c[j];
-        acc[k][1][j] += x1 * c[j];
-        acc[k][2][j] += x2 * c[j];
-        acc[k][3][j] += x3 * c[j];
-      }
+      Codes c;
+      std::memcpy(&c, &p.values[(size_t(t + k) * dim + d) * kCodeTile], sizeof c);
+      for (int r = 0; r < kRows; ++r) acc[k][r] += rows[r][d] * c;
     }
   }
   for (int k = 0; k < kTiles; ++k) {
     const float* __restrict norms = &p.norms[size_t(t + k) * kCodeTile];
     const uint32_t base = uint32_t((t + k) * kCodeTile);
-    for (int r = 0; r < kRowTile; ++r)
+    for (int r = 0; r < kRows; ++r) {
+      float dots[kCodeTile];
+      std::memcpy(dots, &acc[k][r], sizeof dots);
       for (int j = 0; j < kCodeTile; ++j) {
-        const float d = norms[j] - 2.0f * acc[k][r][j];
+        const float d = norms[j] - 2.0f * dots[j];
         const bool better = d < best[r][j];
         second[r][j] = std::min(second[r][j], std::max(best[r][j], d));
         best[r][j] = better ? d : best[r][j];
         code[r][j] = better ? base + uint32_t(j) : code[r][j];
       }
+    }
   }
 }
 
-// For kRowTile rows: every tile, kTiles at a time, then the lanes merged, ties to the lower
-// code, so the result does not depend on the tiling.
-template <int kTiles>
-inline __attribute__((always_inline)) void nearest_codes_of(const float* const rows[kRowTile],
-                                                            const PackedCodes& p,
-                                                            float best_out[kRowTile],
-                                                            float second_out[kRowTile],
-                                                            uint32_t code_out[kRowTile]) {
-  float best[kRowTile][kCodeTile], second[kRowTile][kCodeTile];
-  uint32_t code[kRowTile][kCodeTile];
-  for (int r = 0; r < kRowTile; ++r)
+// For kRows rows: every tile, kTiles at a time, then the lanes merged, ties to the lower code,
+// so the result does not depend on the tiling.
+template <int kRows, int kTiles>
+inline __attribute__((always_inline)) void nearest_codes_of(const float* const rows[],
+                                                            const PackedCodes& p, float best_out[],
+                                                            float second_out[],
+                                                            uint32_t code_out[]) {
+  float best[kRows][kCodeTile], second[kRows][kCodeTile];
+  uint32_t code[kRows][kCodeTile];
+  for (int r = 0; r < kRows; ++r)
     for (int j = 0; j < kCodeTile; ++j) best[r][j] = kInf, second[r][j] = kInf, code[r][j] = 0;
   int t = 0;
-  for (; t + kTiles <= p.tiles; t += kTiles) tiles_step<kTiles>(rows, p, t, best, second, code);
-  for (; t < p.tiles; ++t) tiles_step<1>(rows, p, t, best, second, code);
-  for (int r = 0; r < kRowTile; ++r) {
+  for (; t + kTiles <= p.tiles; t += kTiles)
+    tiles_step<kRows, kTiles>(rows, p, t, best, second, code);
+  for (; t < p.tiles; ++t) tiles_step<kRows, 1>(rows, p, t, best, second, code);
+  for (int r = 0; r < kRows; ++r) {
     int lane = 0;
     for (int j = 1; j < kCodeTile; ++j)
       if (best[r][j] < best[r][lane] || (best[r][j] == best[r][lane] && code[r][j] < code[r][lane]))
@@ -84,24 +84,24 @@ inline __attribute__((always_inline)) void nearest_codes_of(const float* const r
   }
 }
 
-// One tile at a time: 4 x 16 dot products fill the registers of AVX2 and SSE.
+// 4 rows, one tile at a time: 4 x 16 dot products fill the registers of AVX2 and SSE.
 HLM_VECTOR_CLONES
-void nearest_codes(const float* const rows[kRowTile], const PackedCodes& p,
-                   float best_out[kRowTile], float second_out[kRowTile],
-                   uint32_t code_out[kRowTile]) {
-  nearest_codes_of<1>(rows, p, best_out, second_out, code_out);
+void nearest_codes(const float* const rows[], const PackedCodes& p, float best_out[],
+                   float second_out[], uint32_t code_out[]) {
+  nearest_codes_of<kRowTile, 1>(rows, p, best_out, second_out, code_out);
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-// Two tiles at a time with AVX-512: 8 independent sums (one register each), as many as its two
-// FMA units need to hide their latency, where one tile's 4 leave half of them idle. The same
-// arithmetic per code and the same order of updates as one tile at a time, so the same bits.
-__attribute__((target("arch=x86-64-v4"))) void nearest_codes_wide(const float* const rows[kRowTile],
+// 8 rows, two tiles at a time, with AVX-512's 32 registers: 16 independent sums keep both FMA
+// units busy where 4 left them waiting on latency, and each code is read from cache once per 8
+// rows instead of 4. The same arithmetic per code and the same order of updates as one tile of
+// 4 rows at a time, so the same bits.
+__attribute__((target("arch=x86-64-v4"))) void nearest_codes_wide(const float* const rows[],
                                                                   const PackedCodes& p,
-                                                                  float best_out[kRowTile],
-                                                                  float second_out[kRowTile],
-                                                                  uint32_t code_out[kRowTile]) {
-  nearest_codes_of<2>(rows, p, best_out, second_out, code_out);
+                                                                  float best_out[],
+                                                                  float second_out[],
+                                                                  uint32_t code_out[]) {
+  nearest_codes_of<kWideRows, 2>(rows, p, best_out, second_out, code_out);
 }
 bool wide_supported() {
   static const bool wide = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
@@ -109,10 +109,11 @@ bool wide_supported() {
 }
 #else
 bool wide_supported() { return false; }
-void nearest_codes_wide(const float* const rows[kRowTile], const PackedCodes& p,
-                        float best_out[kRowTile], float second_out[kRowTile],
-                        uint32_t code_out[kRowTile]) {
+void nearest_codes_wide(const float* const rows[], const PackedCodes& p, float best_out[],
+                        float second_out[], uint32_t code_out[]) {
   nearest_codes(rows, p, best_out, second_out, code_out);
+  nearest_codes(rows + kRowTile, p, best_out + kRowTile, second_out + kRowTile,
+                code_out + kRowTile);
 }
 #endif
 
@@ -120,17 +121,18 @@ void nearest_range(const PackedCodes& p, const float* const* rows, size_t first,
                    uint32_t* code, float* d1, float* d2) {
   const int dim = p.dim;
   const bool wide = wide_supported();
-  for (size_t r0 = first; r0 < last; r0 += kRowTile) {
-    const float* tile_rows[kRowTile];
+  const size_t step = wide ? kWideRows : kRowTile;
+  for (size_t r0 = first; r0 < last; r0 += step) {
+    const float* tile_rows[kWideRows];
     // A short last tile repeats its final row; only the real rows are written back.
-    for (int r = 0; r < kRowTile; ++r) tile_rows[r] = rows[std::min(r0 + r, last - 1)];
-    float best[kRowTile], next[kRowTile];
-    uint32_t best_code[kRowTile];
+    for (size_t r = 0; r < step; ++r) tile_rows[r] = rows[std::min(r0 + r, last - 1)];
+    float best[kWideRows], next[kWideRows];
+    uint32_t best_code[kWideRows];
     if (wide)
       nearest_codes_wide(tile_rows, p, best, next, best_code);
     else
       nearest_codes(tile_rows, p, best, next, best_code);
-    for (int r = 0; r < kRowTile && r0 + r < last; ++r) {
+    for (size_t r = 0; r < step && r0 + r < last; ++r) {
       code[r0 + r] = best_code[r];
       if (!d1 && !d2) continue;
       float xx = 0.0f;
