@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "util/target_clones.h"
 
 namespace hlm::dsp::qrs {
 
@@ -29,6 +32,24 @@ std::vector<float> running_block_median(const std::vector<float>& v, int half) {
     out[b] = window[window.size() / 2];
   }
   return out;
+}
+
+// The largest of v[0, n), n > 0, as 16 running maxima in one vector (std::max_element reads
+// one value after another). The envelope holds no NaN, so the order of reading does not matter.
+HLM_VECTOR_CLONES
+float max_of(const float* v, size_t n) {
+  using Sixteen = float __attribute__((vector_size(16 * sizeof(float))));
+  Sixteen part = Sixteen{} + v[0];
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Sixteen x;
+    std::memcpy(&x, v + i, sizeof x);
+    part = part < x ? x : part;
+  }
+  float best = v[0];
+  for (size_t k = 0; k < 16; ++k) best = std::max(best, part[k]);
+  for (; i < n; ++i) best = std::max(best, v[i]);
+  return best;
 }
 
 // Values tagged with their block, in block order: the values of blocks [a, z) are contiguous.
@@ -62,8 +83,7 @@ std::vector<float> qrs_level(const LeadEnvelope& lead) {
   const size_t m = e.size(), blocks = (m + kBlock - 1) / kBlock;
   std::vector<float> block_max(blocks);
   for (size_t b = 0; b < blocks; ++b)
-    block_max[b] =
-        *std::max_element(e.begin() + b * kBlock, e.begin() + std::min(m, (b + 1) * kBlock));
+    block_max[b] = max_of(e.data() + b * kBlock, std::min(m, (b + 1) * kBlock) - b * kBlock);
   std::vector<float> level = running_block_median(block_max, kLevelHalfBlocks);
   for (float& v : level) v = std::max(v, 1e-12f);
   return level;
@@ -76,7 +96,7 @@ std::vector<float> peak_weight(const LeadEnvelope& lead, const std::vector<float
   float sample[kBlock / kBackgroundStride + 1];
   for (size_t b = 0; b < blocks; ++b) {
     const size_t a = b * kBlock, z = std::min(m, a + kBlock);
-    block_max[b] = *std::max_element(e.begin() + a, e.begin() + z) / level[b];
+    block_max[b] = max_of(e.data() + a, z - a) / level[b];
     size_t c = 0;
     for (size_t i = a; i < z; i += kBackgroundStride) sample[c++] = e[i];
     block_bg[b] = median_in_place(sample, c) / level[b];
