@@ -6,25 +6,43 @@
 #include <cmath>
 
 #include "hlm/dsp/beat_morphology.h"
+#include "util/target_clones.h"
 
 namespace hlm::dsp {
 
 namespace {
 
-// Pearson correlation of x[0, len) with a template whose mean is already removed and whose
-// sum of squares is t_energy.
-double correlation(const float* x, const std::vector<double>& centred_template, double t_energy) {
-  const size_t len = centred_template.size();
-  double mean = 0;
-  for (size_t j = 0; j < len; ++j) mean += x[j];
-  mean /= double(len);
-  double cov = 0, energy = 0;
+// Work space of lag_correlations, sized once per record.
+struct LagSums {
+  std::vector<double> mean, cov, energy;
+  explicit LagSums(size_t lags) : mean(lags), cov(lags), energy(lags) {}
+};
+
+// out[k], k < lags: the Pearson correlation of x[k, k + len) with a template whose mean is
+// already removed and whose sum of squares is t_energy; -2 where that stretch is flat. Every
+// lag's sums run over j in order, as one lag alone would; the lags side by side make the
+// vector lanes (the file is built without FP contraction, so every clone gives these bits).
+HLM_VECTOR_CLONES
+void lag_correlations(const float* __restrict x, size_t lags, const std::vector<double>& centred,
+                      double t_energy, LagSums& s, double* __restrict out) {
+  const size_t len = centred.size();
+  double* __restrict mean = s.mean.data();
+  double* __restrict cov = s.cov.data();
+  double* __restrict energy = s.energy.data();
+  for (size_t k = 0; k < lags; ++k) mean[k] = 0, cov[k] = 0, energy[k] = 0;
+  for (size_t j = 0; j < len; ++j)
+    for (size_t k = 0; k < lags; ++k) mean[k] += x[k + j];
+  for (size_t k = 0; k < lags; ++k) mean[k] /= double(len);
   for (size_t j = 0; j < len; ++j) {
-    const double v = x[j] - mean;
-    cov += v * centred_template[j];
-    energy += v * v;
+    const double t = centred[j];
+    for (size_t k = 0; k < lags; ++k) {
+      const double v = x[k + j] - mean[k];
+      cov[k] += v * t;
+      energy[k] += v * v;
+    }
   }
-  return energy > 0 ? cov / std::sqrt(energy * t_energy) : -2.0;
+  for (size_t k = 0; k < lags; ++k)
+    out[k] = energy[k] > 0 ? cov[k] / std::sqrt(energy[k] * t_energy) : -2.0;
 }
 
 }  // namespace
@@ -58,6 +76,9 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
 
   std::vector<int64_t> aligned(r_peaks);
   std::vector<double> t(static_cast<size_t>(len));
+  const size_t lags = size_t(2 * shift + 1);
+  LagSums sums(lags);
+  std::vector<double> by_lag(lags);  // by_lag[shift + lag]
   for (size_t i = 0; i < r_peaks.size(); ++i) {
     if (row[i] < 0) continue;
     const float* tpl = templates.data() + i * size_t(len);
@@ -71,8 +92,9 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
     // and before the next beat's detected one, so the order stays as detected.
     const int64_t after = i > 0 ? aligned[i - 1] : INT64_MIN;
     const int64_t before = i + 1 < r_peaks.size() ? r_peaks[i + 1] : INT64_MAX;
+    lag_correlations(x + (r_peaks[i] - half - shift), lags, t, t_energy, sums, by_lag.data());
     int64_t best_lag = 0;
-    double best = correlation(x + (r_peaks[i] - half), t, t_energy);
+    double best = by_lag[size_t(shift)];
     if (best < -1) continue;  // a flat QRS (a clipped or dead stretch): nothing to match
     // Ties go to the smallest move (lag 0 first, then outwards), so a beat that matches its
     // template equally well anywhere stays where the detector put it.
@@ -80,7 +102,7 @@ std::vector<int64_t> align_r_peaks(const float* x, size_t n, double sampling_hz,
       for (int64_t lag : {-step, step}) {
         const int64_t r = r_peaks[i] + lag;
         if (r <= after || r >= before) continue;
-        const double c = correlation(x + (r - half), t, t_energy);
+        const double c = by_lag[size_t(shift + lag)];
         if (c > best) best = c, best_lag = lag;
       }
     aligned[i] = r_peaks[i] + best_lag;
