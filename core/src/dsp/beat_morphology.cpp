@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "dsp/pearson.h"
@@ -52,48 +53,68 @@ float log_distance(double distance, double size) {
 // at index size / 2 of the sorted values, as std::nth_element picks it.
 class SlidingMedian {
  public:
+  // Every point's sorted values in one block of `stride_` floats, room for the 2 kTemplateBeats
+  // + 1 beats a window holds (more only if a NaN kept a value from being found and removed).
   SlidingMedian(const float* shapes, size_t dim, const std::vector<int64_t>& row)
-      : shapes_(shapes), dim_(dim), row_(row), sorted_(dim) {}
+      : shapes_(shapes), dim_(dim), row_(row), sorted_(dim * stride_), size_(dim, 0) {}
 
   // Beat k's shape in (true) or out (false) of the window; beats without a shape are never in.
   void change(size_t k, bool in) {
     if (row_[k] < 0) return;
     const float* shape = shapes_ + size_t(row_[k]) * dim_;
     for (size_t j = 0; j < dim_; ++j) {
-      std::vector<float>& v = sorted_[j];
-      if (in)
-        v.insert(std::upper_bound(v.begin(), v.end(), shape[j]), shape[j]);
-      else
-        remove(v, shape[j]);
+      if (in && size_[j] == stride_) grow();
+      float* v = sorted_.data() + j * stride_;
+      size_t& size = size_[j];
+      if (in) {
+        float* at = std::upper_bound(v, v + size, shape[j]);
+        std::memmove(at + 1, at, sizeof(float) * size_t(v + size - at));
+        *at = shape[j];
+        ++size;
+      } else {
+        size -= remove(v, size, shape[j]);
+      }
     }
   }
 
-  void clear() {
-    for (auto& v : sorted_) v.clear();
-  }
+  void clear() { std::fill(size_.begin(), size_.end(), size_t(0)); }
 
  private:
-  // One copy of x out of v; a NaN, which no search can place, is looked for one by one.
-  static void remove(std::vector<float>& v, float x) {
-    auto it = std::lower_bound(v.begin(), v.end(), x);
-    if (it == v.end() || !(*it == x))
-      it =
-          std::find_if(v.begin(), v.end(), [x](float y) { return std::isnan(x) && std::isnan(y); });
-    if (it != v.end()) v.erase(it);
+  void grow() {
+    std::vector<float> wider(dim_ * 2 * stride_);
+    for (size_t j = 0; j < dim_; ++j)
+      std::copy_n(sorted_.begin() + ptrdiff_t(j * stride_), size_[j],
+                  wider.begin() + ptrdiff_t(j * 2 * stride_));
+    sorted_.swap(wider);
+    stride_ *= 2;
+  }
+
+  // One copy of x out of v[0, size), if there is one (returns whether); a NaN, which no search
+  // can place, is looked for one by one.
+  static bool remove(float* v, size_t size, float x) {
+    float* end = v + size;
+    float* it = std::lower_bound(v, end, x);
+    if (it == end || !(*it == x))
+      it = std::find_if(v, end, [x](float y) { return std::isnan(x) && std::isnan(y); });
+    if (it == end) return false;
+    std::memmove(it, it + 1, sizeof(float) * size_t(end - it - 1));
+    return true;
   }
 
  public:
   // The median of each point over the beats in the window; zeros when there are none.
   void write(float* out) const {
     for (size_t j = 0; j < dim_; ++j)
-      out[j] = sorted_[j].empty() ? 0.0f : sorted_[j][sorted_[j].size() / 2];
+      out[j] = size_[j] == 0 ? 0.0f : sorted_[j * stride_ + size_[j] / 2];
   }
 
  private:
   const float* shapes_;
   size_t dim_;
   const std::vector<int64_t>& row_;
-  std::vector<std::vector<float>> sorted_;
+  size_t stride_ = 2 * size_t(kTemplateBeats) + 1;
+  std::vector<float> sorted_;  // point j's values in [j stride_, j stride_ + size_[j])
+  std::vector<size_t> size_;
 };
 
 // The q-quantile of v (reordered; v not empty).
