@@ -141,6 +141,15 @@ inline int32_t sign_extend(uint32_t v, int bits) {
   return static_cast<int32_t>((v ^ m) - m);
 }
 
+// Format 212's group of 3 bytes: two 12-bit samples, the middle byte holding the high nibble
+// of each (the low nibble the first's).
+inline int32_t first_of_212(const uint8_t* p) {
+  return sign_extend(p[0] | ((p[1] & 0x0Fu) << 8), 12);
+}
+inline int32_t second_of_212(const uint8_t* p) {
+  return sign_extend(p[2] | ((p[1] & 0xF0u) << 4), 12);
+}
+
 // Decodes `groups` whole groups from p.
 void decode_groups(int format, const uint8_t* p, size_t groups, int32_t* out) {
   switch (format) {
@@ -175,8 +184,8 @@ void decode_groups(int format, const uint8_t* p, size_t groups, int32_t* out) {
       break;
     case 212:
       for (size_t i = 0; i < groups; ++i, p += 3, out += 2) {
-        out[0] = sign_extend(p[0] | ((p[1] & 0x0Fu) << 8), 12);
-        out[1] = sign_extend(p[2] | ((p[1] & 0xF0u) << 4), 12);
+        out[0] = first_of_212(p);
+        out[1] = second_of_212(p);
       }
       break;
     case 310:
@@ -206,9 +215,8 @@ HLM_VECTOR_CLONES
 void decode_212_pairs(const uint8_t* __restrict p, size_t frames, int32_t* __restrict a,
                       int32_t* __restrict b) {
   for (size_t i = 0; i < frames; ++i) {
-    const uint32_t b0 = p[3 * i], b1 = p[3 * i + 1], b2 = p[3 * i + 2];
-    a[i] = sign_extend(b0 | ((b1 & 0x0Fu) << 8), 12);
-    b[i] = sign_extend(b2 | ((b1 & 0xF0u) << 4), 12);
+    a[i] = first_of_212(p + 3 * i);
+    b[i] = second_of_212(p + 3 * i);
   }
 }
 

@@ -203,8 +203,8 @@ void read_group(const Header& h, const Group& g, int64_t frames, bool verify, Re
     for (size_t k = 0; k < g.count; ++k)
       r.digital[g.first + k].resize((f0 + nf) * h.signals[g.first + k].samples_per_frame);
     if (pairs_212) {  // whole groups: the file holds every frame decoded
-      decode_212_pairs(stream.data + 3 * f0, nf, r.digital[g.first].data() + f0,
-                       r.digital[g.first + 1].data() + f0);
+      decode_212_pairs(stream.data + bytes_for_samples(fmt, static_cast<uint64_t>(f0) * spf), nf,
+                       r.digital[g.first].data() + f0, r.digital[g.first + 1].data() + f0);
     } else {
       decode_samples(fmt, stream.data, stream.size, static_cast<uint64_t>(f0) * spf, nf * spf,
                      flat.data());
