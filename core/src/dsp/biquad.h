@@ -17,7 +17,8 @@ Biquad butterworth_highpass(double sampling_hz, double cutoff_hz);
 
 // Runs the cascade forward over x then backward (zero phase). The ends are extended by
 // pad_samples of odd reflection and each section starts in its steady state for the first
-// value, so a DC offset or a slope at the edges leaves no transient. out may equal x.
+// value, so a DC offset or a slope at the edges leaves no transient. out may equal x. At
+// most four sections.
 // Long signals run as several segments at once (allow_lanes), which agrees with the
 // one-recursion result to about 1e-12 of the signal; tests compare the two.
 void filtfilt(const std::vector<Biquad>& sections, const float* x, size_t n, size_t pad_samples,
