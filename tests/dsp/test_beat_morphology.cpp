@@ -246,3 +246,65 @@ TEST(BeatMorphology, TemplatesSlideOverTheRecordExactlyAsDefined) {
         << n << " beats, none marked";
   }
 }
+
+// Each point's template is the median (the upper middle value) of that point over the beats
+// with a shape within kTemplateBeats either side, as a selection over the whole window finds
+// it: with ties, signed zeros and beats without a shape, where the sliding window places each
+// value by counting the values below it.
+TEST(BeatMorphology, SlidingTemplatesAreTheWindowsMedians) {
+  constexpr int kDim = 7;
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> level(-3, 3);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (size_t n : {1, 40, 333}) {
+    std::vector<float> shapes(n * kDim);
+    for (float& v : shapes)
+      v = u(rng) < 0.1f ? -0.0f : float(level(rng)) * 0.5f + (u(rng) < 0.5f ? 0.0f : u(rng));
+    std::vector<int64_t> row(n);
+    for (size_t k = 0; k < n; ++k) row[k] = u(rng) < 0.1f ? -1 : int64_t(k);
+    const std::vector<float> templates = hlm::local_templates(shapes.data(), kDim, row);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < kDim; ++j) {
+        std::vector<float> window;
+        for (size_t k = i >= hlm::kTemplateBeats ? i - hlm::kTemplateBeats : 0;
+             k < std::min(n, i + hlm::kTemplateBeats + 1); ++k)
+          if (row[k] >= 0) window.push_back(shapes[size_t(row[k]) * kDim + j]);
+        float median = 0.0f;
+        if (!window.empty()) {
+          std::nth_element(window.begin(), window.begin() + ptrdiff_t(window.size() / 2),
+                           window.end());
+          median = window[window.size() / 2];
+        }
+        ASSERT_EQ(templates[i * kDim + j], median) << "beat " << i << " point " << j;
+      }
+  }
+}
+
+// A beat is premature when its interval is under kPrematureRatio of the larger of the record's
+// median interval and the 75th percentile of the known intervals within kTemplateBeats either
+// side, selected afresh for each beat here; intervals of 0 or less are unknown and never
+// premature.
+TEST(BeatMorphology, PrematureBeatsFollowTheirNeighboursPercentile) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (size_t n : {1, 60, 500}) {
+    std::vector<double> rr(n);
+    for (double& v : rr) v = u(rng) < 0.05 ? 0.0 : double(int(u(rng) * 6)) * 0.1 + 0.4;
+    std::vector<double> known;
+    for (double v : rr)
+      if (v > 0) known.push_back(v);
+    std::sort(known.begin(), known.end());
+    const double median = known[std::min(known.size() - 1, known.size() / 2)];
+    const std::vector<bool> premature = hlm::premature_beats(rr);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> near;
+      for (size_t k = i >= hlm::kTemplateBeats ? i - hlm::kTemplateBeats : 0;
+           k < std::min(n, i + hlm::kTemplateBeats + 1); ++k)
+        if (rr[k] > 0) near.push_back(rr[k]);
+      std::sort(near.begin(), near.end());
+      const double q75 = near[std::min(near.size() - 1, size_t(0.75 * double(near.size())))];
+      EXPECT_EQ(premature[i], rr[i] > 0 && rr[i] < hlm::kPrematureRatio * std::max(median, q75))
+          << "beat " << i << " of " << n;
+    }
+  }
+}

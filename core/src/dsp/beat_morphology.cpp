@@ -8,6 +8,7 @@
 
 #include "dsp/pearson.h"
 #include "hlm/errors.h"
+#include "util/target_clones.h"
 
 namespace hlm {
 
@@ -47,16 +48,41 @@ float log_distance(double distance, double size) {
   return float(std::log(distance / std::max(size, 1e-9) + 0.01));
 }
 
+// Where x goes among the sorted values v[0, size), counted rather than searched: how many are
+// not above it (std::upper_bound's place, after equal values), and how many are below it
+// (std::lower_bound's, the first copy of x). A binary search's branches, one mispredicted in
+// two, cost more than reading a window's hundred values in vector lanes. The counts are the
+// searches' places only while v is in order: not after a NaN, which no order places, has
+// entered (the searches then place other values out of order too, even once it has left).
+HLM_VECTOR_CLONES
+unsigned count_not_above(const float* v, unsigned size, float x) {
+  unsigned c = 0;
+  for (unsigned i = 0; i < size; ++i) c += !(x < v[i]);
+  return c;
+}
+
+HLM_VECTOR_CLONES
+unsigned count_below(const float* v, unsigned size, float x) {
+  unsigned c = 0;
+  for (unsigned i = 0; i < size; ++i) c += v[i] < x;
+  return c;
+}
+
 // The element-wise median of the shapes of a window of beats that slides along a record: each
-// point's values kept sorted, so a beat entering or leaving costs a binary search and a short
-// move instead of a selection over the whole window for every beat. The median is the value
+// point's values kept sorted, so a beat entering or leaving costs a count and a short move
+// instead of a selection over the whole window for every beat. The median is the value
 // at index size / 2 of the sorted values, as std::nth_element picks it.
 class SlidingMedian {
  public:
   // Every point's sorted values in one block of `stride_` floats, room for the 2 kTemplateBeats
   // + 1 beats a window holds (more only if a NaN kept a value from being found and removed).
   SlidingMedian(const float* shapes, size_t dim, const std::vector<int64_t>& row)
-      : shapes_(shapes), dim_(dim), row_(row), sorted_(dim * stride_), size_(dim, 0) {}
+      : shapes_(shapes),
+        dim_(dim),
+        row_(row),
+        sorted_(dim * stride_),
+        size_(dim, 0),
+        searched_(dim, false) {}
 
   // Beat k's shape in (true) or out (false) of the window; beats without a shape are never in.
   void change(size_t k, bool in) {
@@ -66,18 +92,31 @@ class SlidingMedian {
       if (in && size_[j] == stride_) grow();
       float* v = sorted_.data() + j * stride_;
       size_t& size = size_[j];
+      const float x = shape[j];
       if (in) {
-        float* at = std::upper_bound(v, v + size, shape[j]);
+        float* at = searched_[j] ? std::upper_bound(v, v + size, x)
+                                 : v + count_not_above(v, unsigned(size), x);
         std::memmove(at + 1, at, sizeof(float) * size_t(v + size - at));
-        *at = shape[j];
+        *at = x;
         ++size;
+        searched_[j] = searched_[j] || std::isnan(x);
       } else {
-        size -= remove(v, size, shape[j]);
+        float* it =
+            searched_[j] ? std::lower_bound(v, v + size, x) : v + count_below(v, unsigned(size), x);
+        if (it != v + size && *it == x) {
+          remove_at(v, size, it);
+        } else if (std::isnan(x)) {  // a NaN, which no search can place
+          float* nan = std::find_if(v, v + size, [](float y) { return std::isnan(y); });
+          if (nan != v + size) remove_at(v, size, nan);
+        }
       }
     }
   }
 
-  void clear() { std::fill(size_.begin(), size_.end(), size_t(0)); }
+  void clear() {
+    std::fill(size_.begin(), size_.end(), size_t(0));
+    std::fill(searched_.begin(), searched_.end(), false);
+  }
 
  private:
   void grow() {
@@ -89,16 +128,9 @@ class SlidingMedian {
     stride_ *= 2;
   }
 
-  // One copy of x out of v[0, size), if there is one (returns whether); a NaN, which no search
-  // can place, is looked for one by one.
-  static bool remove(float* v, size_t size, float x) {
-    float* end = v + size;
-    float* it = std::lower_bound(v, end, x);
-    if (it == end || !(*it == x))
-      it = std::find_if(v, end, [x](float y) { return std::isnan(x) && std::isnan(y); });
-    if (it == end) return false;
-    std::memmove(it, it + 1, sizeof(float) * size_t(end - it - 1));
-    return true;
+  static void remove_at(float* v, size_t& size, float* it) {
+    std::memmove(it, it + 1, sizeof(float) * size_t(v + size - it - 1));
+    --size;
   }
 
  public:
@@ -115,6 +147,9 @@ class SlidingMedian {
   size_t stride_ = 2 * size_t(kTemplateBeats) + 1;
   std::vector<float> sorted_;  // point j's values in [j stride_, j stride_ + size_[j])
   std::vector<size_t> size_;
+  // Whether a NaN has entered point j's values since the window was last cleared: from then on
+  // its places are searched, as before counting, so every value lands where it did.
+  std::vector<bool> searched_;
 };
 
 // The q-quantile of v (reordered; v not empty).
@@ -134,13 +169,20 @@ std::vector<bool> premature_beats(const std::vector<double>& rr) {
     if (v > 0) known.push_back(v);
   if (known.empty()) return premature;
   const double record_median = quantile(known, 0.5);
+  // The known intervals of the beats within kTemplateBeats either side, kept sorted as the
+  // window slides (a value enters on the right, one leaves on the left), so each beat's 75th
+  // percentile is read at its place rather than selected again.
+  std::vector<double>& window = known;
+  window.clear();
+  size_t lo = 0, hi = 0;
   for (size_t i = 0; i < n; ++i) {
+    for (const size_t end = std::min(n, i + kTemplateBeats + 1); hi < end; ++hi)
+      if (rr[hi] > 0) window.insert(std::upper_bound(window.begin(), window.end(), rr[hi]), rr[hi]);
+    for (; lo + size_t(kTemplateBeats) < i; ++lo)
+      if (rr[lo] > 0) window.erase(std::lower_bound(window.begin(), window.end(), rr[lo]));
     if (!(rr[i] > 0)) continue;
-    known.clear();
-    const size_t lo = i >= size_t(kTemplateBeats) ? i - kTemplateBeats : 0;
-    for (size_t k = lo; k < std::min(n, i + kTemplateBeats + 1); ++k)
-      if (rr[k] > 0) known.push_back(rr[k]);
-    const double reference = std::max(record_median, quantile(known, 0.75));
+    const size_t at = std::min(window.size() - 1, size_t(0.75 * double(window.size())));
+    const double reference = std::max(record_median, window[at]);
     premature[i] = rr[i] < kPrematureRatio * reference;
   }
   return premature;
