@@ -5,9 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
-#include <string>
 
+#include "hlm/errors.h"
 #include "util/target_clones.h"
 
 namespace hlm::dsp {
@@ -182,7 +181,8 @@ inline __attribute__((always_inline)) void run_pass_lanes_of(const std::vector<B
     for (size_t s = 0; s < K; ++s) z1[s][j / 4][j % 4] = s1[s], z2[s][j / 4][j % 4] = s2[s];
   }
   // Four steps at a time: each lane's four values are read as one block where they can be
-  // and turned across the lanes; elsewhere (lane 0's idling, the ends) one by one.
+  // and turned across the lanes; in a block where one lane's cannot (lane 0 idling, the
+  // signal's ends), every lane's value one by one.
   const size_t steps = warmup + len;
   // A block of the pass's positions t..t+3 lies at t.. forward and at m - 4 - t.. backward.
   auto block = [&](size_t j, size_t i0) {
@@ -306,7 +306,8 @@ size_t memory_samples(const std::vector<Biquad>& sections, double tolerance) {
 
 // Lanes pay off when the warm-up is a small part of each lane's segment.
 bool lanes_pay(const std::vector<Biquad>& sections, size_t m, size_t warmup) {
-  return sections.size() <= kMaxSections && warmup != SIZE_MAX && m >= kLanes * 8 * warmup;
+  return !sections.empty() && sections.size() <= kMaxSections && warmup != SIZE_MAX &&
+         m >= kLanes * 8 * warmup;
 }
 }  // namespace
 
@@ -321,8 +322,8 @@ void filtfilt(const std::vector<Biquad>& sections, const float* x, size_t n, siz
               float* out, bool allow_lanes) {
   if (n == 0) return;
   if (sections.size() > kMaxSections)
-    throw std::invalid_argument("filtfilt: at most " + std::to_string(kMaxSections) +
-                                " sections in one cascade");
+    throw InternalError("filtfilt: {} sections, at most {} in one cascade", sections.size(),
+                        kMaxSections);
   // Odd reflection about the end values keeps the level and the slope continuous.
   const PaddedFloats padded{x, n, std::min(pad_samples, n - 1)};
   const UnpaddedFloats unpadded{out, n, padded.pad};
