@@ -108,6 +108,19 @@ struct UnpaddedFloats {
   }
 };
 
+// One sample v through the first k sections, whose states z1, z2 move on by one sample.
+inline double through(const std::vector<Biquad>& sections, size_t k, double* z1, double* z2,
+                      double v) {
+  for (size_t s = 0; s < k; ++s) {
+    const Biquad& b = sections[s];
+    const double y = b.b0 * v + z1[s];
+    z1[s] = b.b1 * v - b.a1 * y + z2[s];
+    z2[s] = b.b2 * v - b.a2 * y;
+    v = y;
+  }
+  return v;
+}
+
 // One pass of the cascade, forward or backward, over positions [0, m) from `in` to `out`, one
 // sample after another. All sections run in one loop so that their recursions, each bound by
 // its own latency, overlap.
@@ -118,17 +131,7 @@ void run_pass(const std::vector<Biquad>& sections, const In& in, const Out& out,
   auto at = [&](size_t t) { return backward ? m - 1 - t : t; };
   double z1[kMaxSections], z2[kMaxSections];
   settle(sections, in.at(at(0)), z1, z2);
-  for (size_t t = 0; t < m; ++t) {
-    double v = in.at(at(t));
-    for (size_t s = 0; s < k; ++s) {
-      const Biquad& b = sections[s];
-      const double y = b.b0 * v + z1[s];
-      z1[s] = b.b1 * v - b.a1 * y + z2[s];
-      z2[s] = b.b2 * v - b.a2 * y;
-      v = y;
-    }
-    out.put(at(t), v);
-  }
+  for (size_t t = 0; t < m; ++t) out.put(at(t), through(sections, k, z1, z2, in.at(at(t))));
 }
 
 // Four lanes' values at four steps, lane by lane, turned into the four steps' values across
@@ -248,17 +251,8 @@ inline __attribute__((always_inline)) void run_pass_lanes_of(const std::vector<B
   // The last lane goes on alone over the few samples that did not divide evenly.
   double s1[K], s2[K];
   for (size_t s = 0; s < K; ++s) s1[s] = z1[s][kGroups - 1][3], s2[s] = z2[s][kGroups - 1][3];
-  for (size_t t = kLanes * len; t < m; ++t) {
-    double v = in.at(at(t));
-    for (size_t s = 0; s < K; ++s) {
-      const Biquad& q = sections[s];
-      const double y = q.b0 * v + s1[s];
-      s1[s] = q.b1 * v - q.a1 * y + s2[s];
-      s2[s] = q.b2 * v - q.a2 * y;
-      v = y;
-    }
-    out.put(at(t), v);
-  }
+  for (size_t t = kLanes * len; t < m; ++t)
+    out.put(at(t), through(sections, K, s1, s2, in.at(at(t))));
 }
 
 template <class In, class Out>
