@@ -260,6 +260,28 @@ TEST(SyntheticEcg, Makes2To1AvBlockFromItsOnset) {
     EXPECT_GT(std::fabs(double(a.sample) / o.sampling_hz - rhythm.blocked_p_waves[5]), 0.3);
 }
 
+// av_block_every 3: of every three sinus impulses the third is blocked (3:2 block), so the
+// intervals alternate between one sinus interval and two: 0.6 s, then 1.2 s.
+TEST(SyntheticEcg, Makes3To2AvBlock) {
+  hlm::dsp::SyntheticEcgOptions o = noise_free(60);
+  o.heart_rate_bpm = 100;
+  o.rr_std_seconds = 0;
+  o.leads = 1;
+  o.av_block_onset_seconds = 0;
+  o.av_block_every = 3;
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  ASSERT_GT(rhythm.beats.size(), 30u);
+  EXPECT_NEAR(double(rhythm.blocked_p_waves.size()), 0.5 * double(rhythm.beats.size()), 1.0);
+  for (size_t k = 2; k < rhythm.beats.size(); ++k) {
+    const double a = rhythm.beats[k - 1].seconds - rhythm.beats[k - 2].seconds;
+    const double b = rhythm.beats[k].seconds - rhythm.beats[k - 1].seconds;
+    EXPECT_NEAR(a + b, 1.8, 1e-9) << "beat " << k;  // one short and one long interval
+    EXPECT_NEAR(std::fabs(a - b), 0.6, 1e-9) << "beat " << k;
+  }
+  o.av_block_every = 1;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
 // t_wave_amplitude scales the sinus beats' T waves alone.
 TEST(SyntheticEcg, ScalesTheTWaves) {
   hlm::dsp::SyntheticEcgOptions o = noise_free(20);

@@ -81,6 +81,7 @@ void check_options(const SyntheticEcgOptions& o) {
         "pvc_every must be 0 (random PVCs) or in [2, 100]");
   check(o.pvc_onset_seconds >= 0, "pvc_onset_seconds must be >= 0");
   check(std::isfinite(o.av_block_onset_seconds), "av_block_onset_seconds must be finite");
+  check(o.av_block_every >= 2 && o.av_block_every <= 10, "av_block_every must be in [2, 10]");
   check(o.t_wave_amplitude >= 0 && o.t_wave_amplitude <= 5, "t_wave_amplitude must be in [0, 5]");
   check(o.pvc_amplitude > 0 && o.pvc_amplitude <= 5, "pvc_amplitude must be in (0, 5]");
   check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");

@@ -62,14 +62,14 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
   auto af_rr_draw = [&] { return std::max(0.28, af_rr * std::exp(0.25 * rng.normal() - 0.03)); };
 
   double t = 0.2 + rng.unit() * rr_mean;
-  bool last_pvc = true;      // no PVC as the very first beat
-  int normals = 0;           // sinus beats since the last PVC
-  bool conduct_next = true;  // 2:1 AV block: conducted and blocked impulses alternate
+  bool last_pvc = true;  // no PVC as the very first beat
+  int normals = 0;       // sinus beats since the last PVC
+  int impulses = 0;      // AV block: sinus impulses since its onset; the last of each
+                         // av_block_every is blocked
   while (t < o.seconds) {
     const bool af = in_af(t);
     if (!af && o.av_block_onset_seconds >= 0.0 && t >= o.av_block_onset_seconds) {
-      conduct_next = !conduct_next;
-      if (conduct_next) {  // this impulse is blocked; the next one is conducted
+      if (++impulses % o.av_block_every == 0) {  // this impulse is blocked
         r.blocked_p_waves.push_back(t);
         t += sinus_rr(t);
         continue;

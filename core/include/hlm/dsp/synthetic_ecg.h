@@ -24,10 +24,11 @@ struct SyntheticEcgOptions {
   // PVCs (pattern or random) only from this time on: sinus rhythm alone before it, as real
   // bigeminy usually sets in after sinus beats (0: from the first beat).
   double pvc_onset_seconds = 0.0;
-  // From this time on (in sinus rhythm), every other sinus P wave is not conducted: 2:1 AV
-  // block, the ventricular rate halved with each T wave left alone in a long interval.
-  // Below 0: never.
+  // From this time on (in sinus rhythm), sinus P waves are not conducted: the last of every
+  // av_block_every impulses (2: 2:1 AV block, the ventricular rate halved with each T wave left
+  // alone in a long interval; 3: 3:2 block, two beats and then such an interval). Below 0: never.
   double av_block_onset_seconds = -1.0;
+  int av_block_every = 2;
   double t_wave_amplitude = 1.0;  // scale of the sinus beats' T waves (tall T waves above 1)
   double pvc_amplitude = 1.0;     // scale of the PVC waves (below 1: smaller than sinus beats)
   double pvc_width = 1.0;         // scale of the PVC complex's duration (above 1: wider)
