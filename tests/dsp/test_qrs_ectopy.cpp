@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ void add_record(Grid& g, const hlm::dsp::SyntheticEcgOptions& o, bool both) {
     std::snprintf(pattern, sizeof(pattern), "every %d", o.pvc_every);
   else
     std::snprintf(pattern, sizeof(pattern), "rate %.2f", o.pvc_rate);
+  if (o.pvc_run_max > 1)
+    std::snprintf(pattern + std::strlen(pattern), sizeof(pattern) - std::strlen(pattern),
+                  " runs of up to %d", o.pvc_run_max);
   char line[240];
   std::snprintf(line, sizeof(line),
                 "%4.0f Hz %s %3.0f bpm amp %.1f width %.1f forms %d coupling %.2f %s: V Se %.4f "
@@ -109,6 +113,7 @@ struct Pattern {
   double rate;
   int every, forms;
   double coupling;
+  int run_max = 1;  // each PVC starts a run of 1 to run_max (couplets and triplets at 3)
 };
 
 // Each pattern at every sampling rate, PVC amplitude and sinus rate, one and two leads; from
@@ -130,6 +135,7 @@ Grid run_patterns(const std::vector<Pattern>& patterns, const std::vector<double
             o.pvc_every = p.every;
             o.pvc_forms = p.forms;
             o.pvc_coupling = p.coupling;
+            o.pvc_run_max = p.run_max;
             o.pvc_amplitude = amplitude;
             o.pvc_onset_seconds = onset_seconds;
             add_record(g, o, both);
@@ -310,6 +316,31 @@ TEST(QrsEctopy, FindsSinusBeatsBesidePvcsFiveTimesTheirHeight) {
   const Grid g = run_patterns(patterns, {4.0, 5.0}, {60.0, 85.0, 110.0}, /*onset_seconds=*/20.0);
   EXPECT_GE(sinus_sensitivity(g), 0.999);
   EXPECT_GE(g.ventricular.sensitivity(), 0.998);
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
+}
+
+// Runs of PVCs: each PVC at random (a fifth of the beats) starts a run of one, two or three
+// (couplets and triplets, as in MIT-BIH 200 and 233), each after the one before at the
+// first's coupling interval (0.55-0.65 of the sinus interval: at 110 bpm 0.30-0.35 s, inside
+// the T wave's reach of the beat before), the sinus beat after on the sinus node's pace. The
+// pause search finds one beat in a pause and reads the rest as the compensatory pause a
+// single PVC leaves, which a couplet's pause also measures (two sinus intervals).
+const std::vector<Pattern> kRuns = {{0.2, 0, 1, 0.55, 3}, {0.2, 0, 4, 0.55, 3}};
+
+// Whatever of the runs is missed, nothing else is taken for a beat.
+TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcs) {
+  const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
+  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
+              g.all.positive_predictivity());
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
+}
+
+// Not met yet (issue 57, item 4): V Se 0.828 over this grid (2026-12-06; 0.40 in its worst
+// record, small multiform PVCs at 110 bpm), where single PVCs at random of the same forms are
+// found at 0.998 (FindsFrequentMultiformPvcs; docs/notebook/qrs-detector.md).
+TEST(QrsEctopy, DISABLED_FindsPvcsInCoupletsAndTriplets) {
+  const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
+  EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 

@@ -282,6 +282,46 @@ TEST(SyntheticEcg, Makes3To2AvBlock) {
   EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
 }
 
+// pvc_run_max: each PVC starts a run of one to pvc_run_max PVCs of one form, each after the one
+// before at the first's coupling interval; the sinus beat after the run keeps the sinus pace.
+TEST(SyntheticEcg, MakesRunsOfPvcsOnTheSinusPace) {
+  hlm::dsp::SyntheticEcgOptions o = noise_free(300);
+  o.heart_rate_bpm = 100;
+  o.rr_std_seconds = 0;
+  o.leads = 1;
+  o.pvc_rate = 0.2;
+  o.pvc_forms = 4;
+  o.pvc_run_max = 3;
+  const auto beats = hlm::dsp::synthesize_rhythm(o).beats;
+  int runs[4] = {0, 0, 0, 0};
+  for (size_t k = 1; k < beats.size();) {
+    if (beats[k].kind != hlm::dsp::SyntheticBeat::kPvc) {
+      ++k;
+      continue;
+    }
+    size_t end = k;  // one past the run
+    while (end < beats.size() && beats[end].kind == hlm::dsp::SyntheticBeat::kPvc) ++end;
+    ASSERT_LE(end - k, 3u) << "run at " << beats[k].seconds << " s";
+    ++runs[end - k];
+    const double coupling = beats[k].seconds - beats[k - 1].seconds;
+    for (size_t j = k + 1; j < end; ++j) {
+      EXPECT_NEAR(beats[j].seconds - beats[j - 1].seconds, coupling, 1e-9);
+      EXPECT_EQ(beats[j].form, beats[k].form);
+    }
+    if (end < beats.size()) {  // on the pace: a whole number of sinus intervals of 0.6 s
+      const double gap = (beats[end].seconds - beats[k - 1].seconds) / 0.6;
+      EXPECT_NEAR(gap, std::round(gap), 1e-6) << "after the run at " << beats[k].seconds << " s";
+      EXPECT_GE(beats[end].seconds - beats[end - 1].seconds, 0.36 - 1e-9);
+    }
+    k = end;
+  }
+  EXPECT_GT(runs[1], 5);
+  EXPECT_GT(runs[2], 5);
+  EXPECT_GT(runs[3], 5);
+  o.pvc_run_max = 0;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
 // t_wave_amplitude scales the sinus beats' T waves alone.
 TEST(SyntheticEcg, ScalesTheTWaves) {
   hlm::dsp::SyntheticEcgOptions o = noise_free(20);

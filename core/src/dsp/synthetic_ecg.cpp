@@ -87,6 +87,7 @@ void check_options(const SyntheticEcgOptions& o) {
   check(o.pvc_width >= 0.5 && o.pvc_width <= 3, "pvc_width must be in [0.5, 3]");
   check(o.pvc_forms >= 1 && o.pvc_forms <= 4, "pvc_forms must be in [1, 4]");
   check(o.pvc_coupling >= 0.3 && o.pvc_coupling <= 0.9, "pvc_coupling must be in [0.3, 0.9]");
+  check(o.pvc_run_max >= 1 && o.pvc_run_max <= 10, "pvc_run_max must be in [1, 10]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
   check(o.rr_std_seconds >= 0 && o.noise_mv >= 0 && o.baseline_mv >= 0,
         "rr_std_seconds, noise_mv and baseline_mv must be >= 0");

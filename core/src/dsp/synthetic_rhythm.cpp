@@ -90,7 +90,21 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
       const int form =
           o.pvc_forms > 1 ? std::min(int(rng.unit() * o.pvc_forms), o.pvc_forms - 1) : 0;
       r.beats.push_back({v, SyntheticBeat::kPvc, in_af(v), form});
-      t = in_af(v) ? v + 1.15 * af_rr_draw() : t + 2.0 * rr;
+      // A run of PVCs (a couplet, a triplet, ...) of the same form, each after the one before
+      // at the first one's coupling interval, in sinus rhythm; the sinus beat after it comes
+      // on the sinus node's pace, at the first of its beats 0.6 RR or more after the last
+      // PVC (for a single PVC, two RR after the beat before it).
+      double last = v;
+      if (o.pvc_run_max > 1 && !in_af(v)) {
+        const int run = 1 + std::min(int(rng.unit() * o.pvc_run_max), o.pvc_run_max - 1);
+        for (int k = 1; k < run && last + (v - t) < o.seconds; ++k) {
+          last += v - t;
+          r.beats.push_back({last, SyntheticBeat::kPvc, false, form});
+        }
+      }
+      int slots = 2;
+      while (t + double(slots) * rr < last + 0.6 * rr) ++slots;
+      t = in_af(v) ? v + 1.15 * af_rr_draw() : t + double(slots) * rr;
       last_pvc = true;
       normals = 0;
       continue;

@@ -39,6 +39,9 @@ struct SyntheticEcgOptions {
   // The earliest PVC coupling as a share of the sinus RR; each PVC falls within 0.1 of the RR
   // after it (0.55: within or just past the T wave at fast rates; 0.75: late-coupled).
   double pvc_coupling = 0.55;
+  // Each PVC (pattern or random) starts a run of 1 to pvc_run_max PVCs, drawn evenly: couplets
+  // and triplets at 3, each after the one before at the first one's coupling interval.
+  int pvc_run_max = 1;
   double af_fraction = 0.0;        // share of the record's time in atrial fibrillation
   double af_rate_bpm = 100.0;      // mean ventricular rate in AF
   double noise_mv = 0.01;          // white measurement noise, standard deviation
