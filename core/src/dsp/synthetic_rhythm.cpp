@@ -93,12 +93,14 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
       // A run of PVCs (a couplet, a triplet, ...) of the same form, each after the one before
       // at the first one's coupling interval, in sinus rhythm; the sinus beat after it comes
       // on the sinus node's pace, at the first of its beats 0.6 RR or more after the last
-      // PVC (for a single PVC, two RR after the beat before it).
+      // PVC (for a single PVC, two RR after the beat before it). Runs of one draw nothing, so
+      // records made before pvc_run_max came out the same.
+      const double coupling = v - t;
       double last = v;
       if (o.pvc_run_max > 1 && !in_af(v)) {
         const int run = 1 + std::min(int(rng.unit() * o.pvc_run_max), o.pvc_run_max - 1);
-        for (int k = 1; k < run && last + (v - t) < o.seconds; ++k) {
-          last += v - t;
+        for (int k = 1; k < run && last + coupling < o.seconds; ++k) {
+          last += coupling;
           r.beats.push_back({last, SyntheticBeat::kPvc, false, form});
         }
       }
