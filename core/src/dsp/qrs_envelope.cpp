@@ -19,7 +19,7 @@ void sums_of_5(const std::vector<float>& v, std::vector<float>& sum5) {
   static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
                 "the means are built from 5-sample sums");
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
-  sum5.resize(m);
+  hold_at_least(sum5, v.size());
   for (ptrdiff_t i = 2; i + 2 < m; ++i) sum5[i] = v[i - 2] + v[i - 1] + v[i] + v[i + 1] + v[i + 2];
 }
 
@@ -99,7 +99,7 @@ void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   thread_local std::vector<float> boxed;
   const float* b = x;
   if (h > 0) {
-    boxed.resize(n);
+    hold_at_least(boxed, n);
     auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
       const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(nn - 1, i + h);
       float sum = 0.0f;
