@@ -6,8 +6,40 @@
 #include <string>
 
 #include "hlm/errors.h"
+#include "util/target_clones.h"
 
 namespace hlm::dsp {
+
+namespace {
+// One window's m points, point j at first + j step (not before -1e-6, not past sample n - 1),
+// each linearly interpolated between the samples around it, less their mean. Positions come
+// from a loop that vectorises and the samples are read after it; the mean is summed in order,
+// so its bits do not depend on the instruction set (nor does anything else: the file is built
+// without floating-point contraction).
+HLM_VECTOR_CLONES
+void cut_one(const float* x, size_t n, double first, double step, int m, int64_t* at, double* frac,
+             double* w, float* out) {
+  if (n < 2) {
+    for (int j = 0; j < m; ++j) w[j] = x[0];
+  } else {
+    const int64_t last_pair = int64_t(n) - 2;
+    for (int j = 0; j < m; ++j) {
+      const double t = first + step * j;
+      const int64_t i0 = std::min(static_cast<int64_t>(t), last_pair);  // truncates -1e-6 to 0
+      at[j] = i0;
+      frac[j] = t - double(i0);
+    }
+    for (int j = 0; j < m; ++j) {
+      const float* p = x + at[j];
+      w[j] = p[0] + frac[j] * (double(p[1]) - p[0]);
+    }
+  }
+  double sum = 0.0;
+  for (int j = 0; j < m; ++j) sum += w[j];
+  const double mean = sum / m;
+  for (int j = 0; j < m; ++j) out[j] = static_cast<float>(w[j] - mean);
+}
+}  // namespace
 
 std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_hz,
                                      const std::vector<int64_t>& r_peaks,
@@ -25,9 +57,8 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
   std::vector<size_t> kept;
   kept.reserve(r_peaks.size());
   features->reserve(features->size() + r_peaks.size() * size_t(m));  // no regrowth per beat
-  std::vector<double> w(m);
-  std::vector<size_t> at(m);
-  std::vector<double> frac(m);
+  std::vector<double> w(m), frac(m);
+  std::vector<int64_t> at(m);
   // A window spans a few hundred samples, most of them out of cache: those of the beat after
   // next are fetched while this one is cut.
   constexpr size_t kAhead = 2, kLine = 64 / sizeof(float);
@@ -42,28 +73,9 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
     const double last = double(r_peaks[b]) + options.after_seconds * sampling_hz;
     // The tolerance keeps a window that ends exactly on the last sample despite rounding.
     if (n == 0 || first < -1e-6 || last > double(n - 1) + 1e-6) continue;
-    if (n == 1) {
-      std::fill(w.begin(), w.end(), double(x[0]));
-    } else {
-      // Where each point lies (a loop that vectorises), then the two samples around it.
-      for (int j = 0; j < m; ++j) {
-        const double t = first + step * j;
-        const size_t i0 = std::min(t > 0.0 ? static_cast<size_t>(t) : 0, n - 2);
-        at[j] = i0;
-        frac[j] = t - double(i0);
-      }
-      for (int j = 0; j < m; ++j) {
-        const float* p = x + at[j];
-        w[j] = p[0] + frac[j] * (double(p[1]) - p[0]);
-      }
-    }
-    double sum = 0.0;
-    for (int j = 0; j < m; ++j) sum += w[j];  // in order: the mean's bits do not change
-    const double mean = sum / m;
     const size_t from = features->size();
     features->resize(from + size_t(m));
-    float* out = features->data() + from;
-    for (int j = 0; j < m; ++j) out[j] = static_cast<float>(w[j] - mean);
+    cut_one(x, n, first, step, m, at.data(), frac.data(), w.data(), features->data() + from);
     kept.push_back(b);
   }
   return kept;
