@@ -91,24 +91,28 @@ TEST(Qrs, ReturnsNothingForAFlatSignalAndRejectsBadArguments) {
 }
 
 // The envelope's peak picker against its definition, on a smooth random signal with plateaus
-// (equal neighbours) and ties between separate peaks.
+// (equal neighbours) and ties between separate peaks, for separations that are and are not
+// powers of two (the sliding maxima are built by doubling) and one beyond the signal's ends.
 TEST(QrsEnvelope, LocalMaximaMatchBruteForce) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> step(-1.0f, 1.0f);
   std::vector<float> h(20000);
   float level = 0.0f;
   for (float& x : h) x = level = std::round(4.0f * (0.9f * level + step(rng))) / 4.0f;
-  const int64_t separation = 7;
-  std::vector<int64_t> expected;
   const int64_t m = int64_t(h.size());
-  for (int64_t i = 1; i + 1 < m; ++i) {
-    if (!(h[i] > h[i - 1] && h[i] >= h[i + 1])) continue;
-    bool best = true;
-    for (int64_t j = std::max<int64_t>(0, i - separation); j <= std::min(m - 1, i + separation);
-         ++j)
-      best = best && (j < i ? h[j] < h[i] : h[j] <= h[i]);
-    if (best) expected.push_back(i);
+  for (int64_t separation : {1, 2, 7, 16, 20, 33}) {
+    std::vector<int64_t> expected;
+    for (int64_t i = 1; i + 1 < m; ++i) {
+      if (!(h[i] > h[i - 1] && h[i] >= h[i + 1])) continue;
+      bool best = true;
+      for (int64_t j = std::max<int64_t>(0, i - separation); j <= std::min(m - 1, i + separation);
+           ++j)
+        best = best && (j < i ? h[j] < h[i] : h[j] <= h[i]);
+      if (best) expected.push_back(i);
+    }
+    EXPECT_GT(expected.size(), 100u);
+    EXPECT_EQ(hlm::dsp::qrs::local_maxima(h, separation), expected) << separation;
   }
-  EXPECT_GT(expected.size(), 100u);
-  EXPECT_EQ(hlm::dsp::qrs::local_maxima(h, separation), expected);
+  const std::vector<float> short_one{0.0f, 2.0f, 1.0f, 3.0f, 0.5f};
+  EXPECT_EQ(hlm::dsp::qrs::local_maxima(short_one, 40), std::vector<int64_t>{3});
 }
