@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dsp/transpose16.h"
 #include "util/target_clones.h"
 
 namespace hlm::dsp::qrs {
@@ -154,6 +155,64 @@ std::vector<float> beat_weight(const LeadEnvelope& lead, const std::vector<float
   return w;
 }
 
+namespace {
+// One lead's part of the fused envelope over [from, to): each sample's coefficient ramps from
+// c0 by `step` per sample, the sum taken sample after sample (a chain of additions, each
+// waiting on the last).
+void ramp_one(float c0, float step, const float* e, const float* s, size_t from, size_t to,
+              bool add, Fused& f) {
+  float cc = c0;
+  if (!add) {
+    for (size_t i = from; i < to; ++i, cc += step) {
+      f.energy[i] = cc * e[i];
+      f.slope[i] = cc * s[i];
+    }
+  } else {
+    for (size_t i = from; i < to; ++i, cc += step) {
+      f.energy[i] += cc * e[i];
+      f.slope[i] += cc * s[i];
+    }
+  }
+}
+
+// ramp_one over sixteen whole segments side by side: segment l runs from first + l kBlock for
+// kBlock samples, from c0[l] by step[l]. The sixteen chains of additions run in one vector, the
+// same additions in the same order, so the same bits; every sixteen samples the block of
+// coefficients is turned across, so each segment's sixteen are multiplied as one vector.
+HLM_VECTOR_CLONES
+void ramp_sixteen(const float* c0, const float* step, const float* __restrict e,
+                  const float* __restrict s, size_t first, bool add, Fused& f) {
+  static_assert(kBlock % 16 == 0, "a segment is a whole number of 16-sample blocks");
+  float* __restrict energy = f.energy.data();
+  float* __restrict slope = f.slope.data();
+  Sixteen cc, by;
+  std::memcpy(&cc, c0, sizeof cc);
+  std::memcpy(&by, step, sizeof by);
+  for (size_t j0 = 0; j0 < size_t(kBlock); j0 += 16) {
+    Sixteen r[16];  // r[j][l]: segment l's coefficient at sample j0 + j
+    for (size_t j = 0; j < 16; ++j) r[j] = cc, cc += by;
+    transpose(r);  // r[l][j]
+    for (size_t l = 0; l < 16; ++l) {
+      const size_t i = first + l * size_t(kBlock) + j0;
+      Sixteen ev, sv, fe, fs;
+      std::memcpy(&ev, e + i, sizeof ev);
+      std::memcpy(&sv, s + i, sizeof sv);
+      fe = r[l] * ev;
+      fs = r[l] * sv;
+      if (add) {
+        Sixteen oe, os;
+        std::memcpy(&oe, energy + i, sizeof oe);
+        std::memcpy(&os, slope + i, sizeof os);
+        fe = oe + fe;
+        fs = os + fs;
+      }
+      std::memcpy(energy + i, &fe, sizeof fe);
+      std::memcpy(slope + i, &fs, sizeof fs);
+    }
+  }
+}
+}  // namespace
+
 void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
           const std::vector<std::vector<float>>& weight, Fused& f) {
   const size_t m = leads.empty() ? 0 : leads[0].energy.size();
@@ -169,25 +228,22 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
     for (size_t b = 0; b < blocks; ++b) c[b] = weight[k][b] / weight_sum[b] / level[k][b];
     const float* e = leads[k].energy.data();
     const float* s = leads[k].slope.data();
-    for (size_t b = 0; b <= blocks; ++b) {
-      // From the centre of block b-1 to the centre of block b (the ends hold their block's).
-      const size_t from = b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2;
-      const size_t to = b == blocks ? m : std::min(m, b * kBlock + kBlock / 2);
-      const float c0 = c[b == 0 ? 0 : b - 1], c1 = c[std::min(b, blocks - 1)];
-      const float step = (c1 - c0) / float(kBlock);
-      float cc = c0;
-      if (k == 0) {
-        for (size_t i = from; i < to; ++i, cc += step) {
-          f.energy[i] = cc * e[i];
-          f.slope[i] = cc * s[i];
-        }
-      } else {
-        for (size_t i = from; i < to; ++i, cc += step) {
-          f.energy[i] += cc * e[i];
-          f.slope[i] += cc * s[i];
-        }
-      }
+    // Segment b runs from the centre of block b-1 to the centre of block b (the ends hold
+    // their block's); segments 1 .. whole - 1 span kBlock samples each.
+    auto from = [&](size_t b) { return b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2; };
+    auto to = [&](size_t b) { return b == blocks ? m : std::min(m, b * kBlock + kBlock / 2); };
+    auto c0 = [&](size_t b) { return c[b == 0 ? 0 : b - 1]; };
+    auto step = [&](size_t b) { return (c[std::min(b, blocks - 1)] - c0(b)) / float(kBlock); };
+    size_t whole = 1;
+    while (whole < blocks && to(whole) - from(whole) == size_t(kBlock)) ++whole;
+    float c0s[16], steps[16];
+    size_t b = 0;
+    ramp_one(c0(b), step(b), e, s, from(b), to(b), k > 0, f);
+    for (b = 1; b + 16 <= whole; b += 16) {
+      for (size_t l = 0; l < 16; ++l) c0s[l] = c0(b + l), steps[l] = step(b + l);
+      ramp_sixteen(c0s, steps, e, s, from(b), k > 0, f);
     }
+    for (; b <= blocks; ++b) ramp_one(c0(b), step(b), e, s, from(b), to(b), k > 0, f);
   }
 }
 
