@@ -287,30 +287,40 @@ void add_slow_heights(const std::vector<LeadEnvelope>& slow,
 }
 
 namespace {
-// out[i] += c e[i / kSlowStretch] for i in [from, to), where e has e_size samples and the last
-// stands for any beyond it: each slow sample covers two main ones. The pairs vectorise; this
-// file is built without FP contraction, so every clone adds the same rounded product.
+// out[i] += c e[i / kSlowStretch] (or = for the `first` lead) for i in [from, to), where e has
+// e_size samples and the last stands for any beyond it: each slow sample covers two main ones.
+// The pairs vectorise; this file is built without FP contraction, so every clone adds the same
+// rounded product.
 HLM_VECTOR_CLONES
-void add_stretched(float* out, const float* e, size_t e_size, size_t from, size_t to, float c) {
+void add_stretched(float* out, const float* e, size_t e_size, size_t from, size_t to, float c,
+                   bool first) {
   static_assert(kSlowStretch == 2, "a slow sample covers two main ones");
+  // The first lead writes (0 + v is v for the envelope's values, none of them -0 or NaN), the
+  // others add: the output is not filled with zeros first.
+  auto put = [first](float& o, float v) { o = first ? v : o + v; };
   const size_t covered = std::min(to, 2 * e_size);  // i / 2 < e_size below it
   size_t i = from;
-  if (i < covered && i % 2 == 1) out[i] += c * e[i / 2], ++i;
+  if (i < covered && i % 2 == 1) put(out[i], c * e[i / 2]), ++i;
   const size_t pairs = (covered - std::min(i, covered)) / 2, k0 = i / 2;
   float* o = out + i;
-  for (size_t k = 0; k < pairs; ++k) {
-    const float v = c * e[k0 + k];
-    o[2 * k] += v;
-    o[2 * k + 1] += v;
+  if (first) {
+    for (size_t k = 0; k < pairs; ++k) o[2 * k] = o[2 * k + 1] = c * e[k0 + k];
+  } else {
+    for (size_t k = 0; k < pairs; ++k) {
+      const float v = c * e[k0 + k];
+      o[2 * k] += v;
+      o[2 * k + 1] += v;
+    }
   }
-  for (i += 2 * pairs; i < to; ++i) out[i] += c * e[std::min(e_size - 1, i / 2)];
+  for (i += 2 * pairs; i < to; ++i) put(out[i], c * e[std::min(e_size - 1, i / 2)]);
 }
 }  // namespace
 
 void fuse_slow(const std::vector<LeadEnvelope>& slow,
                const std::vector<std::vector<float>>& slow_level,
                const std::vector<std::vector<float>>& weight, size_t m, std::vector<float>& out) {
-  out.assign(m, 0.0f);
+  out.resize(m);
+  bool first = true;  // no lead has written yet
   std::vector<float> weight_sum(m == 0 ? 0 : (m - 1) / kBlock + 1, 0.0f);
   for (size_t k = 0; k < slow.size(); ++k)
     for (size_t b = 0; b < weight_sum.size(); ++b)
@@ -324,9 +334,12 @@ void fuse_slow(const std::vector<LeadEnvelope>& slow,
     for (size_t b = 0; b < weight_sum.size(); ++b) {
       const size_t jb = std::min((b * kBlock) / kSlowStretch / kBlock, level.size() - 1);
       const float c = weight[k][std::min(b, weight[k].size() - 1)] / weight_sum[b] / level[jb];
-      add_stretched(out.data(), e.data(), e.size(), b * kBlock, std::min(m, (b + 1) * kBlock), c);
+      add_stretched(out.data(), e.data(), e.size(), b * kBlock, std::min(m, (b + 1) * kBlock), c,
+                    first);
     }
+    first = false;
   }
+  if (first) std::fill(out.begin(), out.end(), 0.0f);
 }
 
 }  // namespace hlm::dsp::qrs
