@@ -15,16 +15,6 @@ constexpr ptrdiff_t kShort = 2;       // 25 ms mean: the band's upper edge (~30 
 constexpr ptrdiff_t kLong = 12;       // 125 ms mean, subtracted: its lower edge (~5 Hz)
 constexpr ptrdiff_t kIntegrate = 12;  // 125 ms moving mean of the slope
 
-// Centred moving sums of v over 5 samples (interior only: the ends use clipped windows).
-HLM_VECTOR_CLONES
-void sums_of_5(const std::vector<float>& v, std::vector<float>& sum5) {
-  static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
-                "the means are built from 5-sample sums");
-  const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
-  hold_at_least(sum5, v.size());
-  for (ptrdiff_t i = 2; i + 2 < m; ++i) sum5[i] = v[i - 2] + v[i - 1] + v[i] + v[i + 1] + v[i + 2];
-}
-
 // Mean of v over the centred window of 2h + 1 samples clipped to the record.
 float clipped_mean(const std::vector<float>& v, ptrdiff_t i, ptrdiff_t h) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
@@ -34,23 +24,40 @@ float clipped_mean(const std::vector<float>& v, ptrdiff_t i, ptrdiff_t h) {
   return sum / float(z - a + 1);
 }
 
-// out = (5-sample mean of v, if with_short) - 25-sample mean of v. Interior values come from
-// sums of five 5-sample sums: short loops that vectorise, one pass each, and float suffices
-// since nothing accumulates along the record.
+// The centred sum of v over 5 samples at i (2 <= i < m - 2).
+inline float sum_of_5(const float* v, ptrdiff_t i) {
+  return v[i - 2] + v[i - 1] + v[i] + v[i + 1] + v[i + 2];
+}
+
+// centred_means at i in [a, z), all at least 12 samples from either end: sums of five 5-sample
+// sums, worked out kChunk samples at a time so that the sums stay in cache (short loops that
+// vectorise; float suffices since nothing accumulates along the record).
 HLM_VECTOR_CLONES
+void centred_means_inside(const float* v, ptrdiff_t a, ptrdiff_t z, bool with_short, float* out) {
+  static_assert(kShort == 2 && kLong == 12 && kIntegrate == 12,
+                "the means are built from 5-sample sums");
+  constexpr ptrdiff_t kChunk = 2048, kReach = 10;  // the sums 10 samples either side
+  float sums[kChunk + 2 * kReach];
+  for (ptrdiff_t c0 = a; c0 < z; c0 += kChunk) {
+    const ptrdiff_t c1 = std::min(z, c0 + kChunk);
+    for (ptrdiff_t j = c0 - kReach; j < c1 + kReach; ++j) sums[j - c0 + kReach] = sum_of_5(v, j);
+    const float* s = sums + kReach - c0;  // s[i] is the sum at i
+    if (with_short) {
+      for (ptrdiff_t i = c0; i < c1; ++i)
+        out[i] = s[i] * 0.2f - (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
+    } else {
+      for (ptrdiff_t i = c0; i < c1; ++i)
+        out[i] = (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
+    }
+  }
+}
+
+// out = (5-sample mean of v, if with_short) - 25-sample mean of v; near the ends the windows
+// are clipped to the record.
 void centred_means(const std::vector<float>& v, bool with_short, std::vector<float>& out) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(v.size());
-  thread_local std::vector<float> sum5;
-  sums_of_5(v, sum5);
   out.resize(m);
-  const float* s = sum5.data();
-  if (with_short) {
-    for (ptrdiff_t i = 12; i + 12 < m; ++i)
-      out[i] = s[i] * 0.2f - (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
-  } else {
-    for (ptrdiff_t i = 12; i + 12 < m; ++i)
-      out[i] = (s[i - 10] + s[i - 5] + s[i] + s[i + 5] + s[i + 10]) * 0.04f;
-  }
+  if (m > 24) centred_means_inside(v.data(), 12, m - 12, with_short, out.data());
   for (ptrdiff_t i = 0; i < m; ++i) {
     if (i == 12 && m > 24) i = m - 12;
     const float long_mean = clipped_mean(v, i, 12);
@@ -58,10 +65,10 @@ void centred_means(const std::vector<float>& v, bool with_short, std::vector<flo
       out[i] = long_mean;
       continue;
     }
-    const float short_mean = i >= 2 && i + 2 < m ? s[i] * 0.2f : clipped_mean(v, i, 2);
+    const float short_mean =
+        i >= 2 && i + 2 < m ? sum_of_5(v.data(), i) * 0.2f : clipped_mean(v, i, 2);
     out[i] = short_mean - long_mean;
   }
-  release_if_large(sum5);
 }
 
 // out[k] = b linearly interpolated between b[at[k]] and the sample after, frac[k] of the way.
