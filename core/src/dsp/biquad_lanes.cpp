@@ -27,22 +27,11 @@ namespace {
 static_assert(kLanes == 16, "a row is two vectors of eight doubles, a block 16 x 16 floats");
 constexpr size_t kBlock = 16;  // steps turned across the lanes at once
 using Eight = double __attribute__((vector_size(8 * sizeof(double))));
-using EightFloats = float __attribute__((vector_size(8 * sizeof(float))));
 
 #define HLM_INLINE inline __attribute__((always_inline))
 
-HLM_INLINE Eight low_half(const Sixteen& v) {
-  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), Eight);
-}
-HLM_INLINE Eight high_half(const Sixteen& v) {
-  return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15),
-                                 Eight);
-}
-HLM_INLINE Sixteen joined(const Eight& lo, const Eight& hi) {
-  const EightFloats a = __builtin_convertvector(lo, EightFloats);
-  const EightFloats b = __builtin_convertvector(hi, EightFloats);
-  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
+HLM_INLINE Eight widened(const Float8& v) { return __builtin_convertvector(v, Eight); }
+HLM_INLINE Float8 narrowed(const Eight& v) { return __builtin_convertvector(v, Float8); }
 
 // K sections over 16 lanes, as two vectors of eight (one AVX-512 register each, or two AVX2
 // ones): the two overlap their latencies. K, known when compiling, keeps every state in
@@ -106,14 +95,17 @@ HLM_INLINE void forward_of(const std::vector<Biquad>& sections, const PaddedFloa
   for (size_t i0 = 0; i0 < steps; i0 += kBlock) {
     const size_t nb = std::min(kBlock, steps - i0);
     Eight lo[kBlock], hi[kBlock];  // lanes 0-7 and 8-15 at step i0 + b
-    Sixteen r[kBlock];
+    Block16 r;  // row j: lane j's 16 steps; turned, row b: the lanes at step i0 + b
     for (size_t j = 0; j < kLanes; ++j)
-      if (whole(j, i0))
-        std::memcpy(&r[j], in.x + (position(j, i0) - in.pad), sizeof(Sixteen));
-      else
-        r[j] = Sixteen{};
+      if (whole(j, i0)) {
+        const float* x = in.x + (position(j, i0) - in.pad);
+        std::memcpy(&r.lo[j], x, sizeof(Float8));
+        std::memcpy(&r.hi[j], x + 8, sizeof(Float8));
+      } else {
+        r.lo[j] = r.hi[j] = Float8{};
+      }
     transpose(r);
-    for (size_t b = 0; b < kBlock; ++b) lo[b] = low_half(r[b]), hi[b] = high_half(r[b]);
+    for (size_t b = 0; b < kBlock; ++b) lo[b] = widened(r.lo[b]), hi[b] = widened(r.hi[b]);
     for (size_t j = 0; j < kLanes; ++j)
       if (!whole(j, i0))
         for (size_t b = 0; b < nb; ++b)
@@ -167,21 +159,27 @@ HLM_INLINE void backward_of(const std::vector<Biquad>& sections, const double* r
   };
   for (size_t k0 = 0; k0 < len; k0 += kBlock) {
     const size_t nb = std::min(kBlock, len - k0);
-    Sixteen r[kBlock] = {};
+    Block16 r = {};  // row 15 - b: the lanes at step k0 + b
     for (size_t b = 0; b < nb; ++b) {
       const double* row = rows + (len - 1 - k0 - b) * kLanes;
       Eight lo, hi;
       std::memcpy(&lo, row, sizeof lo);
       std::memcpy(&hi, row + 8, sizeof hi);
-      r[kBlock - 1 - b] = joined(c.step(0, lo), c.step(1, hi));
+      r.lo[kBlock - 1 - b] = narrowed(c.step(0, lo));
+      r.hi[kBlock - 1 - b] = narrowed(c.step(1, hi));
     }
-    transpose(r);  // r[j][i]: lane j at step k0 + 15 - i
+    transpose(r);  // row j: lane j at steps k0 + 15 down to k0
     for (size_t j = 0; j < kLanes; ++j) {
       if (whole(j, k0)) {
-        std::memcpy(out.out + (position(j, k0 + kBlock - 1) - out.pad), &r[j], sizeof(Sixteen));
+        float* o = out.out + (position(j, k0 + kBlock - 1) - out.pad);
+        std::memcpy(o, &r.lo[j], sizeof(Float8));
+        std::memcpy(o + 8, &r.hi[j], sizeof(Float8));
         continue;
       }
-      for (size_t b = 0; b < nb; ++b) out.put(position(j, k0 + b), r[j][kBlock - 1 - b]);
+      for (size_t b = 0; b < nb; ++b) {
+        const size_t i = kBlock - 1 - b;
+        out.put(position(j, k0 + b), i < 8 ? r.lo[j][i] : r.hi[j][i - 8]);
+      }
     }
   }
 }

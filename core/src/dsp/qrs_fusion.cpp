@@ -185,29 +185,34 @@ void ramp_sixteen(const float* c0, const float* step, const float* __restrict e,
   static_assert(kBlock % 16 == 0, "a segment is a whole number of 16-sample blocks");
   float* __restrict energy = f.energy.data();
   float* __restrict slope = f.slope.data();
-  Sixteen cc, by;
-  std::memcpy(&cc, c0, sizeof cc);
-  std::memcpy(&by, step, sizeof by);
+  Float8 cc[2], by[2];  // segments 0-7 and 8-15
+  std::memcpy(cc, c0, sizeof cc);
+  std::memcpy(by, step, sizeof by);
   for (size_t j0 = 0; j0 < size_t(kBlock); j0 += 16) {
-    Sixteen r[16];  // r[j][l]: segment l's coefficient at sample j0 + j
-    for (size_t j = 0; j < 16; ++j) r[j] = cc, cc += by;
-    transpose(r);  // r[l][j]
+    Block16 r;  // row j: every segment's coefficient at sample j0 + j
+    for (size_t j = 0; j < 16; ++j) {
+      r.lo[j] = cc[0], r.hi[j] = cc[1];
+      cc[0] += by[0], cc[1] += by[1];
+    }
+    transpose(r);  // row l: segment l's coefficients at samples j0 .. j0 + 15
     for (size_t l = 0; l < 16; ++l) {
       const size_t i = first + l * size_t(kBlock) + j0;
-      Sixteen ev, sv, fe, fs;
-      std::memcpy(&ev, e + i, sizeof ev);
-      std::memcpy(&sv, s + i, sizeof sv);
-      fe = r[l] * ev;
-      fs = r[l] * sv;
-      if (add) {
-        Sixteen oe, os;
-        std::memcpy(&oe, energy + i, sizeof oe);
-        std::memcpy(&os, slope + i, sizeof os);
-        fe = oe + fe;
-        fs = os + fs;
+      for (size_t h = 0; h < 2; ++h) {
+        const Float8 coefficient = h == 0 ? r.lo[l] : r.hi[l];
+        Float8 ev, sv;
+        std::memcpy(&ev, e + i + 8 * h, sizeof ev);
+        std::memcpy(&sv, s + i + 8 * h, sizeof sv);
+        Float8 fe = coefficient * ev, fs = coefficient * sv;
+        if (add) {
+          Float8 oe, os;
+          std::memcpy(&oe, energy + i + 8 * h, sizeof oe);
+          std::memcpy(&os, slope + i + 8 * h, sizeof os);
+          fe = oe + fe;
+          fs = os + fs;
+        }
+        std::memcpy(energy + i + 8 * h, &fe, sizeof fe);
+        std::memcpy(slope + i + 8 * h, &fs, sizeof fs);
       }
-      std::memcpy(energy + i, &fe, sizeof fe);
-      std::memcpy(slope + i, &fs, sizeof fs);
     }
   }
 }

@@ -1,54 +1,49 @@
 // 16 x 16 blocks of floats turned across: for loops that run sixteen independent recursions side
-// by side in one vector (the filter's lanes, the detector's coefficient ramps) and read or write
-// each one's values in order.
+// by side (the filter's lanes, the detector's coefficient ramps) and read or write each one's
+// values in order. A block is held as 8-float halves, whose shuffles AVX2 and AVX-512 both do in
+// single instructions (16-float vectors would leave AVX2 moving one value at a time).
 #pragma once
 #include <cstddef>
 
 namespace hlm::dsp {
 
-using Sixteen = float __attribute__((vector_size(16 * sizeof(float))));
+using Float8 = float __attribute__((vector_size(8 * sizeof(float))));
 
-// The helpers take and return 64-byte vectors, which the default instruction set passes
-// differently from AVX-512's; each is inlined into its caller, so no call crosses that ABI.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
+// Row i of the block is lo[i] (columns 0-7) then hi[i] (columns 8-15).
+struct Block16 {
+  Float8 lo[16], hi[16];
+};
 
-// One round of the transpose: rows a and b (d apart) swap their off-diagonal d x d blocks.
-inline __attribute__((always_inline)) void swap_8(Sixteen& a, Sixteen& b) {
-  const Sixteen x =
-      __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  b = __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-  a = x;
-}
-inline __attribute__((always_inline)) void swap_4(Sixteen& a, Sixteen& b) {
-  const Sixteen x =
-      __builtin_shufflevector(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  b = __builtin_shufflevector(a, b, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  a = x;
-}
-inline __attribute__((always_inline)) void swap_2(Sixteen& a, Sixteen& b) {
-  const Sixteen x =
-      __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-  b = __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-  a = x;
-}
-inline __attribute__((always_inline)) void swap_1(Sixteen& a, Sixteen& b) {
-  const Sixteen x =
-      __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
-  b = __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
-  a = x;
+// The 8 x 8 block r[0..7] turned across in place: three rounds of two-row shuffles.
+inline __attribute__((always_inline)) void transpose8(Float8* r) {
+  Float8 t[8], u[8];
+  for (size_t i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (size_t i = 0; i < 8; i += 4)
+    for (size_t k = 0; k < 2; ++k) {
+      u[i + 2 * k] = __builtin_shufflevector(t[i + k], t[i + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * k + 1] =
+          __builtin_shufflevector(t[i + k], t[i + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (size_t j = 0; j < 4; ++j) {
+    r[j] = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    r[j + 4] = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
 }
 
-// r[i][j] becomes r[j][i].
-inline __attribute__((always_inline)) void transpose(Sixteen* r) {
-  for (size_t i = 0; i < 8; ++i) swap_8(r[i], r[i + 8]);
-  for (size_t i = 0; i < 16; ++i)
-    if (!(i & 4)) swap_4(r[i], r[i + 4]);
-  for (size_t i = 0; i < 16; ++i)
-    if (!(i & 2)) swap_2(r[i], r[i + 2]);
-  for (size_t i = 0; i < 16; i += 2) swap_1(r[i], r[i + 1]);
+// Row i, column j becomes row j, column i: each quadrant turned, the off-diagonal ones swapped.
+inline __attribute__((always_inline)) void transpose(Block16& b) {
+  transpose8(b.lo);
+  transpose8(b.lo + 8);
+  transpose8(b.hi);
+  transpose8(b.hi + 8);
+  for (size_t i = 0; i < 8; ++i) {
+    const Float8 x = b.hi[i];
+    b.hi[i] = b.lo[8 + i];
+    b.lo[8 + i] = x;
+  }
 }
-
-#pragma GCC diagnostic pop
 
 }  // namespace hlm::dsp
