@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "hlm/dsp/beat_window.h"
+#include "hlm/errors.h"
 
 namespace {
 // A triangle pulse at r of half-width `half` seconds on a constant offset, sampled at fs.
@@ -55,4 +56,19 @@ TEST(DspBeatWindow, RejectsAWindowOfLessThanTwoPoints) {
   hlm::dsp::BeatWindowOptions o;
   o.points = 1;
   EXPECT_ANY_THROW(hlm::dsp::cut_beat_windows(x.data(), x.size(), 100, {50}, o, &f));
+}
+
+// A NaN window edge or a rate that is not positive would put the window's points anywhere in
+// memory: both are refused, and nothing is appended.
+TEST(DspBeatWindow, RejectsANanWindowAndARateThatIsNotPositive) {
+  std::vector<float> x(100), f;
+  hlm::dsp::BeatWindowOptions nan_edge;
+  nan_edge.before_seconds = std::nan("");
+  EXPECT_THROW(hlm::dsp::cut_beat_windows(x.data(), x.size(), 100, {50}, nan_edge, &f),
+               hlm::ConfigError);
+  for (double rate : {0.0, -100.0, std::nan("")})
+    EXPECT_THROW(hlm::dsp::cut_beat_windows(x.data(), x.size(), rate, {50}, {}, &f),
+                 hlm::ConfigError)
+        << rate;
+  EXPECT_TRUE(f.empty());
 }

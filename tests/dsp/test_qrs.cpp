@@ -113,6 +113,8 @@ TEST(QrsEnvelope, LocalMaximaMatchBruteForce) {
     EXPECT_GT(expected.size(), 100u);
     EXPECT_EQ(hlm::dsp::qrs::local_maxima(h, separation), expected) << separation;
   }
+  // A separation far wider than the signal: the whole signal is each peak's window.
+  EXPECT_EQ(hlm::dsp::qrs::local_maxima(h, int64_t(1) << 40), hlm::dsp::qrs::local_maxima(h, m));
   const std::vector<float> short_one{0.0f, 2.0f, 1.0f, 3.0f, 0.5f};
   EXPECT_EQ(hlm::dsp::qrs::local_maxima(short_one, 40), std::vector<int64_t>{3});
 }

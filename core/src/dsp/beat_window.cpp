@@ -25,7 +25,7 @@ void cut_one(const float* x, size_t n, double first, double step, int m, int64_t
     const int64_t last_pair = int64_t(n) - 2;
     for (int j = 0; j < m; ++j) {
       const double t = first + step * j;
-      const int64_t i0 = std::min(static_cast<int64_t>(t), last_pair);  // truncates -1e-6 to 0
+      const int64_t i0 = std::min(t > 0.0 ? static_cast<int64_t>(t) : int64_t(0), last_pair);
       at[j] = i0;
       frac[j] = t - double(i0);
     }
@@ -45,12 +45,15 @@ std::vector<size_t> cut_beat_windows(const float* x, size_t n, double sampling_h
                                      const std::vector<int64_t>& r_peaks,
                                      const BeatWindowOptions& options,
                                      std::vector<float>* features) {
-  if (options.points < 2 || options.before_seconds < 0 || options.after_seconds < 0 ||
-      options.before_seconds + options.after_seconds <= 0)
+  // Written so that NaN fails each test.
+  if (options.points < 2 || !(options.before_seconds >= 0) || !(options.after_seconds >= 0) ||
+      !(options.before_seconds + options.after_seconds > 0))
     throw ConfigError(
         "beat window: points={} before_seconds={:f} after_seconds={:f} "
         "(need points >= 2 and a window of positive length)",
         options.points, options.before_seconds, options.after_seconds);
+  if (!(sampling_hz > 0))
+    throw ConfigError("beat window: sampling_hz={:f} must be > 0", sampling_hz);
   const int m = options.points;
   const double start = -options.before_seconds * sampling_hz;
   const double step = (options.before_seconds + options.after_seconds) * sampling_hz / (m - 1);

@@ -69,7 +69,8 @@ size_t memory_samples(const std::vector<Biquad>& sections, double tolerance) {
   return static_cast<size_t>(std::ceil(std::log(tolerance) / std::log(r)));
 }
 
-// Lanes pay off when the warm-up is a small part of each lane's segment.
+// Lanes pay off when the warm-up is a small part of each lane's segment. The backward pass also
+// needs it shorter than a segment: its warm-up reads the segment after each lane's.
 bool lanes_pay(const std::vector<Biquad>& sections, size_t m, size_t warmup) {
   return !sections.empty() && sections.size() <= kMaxSections && warmup != SIZE_MAX &&
          m >= kLanes * 4 * warmup;

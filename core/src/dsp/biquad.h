@@ -19,8 +19,9 @@ Biquad butterworth_highpass(double sampling_hz, double cutoff_hz);
 // pad_samples of odd reflection and each section starts in its steady state for the first
 // value, so a DC offset or a slope at the edges leaves no transient. out may equal x. At
 // most four sections.
-// Long signals run as several segments at once (allow_lanes), which agrees with the
-// one-recursion result to about 1e-12 of the signal; tests compare the two.
+// Long signals run as several segments at once (allow_lanes), which agree with the one
+// recursion to about 1e-12 of the signal before the output is rounded to float (the last bit
+// of some values); tests compare the two.
 void filtfilt(const std::vector<Biquad>& sections, const float* x, size_t n, size_t pad_samples,
               float* out, bool allow_lanes = true);
 

@@ -135,8 +135,8 @@ HLM_INLINE void backward_of(const std::vector<Biquad>& sections, const double* r
   settle(sections, m > split ? tail[m - 1 - split] : rows[(len - 1) * kLanes + kLanes - 1], e1, e2);
   for (size_t t = m; t-- > split;) out.put(t, through(sections, K, e1, e2, tail[t - split]));
   // Lane j < 15 warms up on the first `warmup` positions of segment j + 1, backward: row i
-  // read one lane on. The last lane's value there is the next row's first, and its state is
-  // set after.
+  // read one lane on. The last lane's value there is the next row's first (in the buffer, as
+  // lanes_pay keeps warmup below len), and its state is set after.
   Cascade<K> c(sections);
   for (size_t j = 0; j + 1 < kLanes; ++j)
     c.settle_lane(sections, j, rows[(warmup - 1) * kLanes + j + 1]);

@@ -81,8 +81,8 @@ inline void read_between(const float* __restrict b, const int64_t* at, const flo
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-// read_between sixteen outputs at a time with AVX-512: where the step is under two samples
-// (resampling from below 400 Hz) their samples lie among 32 consecutive ones, so two loads and
+// read_between sixteen outputs at a time with AVX-512: where the step is two samples or less
+// (resampling from 400 Hz or below) their samples lie among 32 consecutive ones, so two loads and
 // two permutes stand for 32 reads. The same arithmetic, so the same bits. b holds `size` samples.
 __attribute__((target("arch=x86-64-v4"))) void read_between_wide(const float* __restrict b,
                                                                  size_t size, const int64_t* at,

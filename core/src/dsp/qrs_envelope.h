@@ -52,7 +52,7 @@ void lead_envelope(const float* x, size_t n, double sampling_hz, LeadEnvelope& o
                    LeadEnvelope* slow = nullptr);
 
 // Indices of the local maxima of h that are the largest within `separation` samples either
-// side (the first of equal values wins).
+// side (the first of equal values wins). h holds no NaN (an envelope never does).
 std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separation);
 
 }  // namespace hlm::dsp::qrs

@@ -234,17 +234,18 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
     const float* e = leads[k].energy.data();
     const float* s = leads[k].slope.data();
     // Segment b runs from the centre of block b-1 to the centre of block b (the ends hold
-    // their block's); segments 1 .. whole - 1 span kBlock samples each.
+    // their block's); segments 1 .. first_short - 1 span kBlock samples each.
     auto from = [&](size_t b) { return b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2; };
     auto to = [&](size_t b) { return b == blocks ? m : std::min(m, b * kBlock + kBlock / 2); };
     auto c0 = [&](size_t b) { return c[b == 0 ? 0 : b - 1]; };
     auto step = [&](size_t b) { return (c[std::min(b, blocks - 1)] - c0(b)) / float(kBlock); };
-    size_t whole = 1;
-    while (whole < blocks && to(whole) - from(whole) == size_t(kBlock)) ++whole;
+    size_t first_short = 1;  // the first segment after 0 that spans less than kBlock
+    while (first_short < blocks && to(first_short) - from(first_short) == size_t(kBlock))
+      ++first_short;
     float c0s[16], steps[16];
     size_t b = 0;
     ramp_one(c0(b), step(b), e, s, from(b), to(b), k > 0, f);
-    for (b = 1; b + 16 <= whole; b += 16) {
+    for (b = 1; b + 16 <= first_short; b += 16) {
       for (size_t l = 0; l < 16; ++l) c0s[l] = c0(b + l), steps[l] = step(b + l);
       ramp_sixteen(c0s, steps, e, s, from(b), k > 0, f);
     }

@@ -34,7 +34,8 @@ std::vector<int64_t> local_maxima(const std::vector<float>& h, int64_t separatio
   const int64_t m = static_cast<int64_t>(h.size());
   std::vector<int64_t> out;
   if (m < 3) return out;
-  const int64_t w = std::max<int64_t>(1, separation);
+  // A window wider than the signal finds what one as wide as the signal does.
+  const int64_t w = std::clamp<int64_t>(separation, 1, m);
   // Samples 1 .. m - 2 are taken kChunk at a time, so that every pass stays in cache. u holds
   // the chunk's samples and w more on each side (lower than any sample beyond the signal's
   // ends, so no window is clipped); two buffers take turns as the windows double.
