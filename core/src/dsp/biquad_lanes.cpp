@@ -108,8 +108,13 @@ HLM_INLINE void forward_of(const std::vector<Biquad>& sections, const PaddedFloa
     for (size_t b = 0; b < kBlock; ++b) lo[b] = widened(r.lo[b]), hi[b] = widened(r.hi[b]);
     for (size_t j = 0; j < kLanes; ++j)
       if (!whole(j, i0))
-        for (size_t b = 0; b < nb; ++b)
-          (j < 8 ? lo[b][j] : hi[b][j - 8]) = in.at(position(j, i0 + b));
+        for (size_t b = 0; b < nb; ++b) {
+          const double v = in.at(position(j, i0 + b));
+          if (j < 8)
+            lo[b][j] = v;
+          else
+            hi[b][j - 8] = v;
+        }
     for (size_t b = 0; b < nb; ++b) {
       lo[b] = c.step(0, lo[b]);
       hi[b] = c.step(1, hi[b]);
