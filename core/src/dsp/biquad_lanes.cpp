@@ -75,8 +75,36 @@ struct Cascade {
 };
 
 template <size_t K>
-HLM_INLINE void forward_of(const std::vector<Biquad>& sections, const PaddedFloats& in,
-                           double* rows, double* tail, size_t m, size_t warmup) {
+struct Forward {
+  static HLM_INLINE void run(const std::vector<Biquad>& sections, const PaddedFloats& in,
+                             double* rows, double* tail, size_t m, size_t warmup);
+};
+
+template <size_t K>
+struct Backward {
+  static HLM_INLINE void run(const std::vector<Biquad>& sections, const double* rows,
+                             const double* tail, const UnpaddedFloats& out, size_t m,
+                             size_t warmup);
+};
+
+// Pass<K>::run with the number of sections made a constant, for the registers.
+template <template <size_t> class Pass, class... Args>
+HLM_INLINE void with_sections(size_t count, const Args&... args) {
+  switch (count) {
+    case 1:
+      return Pass<1>::run(args...);
+    case 2:
+      return Pass<2>::run(args...);
+    case 3:
+      return Pass<3>::run(args...);
+    default:
+      return Pass<kMaxSections>::run(args...);
+  }
+}
+
+template <size_t K>
+HLM_INLINE void Forward<K>::run(const std::vector<Biquad>& sections, const PaddedFloats& in,
+                                double* rows, double* tail, size_t m, size_t warmup) {
   const size_t len = m / kLanes, steps = warmup + len;
   // Lane j reads position j len + i - warmup at step i; lane 0 idles on its first sample until
   // its positions begin.
@@ -131,9 +159,9 @@ HLM_INLINE void forward_of(const std::vector<Biquad>& sections, const PaddedFloa
 }
 
 template <size_t K>
-HLM_INLINE void backward_of(const std::vector<Biquad>& sections, const double* rows,
-                            const double* tail, const UnpaddedFloats& out, size_t m,
-                            size_t warmup) {
+HLM_INLINE void Backward<K>::run(const std::vector<Biquad>& sections, const double* rows,
+                                 const double* tail, const UnpaddedFloats& out, size_t m,
+                                 size_t warmup) {
   const size_t len = m / kLanes, split = kLanes * len;
   // The leftover positions, from the end, as the one recursion starts: the last lane's state.
   double e1[kMaxSections], e2[kMaxSections];
@@ -202,36 +230,17 @@ void settle(const std::vector<Biquad>& sections, double level, double* z1, doubl
   }
 }
 
-// The number of sections made a constant, for the registers; every pass is inlined into each
-// instruction set's clone.
+// Every pass is inlined into each instruction set's clone.
 HLM_VECTOR_CLONES
 void forward_lanes(const std::vector<Biquad>& sections, const PaddedFloats& in, double* rows,
                    double* tail, size_t m, size_t warmup) {
-  switch (sections.size()) {
-    case 1:
-      return forward_of<1>(sections, in, rows, tail, m, warmup);
-    case 2:
-      return forward_of<2>(sections, in, rows, tail, m, warmup);
-    case 3:
-      return forward_of<3>(sections, in, rows, tail, m, warmup);
-    default:
-      return forward_of<kMaxSections>(sections, in, rows, tail, m, warmup);
-  }
+  with_sections<Forward>(sections.size(), sections, in, rows, tail, m, warmup);
 }
 
 HLM_VECTOR_CLONES
 void backward_lanes(const std::vector<Biquad>& sections, const double* rows, const double* tail,
                     const UnpaddedFloats& out, size_t m, size_t warmup) {
-  switch (sections.size()) {
-    case 1:
-      return backward_of<1>(sections, rows, tail, out, m, warmup);
-    case 2:
-      return backward_of<2>(sections, rows, tail, out, m, warmup);
-    case 3:
-      return backward_of<3>(sections, rows, tail, out, m, warmup);
-    default:
-      return backward_of<kMaxSections>(sections, rows, tail, out, m, warmup);
-  }
+  with_sections<Backward>(sections.size(), sections, rows, tail, out, m, warmup);
 }
 
 }  // namespace hlm::dsp::biquad

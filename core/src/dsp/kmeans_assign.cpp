@@ -103,12 +103,7 @@ __attribute__((target("arch=x86-64-v4"))) void nearest_codes_wide(const float* c
                                                                   uint32_t code_out[]) {
   nearest_codes_of<kWideRows, 2>(rows, p, best_out, second_out, code_out);
 }
-bool wide_supported() {
-  static const bool wide = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
-  return wide;
-}
 #else
-bool wide_supported() { return false; }
 void nearest_codes_wide(const float* const rows[], const PackedCodes& p, float best_out[],
                         float second_out[], uint32_t code_out[]) {
   nearest_codes(rows, p, best_out, second_out, code_out);
@@ -120,7 +115,7 @@ void nearest_codes_wide(const float* const rows[], const PackedCodes& p, float b
 void nearest_range(const PackedCodes& p, const float* const* rows, size_t first, size_t last,
                    uint32_t* code, float* d1, float* d2) {
   const int dim = p.dim;
-  const bool wide = wide_supported();
+  const bool wide = cpu_has_x86_64_v4();
   const size_t step = wide ? kWideRows : kRowTile;
   for (size_t r0 = first; r0 < last; r0 += step) {
     const float* tile_rows[kWideRows];

@@ -107,17 +107,11 @@ __attribute__((target("arch=x86-64-v4"))) void read_between_wide(const float* __
   }
   read_between(b, at + k, frac + k, count - k, out + k);
 }
-
-bool wide_reads() {
-  static const bool wide = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
-  return wide;
-}
 #else
 void read_between_wide(const float* b, size_t, const int64_t* at, const float* frac,
                        ptrdiff_t count, float* out) {
   read_between(b, at, frac, count, out);
 }
-bool wide_reads() { return false; }
 #endif
 
 // out[j] for j < count: b (of `size` samples) linearly interpolated at j * ratio, which lies
@@ -130,7 +124,7 @@ void interpolate_before_last(const float* __restrict b, size_t size, double rati
   constexpr ptrdiff_t kBlock = 256;
   int64_t at[kBlock];
   float frac[kBlock];
-  const bool wide = wide_reads();
+  const bool wide = cpu_has_x86_64_v4();
   for (ptrdiff_t j0 = 0; j0 < count; j0 += kBlock) {
     const ptrdiff_t nb = std::min(kBlock, count - j0);
     for (ptrdiff_t k = 0; k < nb; ++k) {
@@ -158,7 +152,9 @@ void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   thread_local std::vector<float> boxed;
   const float* b = x;
   if (h > 0) {
-    hold_at_least(boxed, n);
+    // Only grown: it serves the lead and its slow band, two lengths one after the other, and
+    // resize() would fill the difference with zeros again every record.
+    if (boxed.size() < n) boxed.resize(n);
     auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
       const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(nn - 1, i + h);
       float sum = 0.0f;

@@ -20,14 +20,6 @@ void release_if_large(Vector& v) {
   if (v.capacity() > kKeepFloats) Vector().swap(v);
 }
 
-// A work buffer that holds at least n values, for a caller that writes the first n and never
-// reads its size: one that held more keeps them, where resize() would fill them again the
-// next time it grows (buffers used for signals of two lengths, one after the other).
-template <class Vector>
-void hold_at_least(Vector& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-}
-
 // The slow band: the same front end on the lead resampled to kRateHz / kSlowStretch, so its
 // windows last twice as long (50 ms minus 250 ms means, about 2-15 Hz; 250 ms envelope). A wide
 // ventricular complex, which the main band shrinks to the height of a T wave, stands about as

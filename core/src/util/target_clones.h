@@ -22,3 +22,14 @@
 #else
 #define HLM_VECTOR_CLONES
 #endif
+
+// Whether this CPU runs x86-64-v4 (AVX-512) code: for kernels written for it alone
+// (`target("arch=x86-64-v4")`) beside a portable one, chosen at run time.
+inline bool cpu_has_x86_64_v4() {
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+  static const bool wide = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
+  return wide;
+#else
+  return false;
+#endif
+}
