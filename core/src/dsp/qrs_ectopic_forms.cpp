@@ -19,23 +19,24 @@ void EctopicForms::add(std::vector<float> form) {
   if (forms_.size() > kForms) forms_.pop_front();
 }
 
+bool EctopicForms::alike(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  const float na = std::sqrt(dot(a, a)), nb = std::sqrt(dot(b, b));
+  if (na <= 0.0f || nb <= 0.0f) return false;
+  const float scale = na / nb;
+  return scale <= kScale && scale >= 1.0f / kScale && dot(a, b) >= kSimilar * na * nb;
+}
+
 bool EctopicForms::matches(const std::vector<std::vector<float>>& candidates) const {
   if (forms_.size() < kMatches) return false;
-  std::vector<float> norms;
-  for (const auto& c : candidates) norms.push_back(std::sqrt(dot(c, c)));
-  size_t alike = 0;
+  size_t alike_forms = 0;
   for (const std::vector<float>& form : forms_) {
-    const float norm = std::sqrt(dot(form, form));
-    for (size_t k = 0; k < candidates.size(); ++k) {
-      if (candidates[k].size() != form.size() || norms[k] <= 0.0f) continue;
-      const float scale = norms[k] / norm;
-      if (scale <= kScale && scale >= 1.0f / kScale &&
-          dot(candidates[k], form) >= kSimilar * norms[k] * norm) {
-        ++alike;
+    for (const std::vector<float>& c : candidates)
+      if (alike(c, form)) {
+        ++alike_forms;
         break;
       }
-    }
-    if (alike >= kMatches) return true;
+    if (alike_forms >= kMatches) return true;
   }
   return false;
 }

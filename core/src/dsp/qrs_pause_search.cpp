@@ -22,6 +22,16 @@ constexpr size_t kTemplateBeats = 15;               // beats an expectation is m
 constexpr size_t kHistory = 4 * kTemplateBeats;     // the regular beats they are chosen from
 const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this long after a beat
 const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
+// A gap short of a pause after a regular beat, before a beat kLateRun sinus intervals or more
+// after it, may hold a ventricular run's first beat that the thresholds took for the T wave
+// (late_after_regular). A wave found there is taken when its peak lies within kRunMiddle of the
+// gap from the gap's middle (a run keeps its coupling interval; the next beat's P wave lies
+// nearer it), it falls again kBeforeRun before the next beat, its main band stands kRunHeight of
+// the next beat's height or more (a flutter wave does not), and it has the next beat's form.
+constexpr float kLateRun = 1.05f;
+constexpr float kRunMiddle = 0.15f;
+constexpr float kRunHeight = 0.5f;
+const int64_t kBeforeRun = std::llround(0.15 * kRateHz);
 // A beat found in a pause: what stands above the expectation in the main band is more than
 // kMainFloor of the beats' height and kOverNoise times what the regular beats leave
 // unexplained, more than kSlowFloor of the beat level in the slow band (a blocked P wave is not),
@@ -58,6 +68,8 @@ struct Window {
   int64_t end;
   bool whole = false;
   int64_t peak_end = 0;
+  int64_t peak_from = 0;  // a peak found before it is not taken (holds)
+  bool holds(int64_t peak) const { return peak >= peak_from; }
 };
 
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
@@ -89,6 +101,11 @@ class PauseSearch {
       if (holds_a_beat(b)) {
         Candidate found;
         if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
+          add(found, /*found_here=*/true);
+      } else if (late_after_regular(b)) {
+        Candidate found;
+        if (search(out_.back(), in_the_middle(b), found) && in_the_middle(b).holds(found.i) &&
+            like_the_next(out_.back(), found.i, b))
           add(found, /*found_here=*/true);
       }
       add(b);
@@ -132,6 +149,41 @@ class PauseSearch {
     if (!premature_.back()) return true;
     const float before = float(out_.back().i - out_[out_.size() - 2].i);
     return before + gap >= kBeyondCompensatory * sinus;
+  }
+
+  // Whether `next` comes late after a regular beat (kLateRun sinus intervals or more, short of a
+  // pause): it may be the second beat of a ventricular run whose first the thresholds took for
+  // the regular beat's T wave. The gap before it then holds no P wave to keep clear of.
+  bool late_after_regular(const Candidate& next) const {
+    if (out_.empty() || premature_.back()) return false;
+    const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
+    return gap >= kLateRun * sinus && gap < kPause * sinus;
+  }
+
+  // Where the gap before `next` may hold a run's first beat: kRunMiddle of the gap or less from
+  // its middle (a run keeps its coupling interval), the wave falling again kBeforeRun before
+  // `next`.
+  Window in_the_middle(const Candidate& next) const {
+    const int64_t a = out_.back().i, gap = next.i - a;
+    const auto at = [&](float share) { return a + std::llround(share * float(gap)); };
+    return {next.i - kBeforeRun, true, at(0.5f + kRunMiddle), at(0.5f - kRunMiddle)};
+  }
+
+  // Whether the wave found at main-band sample i after `last` is as tall as a beat of a run `next`
+  // ends (kRunHeight) and has the form of `next` (the beats of a run share one), both read against
+  // the regular beats' waves after `last`, unstretched. A T wave does not have a QRS complex's
+  // form.
+  bool like_the_next(const Candidate& last, int64_t i, const Candidate& next) {
+    if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return false;
+    float height = 0.0f;  // the wave's main band about i, against the beat's own
+    for (int64_t k = std::max<int64_t>(0, i - kFormShift); k <= i + kFormShift && k < m_; ++k)
+      height = std::max(height, env_.main[k]);
+    if (height < kRunHeight * next.height) return false;
+    const std::vector<float> form = form_at(last.i, next.i, 1.0f);
+    if (form.empty()) return false;
+    for (const std::vector<float>& candidate : forms_about(last, i, 1.0f))
+      if (EctopicForms::alike(candidate, form)) return true;
+    return false;
   }
 
   // The stretch after the record's last beat, searched up to the record's end (no next beat's

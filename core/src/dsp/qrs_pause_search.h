@@ -42,7 +42,11 @@ struct Envelopes {
 // walk (after the look-ahead below) starts from the interval the first held when one did. A pause
 // with fewer than 15 regular beats before it is read against those and the record's first regular
 // beats after it, read ahead, where the record holds 60; a wave's form, while the record has shown
-// fewer than 32 premature beats before it, against the first ones after it too.
+// fewer than 32 premature beats before it, against the first ones after it too. A gap short of
+// a pause after a regular beat, before a beat 1.05 sinus intervals or more after it, is searched
+// the same way, up to 0.15 s before that beat: a ventricular run whose first beat the thresholds
+// took for the T wave makes its second look late. A wave found there is taken only near the
+// gap's middle, as tall as half that beat in the main band, and with that beat's own form.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 
