@@ -362,12 +362,12 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcs) {
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
-// Not met yet (issue 57, item 4): V Se 0.828 over this grid -> 0.891 with the gap before a late
-// beat searched for a wave of its form (the run's first beat, which the thresholds took for the
-// T wave; late_after_regular), 0.46 in its worst record (small multiform PVCs at 110 bpm). Single
-// PVCs at random of the same forms are found at 0.998 (FindsFrequentMultiformPvcs). What is left
-// is mostly the second or third beat of a run whose first was found: no expectation of what
-// follows a ventricular beat exists (docs/notebook/qrs-detector.md).
+// Not met yet (issue 57, item 4): V Se over this grid 0.828 -> 0.891 with the gap before a late
+// beat searched for a run's first beat (the thresholds took it for the T wave; its second, on
+// time after it, then looks late) -> 0.916 with the gap after a premature beat searched near its
+// middle for the run's next beat (qrs_pause_search.cpp: late_after_regular, next_of_run); 0.48 in
+// its worst record (small multiform PVCs at 110 bpm, 500 Hz). Single PVCs at random of the same
+// forms are found at 0.998 (FindsFrequentMultiformPvcs; docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, DISABLED_FindsPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

@@ -27,7 +27,9 @@ const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long
 // (late_after_regular). A wave found there is taken when its peak lies within kRunMiddle of the
 // gap from the gap's middle (a run keeps its coupling interval; the next beat's P wave lies
 // nearer it), it falls again kBeforeRun before the next beat, its main band stands kRunHeight of
-// the next beat's height or more (a flutter wave does not), and it has the next beat's form.
+// the next beat's height or more (a flutter wave does not), and it has the next beat's form. The
+// gap after a premature beat, kLateRun sinus intervals or more, is read near its middle the same
+// way for the next beat of its run (next_of_run).
 constexpr float kLateRun = 1.05f;
 constexpr float kRunMiddle = 0.15f;
 constexpr float kRunHeight = 0.5f;
@@ -108,6 +110,8 @@ class PauseSearch {
             like_the_next(out_.back(), found.i, b))
           add(found, /*found_here=*/true);
       }
+      Candidate more;
+      while (late_after_premature(b) && next_of_run(b, more)) add(more, /*found_here=*/true);
       add(b);
     }
   }
@@ -175,15 +179,81 @@ class PauseSearch {
   // form.
   bool like_the_next(const Candidate& last, int64_t i, const Candidate& next) {
     if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return false;
-    float height = 0.0f;  // the wave's main band about i, against the beat's own
-    for (int64_t k = std::max<int64_t>(0, i - kFormShift); k <= i + kFormShift && k < m_; ++k)
-      height = std::max(height, env_.main[k]);
-    if (height < kRunHeight * next.height) return false;
+    if (main_about(i) < kRunHeight * next.height) return false;
     const std::vector<float> form = form_at(last.i, next.i, 1.0f);
     if (form.empty()) return false;
     for (const std::vector<float>& candidate : forms_about(last, i, 1.0f))
       if (EctopicForms::alike(candidate, form)) return true;
     return false;
+  }
+
+  // Whether `next` comes kLateRun sinus intervals or more after a premature beat.
+  bool late_after_premature(const Candidate& next) const {
+    return out_.size() >= 2 && premature_.back() &&
+           float(next.i - out_.back().i) >= kLateRun * sinus_.value();
+  }
+
+  // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
+  // band's highest point within kRunMiddle of the gap from its middle, a wave of its own (it falls
+  // to kDip of its peak between the beat and it, and before `next`), kRunHeight of the beat's
+  // height or more, with the beat's own form (each read against the regular beats' waves after the
+  // beat before it) and the form of the record's premature beats (like_premature_beats). No
+  // expectation of a ventricular beat's own waves is made: its T wave is told from the next beat
+  // by the middle of the gap at slow rates, and by its main band and its form at fast ones.
+  bool next_of_run(const Candidate& next, Candidate& found) {
+    const Candidate& last = out_.back();
+    know(last);
+    if (known_.size() < kMinTemplateBeats) return false;
+    set_template_beats();
+    if (!fit_waves(last, next.i)) return false;
+    const int64_t i = highest_in_the_middle(last, next);
+    if (i < 0 || !as_tall_as(last, i)) return false;
+    bool alike = false;
+    for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f))
+      alike = alike || EctopicForms::alike(own, form_at(last.i, i, 1.0f));
+    if (!alike || !like_premature_beats(last, i, 1.0f)) return false;
+    found = beat_at(i);
+    return true;
+  }
+
+  // A beat this search found at main-band sample i.
+  Candidate beat_at(int64_t i) const {
+    Candidate c;
+    c.i = i;
+    c.height = env_.main[i];
+    c.slow = env_.slow[i];
+    return c;
+  }
+
+  // The main band's highest point after `last` within kRunMiddle of the gap before `next` from its
+  // middle, if it falls to kDip of its peak on either side before either beat; -1 if not.
+  int64_t highest_in_the_middle(const Candidate& last, const Candidate& next) const {
+    const float gap = float(next.i - last.i);
+    const int64_t a =
+        std::max<int64_t>(last.i + kFrom, last.i + std::llround((0.5f - kRunMiddle) * gap));
+    const int64_t z = last.i + std::llround((0.5f + kRunMiddle) * gap);
+    int64_t best = -1;
+    for (int64_t i = a; i < z; ++i)
+      if (best < 0 || env_.main[i] > env_.main[best]) best = i;
+    if (best < 0) return -1;
+    const auto falls = [&](int64_t from, int64_t to) {
+      for (int64_t k = from; k < to; ++k)
+        if (env_.main[k] <= kDip * env_.main[best]) return true;
+      return false;
+    };
+    return falls(last.i + kFormShift, best) && falls(best + 1, next.i - kFormShift) ? best : -1;
+  }
+
+  // Whether the main band about sample i stands kRunHeight of its height about `beat` or more.
+  bool as_tall_as(const Candidate& beat, int64_t i) const {
+    return main_about(i) >= kRunHeight * main_about(beat.i);
+  }
+  // The main band's highest point within kFormShift of sample i.
+  float main_about(int64_t i) const {
+    float top = 0.0f;
+    for (int64_t k = std::max<int64_t>(0, i - kFormShift); k <= i + kFormShift && k < m_; ++k)
+      top = std::max(top, env_.main[k]);
+    return top;
   }
 
   // The stretch after the record's last beat, searched up to the record's end (no next beat's
@@ -367,10 +437,7 @@ class PauseSearch {
     if (i < 0 && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
       i = in_waves(last, window);
     if (i < 0) return false;
-    found.i = i;
-    found.height = env_.main[i];
-    found.slow = env_.slow[i];
-    found.slope = 0.0f;
+    found = beat_at(i);
     return true;
   }
 
