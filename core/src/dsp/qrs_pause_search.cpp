@@ -104,7 +104,7 @@ class PauseSearch {
         Candidate found;
         if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
           add(found, /*found_here=*/true);
-      } else if (late_after_regular(b)) {
+      } else if (late_after_regular(b) && tall_in_the_middle(b)) {
         Candidate found;
         if (search(out_.back(), in_the_middle(b), found) && in_the_middle(b).holds(found.i) &&
             like_the_next(out_.back(), found.i, b))
@@ -164,6 +164,18 @@ class PauseSearch {
     return gap >= kLateRun * sinus && gap < kPause * sinus;
   }
 
+  // Whether the main band reaches kRunHeight of `next`'s height about the middle of the gap before
+  // it (in_the_middle): what like_the_next asks of a wave found there, checked before the search,
+  // which few gaps then need.
+  bool tall_in_the_middle(const Candidate& next) const {
+    const Window w = in_the_middle(next);
+    float top = 0.0f;
+    for (int64_t k = std::max<int64_t>(0, w.peak_from - kFormShift);
+         k <= w.peak_end + kFormShift && k < m_; ++k)
+      top = std::max(top, env_.main[size_t(k)]);
+    return top >= kRunHeight * next.height;
+  }
+
   // Where the gap before `next` may hold a run's first beat: kRunMiddle of the gap or less from
   // its middle (a run keeps its coupling interval), the wave falling again kBeforeRun before
   // `next`.
@@ -202,12 +214,12 @@ class PauseSearch {
   // by the middle of the gap at slow rates, and by its main band and its form at fast ones.
   bool next_of_run(const Candidate& next, Candidate& found) {
     const Candidate& last = out_.back();
+    const int64_t i = highest_in_the_middle(last, next);
+    if (i < 0 || !as_tall_as(last, i)) return false;
     know(last);
     if (known_.size() < kMinTemplateBeats) return false;
     set_template_beats();
     if (!fit_waves(last, next.i)) return false;
-    const int64_t i = highest_in_the_middle(last, next);
-    if (i < 0 || !as_tall_as(last, i)) return false;
     bool alike = false;
     for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f))
       alike = alike || EctopicForms::alike(own, form_at(last.i, i, 1.0f));
