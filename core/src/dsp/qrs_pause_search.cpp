@@ -24,12 +24,15 @@ const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this lo
 const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
 // A gap short of a pause after a regular beat, before a beat kLateRun sinus intervals or more
 // after it, may hold a ventricular run's first beat that the thresholds took for the T wave
-// (late_after_regular). A wave found there is taken when its peak lies within kRunMiddle of the
-// gap from the gap's middle (a run keeps its coupling interval; the next beat's P wave lies
-// nearer it), it falls again kBeforeRun before the next beat, its main band stands kRunHeight of
-// the next beat's height or more (a flutter wave does not), and it has the next beat's form. The
-// gap after a premature beat, kLateRun sinus intervals or more, is read near its middle the same
-// way for the next beat of its run (next_of_run).
+// (late_after_regular). A wave the search finds there is taken when its peak lies within
+// kRunMiddle of the gap from the gap's middle (a run keeps its coupling interval; where the next
+// beat is a sinus beat after a long PR interval, its P wave lies nearer that beat), it falls again
+// kBeforeRun before the next beat, its main band stands kRunHeight of the next beat's height or
+// more (a flutter wave does not), and it has the next beat's form. The gap after a premature
+// beat, kLateRun sinus intervals or more, is read for the next beat of its run (next_of_run):
+// the main band's highest point within kRunMiddle of that gap's middle, a wave of its own,
+// kRunHeight of the premature beat's own main band or more, of its form and of the record's
+// premature beats' forms.
 constexpr float kLateRun = 1.05f;
 constexpr float kRunMiddle = 0.15f;
 constexpr float kRunHeight = 0.5f;
@@ -57,15 +60,17 @@ constexpr float kWaveMainFloor = 0.03f;
 constexpr float kWaveSlowFloor = 0.03f;
 const int64_t kAdds = std::llround(0.05 * kRateHz);
 // A form (qrs_ectopic_forms.h): kFormSeconds either side of a beat, in slow-band samples; and how
-// far from the wave a pause search found its beat's R peak may lie.
+// far from the wave a pause search found its beat's R peak may lie (also how far about a point
+// its main band's height is read, main_about).
 const int64_t kFormHalf = std::llround(kFormSeconds * kRateHz / kSlowStretch);
 const int64_t kFormShift = std::llround(0.04 * kRateHz);
 
 float median(std::vector<float>& v) { return median_in_place(v.data(), v.size()); }
 
 // Where a search after a beat looks: up to `end` (not included), and whether a wave found there
-// must fall again before it (`whole`: the stretch a record ends in, PauseSearch::search_the_end),
-// its peak lying before `peak_end` (the window's end where 0).
+// must fall again before it (`whole`: the stretch a record ends in, PauseSearch::search_the_end,
+// and the middle of a gap, PauseSearch::in_the_middle), its peak lying from `peak_from` on and
+// before `peak_end` (the window's end where 0).
 struct Window {
   int64_t end;
   bool whole = false;
@@ -106,8 +111,7 @@ class PauseSearch {
           add(found, /*found_here=*/true);
       } else if (late_after_regular(b) && tall_in_the_middle(b)) {
         Candidate found;
-        if (search(out_.back(), in_the_middle(b), found) && in_the_middle(b).holds(found.i) &&
-            like_the_next(out_.back(), found.i, b))
+        if (search(out_.back(), in_the_middle(b), found) && like_the_next(out_.back(), found.i, b))
           add(found, /*found_here=*/true);
       }
       Candidate more;
@@ -157,7 +161,8 @@ class PauseSearch {
 
   // Whether `next` comes late after a regular beat (kLateRun sinus intervals or more, short of a
   // pause): it may be the second beat of a ventricular run whose first the thresholds took for
-  // the regular beat's T wave. The gap before it then holds no P wave to keep clear of.
+  // the regular beat's T wave. A ventricular beat has no P wave before it to keep clear of, so
+  // the gap is searched closer to it than a pause is (kBeforeRun).
   bool late_after_regular(const Candidate& next) const {
     if (out_.empty() || premature_.back()) return false;
     const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
@@ -165,8 +170,8 @@ class PauseSearch {
   }
 
   // Whether the main band reaches kRunHeight of `next`'s height about the middle of the gap before
-  // it (in_the_middle): what like_the_next asks of a wave found there, checked before the search,
-  // which few gaps then need.
+  // it (in_the_middle). like_the_next asks that of a wave found there (main_about of a peak in
+  // [peak_from, peak_end)); checked first, it spares most gaps the search.
   bool tall_in_the_middle(const Candidate& next) const {
     const Window w = in_the_middle(next);
     float top = 0.0f;
@@ -182,13 +187,15 @@ class PauseSearch {
   Window in_the_middle(const Candidate& next) const {
     const int64_t a = out_.back().i, gap = next.i - a;
     const auto at = [&](float share) { return a + std::llround(share * float(gap)); };
-    return {next.i - kBeforeRun, true, at(0.5f + kRunMiddle), at(0.5f - kRunMiddle)};
+    const int64_t end = next.i - kBeforeRun;
+    return {end, true, std::min<int64_t>(at(0.5f + kRunMiddle), end), at(0.5f - kRunMiddle)};
   }
 
-  // Whether the wave found at main-band sample i after `last` is as tall as a beat of a run `next`
-  // ends (kRunHeight) and has the form of `next` (the beats of a run share one), both read against
-  // the regular beats' waves after `last`, unstretched. A T wave does not have a QRS complex's
-  // form.
+  // Whether the wave found at main-band sample i after `last` stands kRunHeight of `next`'s height
+  // in the main band and has the form of `next` (the beats of a run share one). Both forms are
+  // read against the regular beats' waves after `last`, unstretched, as search() has just chosen
+  // them (template_beats_); at `next`, past where the regular beats are read, that is their last
+  // delay held. A T wave does not have a QRS complex's form.
   bool like_the_next(const Candidate& last, int64_t i, const Candidate& next) {
     if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return false;
     if (main_about(i) < kRunHeight * next.height) return false;
@@ -207,9 +214,10 @@ class PauseSearch {
 
   // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
   // band's highest point within kRunMiddle of the gap from its middle, a wave of its own (it falls
-  // to kDip of its peak between the beat and it, and before `next`), kRunHeight of the beat's
-  // height or more, with the beat's own form (each read against the regular beats' waves after the
-  // beat before it) and the form of the record's premature beats (like_premature_beats). No
+  // to kDip of its peak between the beat and it, and before `next`), kRunHeight of the premature
+  // beat's own main band or more (main_about: a found beat's height is where its wave peaked),
+  // with that beat's form (each read against the regular beats' waves after the beat before it)
+  // and the form of the record's premature beats (like_premature_beats). No
   // expectation of a ventricular beat's own waves is made: its T wave is told from the next beat
   // by the middle of the gap at slow rates, and by its main band and its form at fast ones.
   bool next_of_run(const Candidate& next, Candidate& found) {
@@ -220,10 +228,11 @@ class PauseSearch {
     if (known_.size() < kMinTemplateBeats) return false;
     set_template_beats();
     if (!fit_waves(last, next.i)) return false;
-    bool alike = false;
+    const std::vector<float> form = form_at(last.i, i, 1.0f);
+    bool own_form = false;
     for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f))
-      alike = alike || EctopicForms::alike(own, form_at(last.i, i, 1.0f));
-    if (!alike || !like_premature_beats(last, i, 1.0f)) return false;
+      own_form = own_form || EctopicForms::alike(own, form);
+    if (!own_form || !like_premature_beats(last, i, 1.0f)) return false;
     found = beat_at(i);
     return true;
   }
@@ -448,7 +457,7 @@ class PauseSearch {
     int64_t i = in_envelopes(last, window);
     if (i < 0 && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
       i = in_waves(last, window);
-    if (i < 0) return false;
+    if (i < 0 || !window.holds(i)) return false;
     found = beat_at(i);
     return true;
   }
