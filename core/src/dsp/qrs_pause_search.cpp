@@ -174,11 +174,7 @@ class PauseSearch {
   // [peak_from, peak_end)); checked first, it spares most gaps the search.
   bool tall_in_the_middle(const Candidate& next) const {
     const Window w = in_the_middle(next);
-    float top = 0.0f;
-    for (int64_t k = std::max<int64_t>(0, w.peak_from - kFormShift);
-         k <= w.peak_end + kFormShift && k < m_; ++k)
-      top = std::max(top, env_.main[size_t(k)]);
-    return top >= kRunHeight * next.height;
+    return main_top(w.peak_from - kFormShift, w.peak_end + kFormShift) >= kRunHeight * next.height;
   }
 
   // Where the gap before `next` may hold a run's first beat: kRunMiddle of the gap or less from
@@ -270,9 +266,11 @@ class PauseSearch {
     return main_about(i) >= kRunHeight * main_about(beat.i);
   }
   // The main band's highest point within kFormShift of sample i.
-  float main_about(int64_t i) const {
+  float main_about(int64_t i) const { return main_top(i - kFormShift, i + kFormShift); }
+  // The main band's highest point from sample a to z, both included (clipped to the record).
+  float main_top(int64_t a, int64_t z) const {
     float top = 0.0f;
-    for (int64_t k = std::max<int64_t>(0, i - kFormShift); k <= i + kFormShift && k < m_; ++k)
+    for (int64_t k = std::max<int64_t>(0, a); k <= z && k < m_; ++k)
       top = std::max(top, env_.main[k]);
     return top;
   }
