@@ -30,12 +30,15 @@ const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long
 // kBeforeRun before the next beat, its main band stands kRunHeight of the next beat's height or
 // more (a flutter wave does not), and it has the next beat's form. The gap after a premature
 // beat, kLateRun sinus intervals or more, is read for the next beat of its run (next_of_run):
-// the main band's highest point within kRunMiddle of that gap's middle, a wave of its own,
-// kRunHeight of the premature beat's own main band or more, of its form and of the record's
-// premature beats' forms.
+// the main band's highest point within kRunCoupling of the premature beat's coupling interval
+// after it (a run's beats follow each other at about that interval: the second and third of a
+// triplet lie a quarter and half way into the gap before the sinus beat after it), else within
+// kRunMiddle of that gap's middle; a wave of its own, kRunHeight of the premature beat's own main
+// band or more, of its form and of the record's premature beats' forms.
 constexpr float kLateRun = 1.05f;
 constexpr float kRunMiddle = 0.15f;
 constexpr float kRunHeight = 0.5f;
+constexpr float kRunCoupling = 0.2f;
 const int64_t kBeforeRun = std::llround(0.15 * kRateHz);
 // A beat found in a pause: what stands above the expectation in the main band is more than
 // kMainFloor of the beats' height and kOverNoise times what the regular beats leave
@@ -209,17 +212,29 @@ class PauseSearch {
   }
 
   // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
-  // band's highest point within kRunMiddle of the gap from its middle, a wave of its own (it falls
-  // to kDip of its peak between the beat and it, and before `next`), kRunHeight of the premature
-  // beat's own main band or more (main_about: a found beat's height is where its wave peaked),
-  // with that beat's form (each read against the regular beats' waves after the beat before it)
-  // and the form of the record's premature beats (like_premature_beats). No
-  // expectation of a ventricular beat's own waves is made: its T wave is told from the next beat
-  // by the middle of the gap at slow rates, and by its main band and its form at fast ones.
+  // band's highest point one coupling interval after it (kRunCoupling), else in the middle of the
+  // gap (kRunMiddle), that is of the run (of_the_run). The beat found is premature in turn, so the
+  // walk reads the gap after it for the run's third beat.
   bool next_of_run(const Candidate& next, Candidate& found) {
     const Candidate& last = out_.back();
-    const int64_t i = highest_in_the_middle(last, next);
-    if (i < 0 || !as_tall_as(last, i)) return false;
+    const int64_t coupling = last.i - out_[out_.size() - 2].i;
+    const int64_t reach = std::llround(kRunCoupling * float(coupling));
+    const int64_t coupled =
+        highest_between(last, next, last.i + coupling - reach, last.i + coupling + reach);
+    if (coupled >= 0 && of_the_run(last, next, coupled, found)) return true;
+    const int64_t middle = highest_in_the_middle(last, next);
+    return middle >= 0 && middle != coupled && of_the_run(last, next, middle, found);
+  }
+
+  // Whether the main band's highest point i between the premature beat `last` and `next` is the
+  // run's next beat: kRunHeight of the premature beat's own main band or more (main_about: a
+  // found beat's height is where its wave peaked), with that beat's form (each read against the
+  // regular beats' waves after the beat before it) and the form of the record's premature beats
+  // (like_premature_beats). No expectation of a ventricular beat's own waves is made: its T wave
+  // is told from the next beat by where it lies at slow rates, and by its main band and its form
+  // at fast ones.
+  bool of_the_run(const Candidate& last, const Candidate& next, int64_t i, Candidate& found) {
+    if (!as_tall_as(last, i)) return false;
     know(last);
     if (known_.size() < kMinTemplateBeats) return false;
     set_template_beats();
@@ -243,12 +258,19 @@ class PauseSearch {
   }
 
   // The main band's highest point after `last` within kRunMiddle of the gap before `next` from its
-  // middle, if it falls to kDip of its peak on either side before either beat; -1 if not.
+  // middle (highest_between).
   int64_t highest_in_the_middle(const Candidate& last, const Candidate& next) const {
     const float gap = float(next.i - last.i);
-    const int64_t a =
-        std::max<int64_t>(last.i + kFrom, last.i + std::llround((0.5f - kRunMiddle) * gap));
-    const int64_t z = last.i + std::llround((0.5f + kRunMiddle) * gap);
+    return highest_between(last, next, last.i + std::llround((0.5f - kRunMiddle) * gap),
+                           last.i + std::llround((0.5f + kRunMiddle) * gap));
+  }
+  // The main band's highest point from sample a to z (not included), kept from kFrom after `last`
+  // to kFormShift before `next`, if it falls to kDip of its peak on either side before either
+  // beat; -1 if not.
+  int64_t highest_between(const Candidate& last, const Candidate& next, int64_t a,
+                          int64_t z) const {
+    a = std::max<int64_t>(a, last.i + kFrom);
+    z = std::min<int64_t>(z, next.i - kFormShift);
     int64_t best = -1;
     for (int64_t i = a; i < z; ++i)
       if (best < 0 || env_.main[i] > env_.main[best]) best = i;

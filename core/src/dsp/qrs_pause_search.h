@@ -48,8 +48,9 @@ struct Envelopes {
 // took for the T wave makes its second look late. A wave found there is taken only near the
 // gap's middle, as tall as half that beat in the main band, and with that beat's own form. The gap
 // after a premature beat, 1.05 sinus intervals or more, is read for the next beat of its run: the
-// main band's highest point near the gap's middle, a wave of its own, as tall as half the beat, of
-// its form and of the form of the record's premature beats.
+// main band's highest point one coupling interval after the beat, else near the gap's middle, a
+// wave of its own, as tall as half the beat, of its form and of the form of the record's premature
+// beats; a beat found there is read after in turn (a triplet's third).
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 
