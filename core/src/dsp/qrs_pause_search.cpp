@@ -110,17 +110,28 @@ class PauseSearch {
       if (until_known && regular_.size() >= kHistory) return;
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
+        if (search(out_.back(), {b.i - kBeforeNext}, found)) {  // clear of b's P wave
+          add_first_of_run(found);
           add(found, /*found_here=*/true);
-      } else if (late_after_regular(b) && tall_in_the_middle(b)) {
-        Candidate found;
-        if (search(out_.back(), in_the_middle(b), found) && like_the_next(out_.back(), found.i, b))
-          add(found, /*found_here=*/true);
+        }
+      } else {
+        add_first_of_run(b);
       }
       Candidate more;
       while (late_after_premature(b) && next_of_run(b, more)) add(more, /*found_here=*/true);
       add(b);
     }
+  }
+
+  // Where `next` comes late after a regular beat, the run's first beat the gap before it may hold
+  // (late_after_regular); `next` may itself be a beat a pause search just found there (a couplet
+  // whose two beats the thresholds both missed: the search takes the taller).
+  void add_first_of_run(const Candidate& next) {
+    if (!late_after_regular(next) || !tall_in_the_middle(next)) return;
+    Candidate found;
+    if (search(out_.back(), in_the_middle(next), found) &&
+        like_the_next(out_.back(), found.i, next))
+      add(found, /*found_here=*/true);
   }
 
   // A first walk, up to the record's first kHistory regular beats. Its regular beats stand in for

@@ -45,7 +45,8 @@ struct Envelopes {
 // fewer than 32 premature beats before it, against the first ones after it too. A gap short of
 // a pause after a regular beat, before a beat 1.05 sinus intervals or more after it, is searched
 // the same way, up to 0.15 s before that beat: a ventricular run whose first beat the thresholds
-// took for the T wave makes its second look late. A wave found there is taken only near the
+// took for the T wave makes its second look late (that beat may be one a pause search just found,
+// the taller of a couplet the thresholds missed whole). A wave found there is taken only near the
 // gap's middle, as tall as half that beat in the main band, and with that beat's own form. The gap
 // after a premature beat, 1.05 sinus intervals or more, is read for the next beat of its run: the
 // main band's highest point one coupling interval after the beat, else near the gap's middle, a
