@@ -363,11 +363,11 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcs) {
 }
 
 // What the run searches find of them so far (the grid below, disabled, asks for 0.998): the
-// second and third beats of a run one coupling interval after the beat before them, and the first
-// of a couplet whose second only a pause search found.
+// second and third beats of a run one coupling interval after the beat before them, and the
+// beats before one that only a pause search found (runs the thresholds missed whole).
 TEST(QrsEctopy, FindsMostPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
-  EXPECT_GE(g.ventricular.sensitivity(), 0.945) << g.worst;
+  EXPECT_GE(g.ventricular.sensitivity(), 0.96) << g.worst;
 }
 
 // Not met yet (issue 57, item 4): V Se over this grid 0.828 -> 0.891 with the gap before a late
@@ -375,8 +375,9 @@ TEST(QrsEctopy, FindsMostPvcsInCoupletsAndTriplets) {
 // time after it, then looks late) -> 0.916 with the gap after a premature beat searched near its
 // middle for the run's next beat (qrs_pause_search.cpp: late_after_regular, next_of_run) -> 0.931
 // with it searched first one coupling interval after that beat (a triplet's second and third) ->
-// 0.950 with the gap before a beat a pause search found searched too (a couplet missed whole);
-// 0.48 in its worst record (small multiform PVCs at 110 bpm, 500 Hz). Single PVCs at random of the
+// 0.950 with the gap before a beat a pause search found searched too (a couplet missed whole) ->
+// 0.963 with a pause left before such a beat searched again (a triplet missed whole); 0.68 in its
+// worst record (small multiform PVCs at 110 bpm, 360 Hz). Single PVCs at random of the
 // same forms are found at 0.998 (FindsFrequentMultiformPvcs; docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, DISABLED_FindsPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});

@@ -110,17 +110,33 @@ class PauseSearch {
       if (until_known && regular_.size() >= kHistory) return;
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), {b.i - kBeforeNext}, found)) {  // clear of b's P wave
-          add_first_of_run(found);
-          add(found, /*found_here=*/true);
-        }
+        if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
+          add_found(found);
       } else {
         add_first_of_run(b);
       }
-      Candidate more;
-      while (late_after_premature(b) && next_of_run(b, more)) add(more, /*found_here=*/true);
+      add_run_before(b);
       add(b);
     }
+  }
+
+  // A beat a pause search found, after what the gap before it holds: another beat where it is a
+  // pause still (a ventricular run the thresholds missed whole: the search took its tallest
+  // beat), else a run's first beat (add_first_of_run); then the rest of a run before it.
+  void add_found(const Candidate& found) {
+    Candidate earlier;
+    if (holds_a_beat(found) && search(out_.back(), {found.i - kBeforeNext}, earlier))
+      add_found(earlier);
+    else
+      add_first_of_run(found);
+    add_run_before(found);
+    add(found, /*found_here=*/true);
+  }
+
+  // The beats of the run the last beat belongs to, up to `next` (next_of_run).
+  void add_run_before(const Candidate& next) {
+    Candidate more;
+    while (late_after_premature(next) && next_of_run(next, more)) add(more, /*found_here=*/true);
   }
 
   // Where `next` comes late after a regular beat, the run's first beat the gap before it may hold
