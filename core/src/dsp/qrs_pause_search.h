@@ -46,13 +46,14 @@ struct Envelopes {
 // a pause after a regular beat, before a beat 1.05 sinus intervals or more after it, is searched
 // the same way, up to 0.15 s before that beat: a ventricular run whose first beat the thresholds
 // took for the T wave makes its second look late (that beat may be one a pause search just found,
-// the taller of a couplet the thresholds missed whole). A beat a pause search found with a pause
-// still before it has that pause searched in turn (a triplet missed whole). A wave found there is
-// taken only near the gap's middle, as tall as half that beat in the main band, and with that
-// beat's own form. The gap after a premature beat, 1.05 sinus intervals or more, is read for the
-// next beat of its run: the main band's highest point one coupling interval after the beat, else
-// near the gap's middle, a wave of its own, as tall as half the beat, of its form and of the form
-// of the record's premature beats; a beat found there is read after in turn (a triplet's third).
+// the taller of a couplet the thresholds missed whole). A wave found there is taken only near the
+// gap's middle, as tall as half that beat in the main band, and with that beat's own form. The gap
+// after a premature beat, 1.05 sinus intervals or more, is read for the next beat of its run: the
+// main band's highest point one coupling interval after the beat, else near the gap's middle, a
+// wave of its own, as tall as half the beat, of its form and of the form of the record's premature
+// beats; a beat found there that is premature in turn is read after too (a triplet's third). A
+// beat a pause search found with a pause still before it has that pause searched again, up to
+// three searches of one pause (a triplet the thresholds missed whole).
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 
