@@ -212,9 +212,10 @@ class PauseSearch {
     return main_top(w.peak_from - kFormShift, w.peak_end + kFormShift) >= kRunHeight * next.height;
   }
 
-  // Where the gap before `next` may hold a run's first beat: kRunMiddle of the gap or less from
-  // its middle (a run keeps its coupling interval), the wave falling again kBeforeRun before
-  // `next`.
+  // Where the gap from the last beat to `next` may hold a run's beat: kRunMiddle of the gap or
+  // less from its middle (a run keeps its coupling interval), the wave falling again kBeforeRun
+  // before `next`. Read for a run's first beat (before a late beat) and for its next one (after a
+  // premature beat, next_of_run).
   Window in_the_middle(const Candidate& next) const {
     const int64_t a = out_.back().i, gap = next.i - a;
     const auto at = [&](float share) { return a + std::llround(share * float(gap)); };
@@ -254,7 +255,8 @@ class PauseSearch {
     const int64_t coupled =
         highest_between(last, next, last.i + coupling - reach, last.i + coupling + reach);
     if (coupled >= 0 && of_the_run(last, next, coupled, found)) return true;
-    const int64_t middle = highest_in_the_middle(last, next);
+    const Window w = in_the_middle(next);
+    const int64_t middle = highest_between(last, next, w.peak_from, w.peak_end);
     return middle >= 0 && middle != coupled && of_the_run(last, next, middle, found);
   }
 
@@ -289,13 +291,6 @@ class PauseSearch {
     return c;
   }
 
-  // The main band's highest point after `last` within kRunMiddle of the gap before `next` from its
-  // middle (highest_between).
-  int64_t highest_in_the_middle(const Candidate& last, const Candidate& next) const {
-    const float gap = float(next.i - last.i);
-    return highest_between(last, next, last.i + std::llround((0.5f - kRunMiddle) * gap),
-                           last.i + std::llround((0.5f + kRunMiddle) * gap));
-  }
   // The main band's highest point from sample a to z (not included), kept from kFrom after `last`
   // to kBeforeRun before `next` (as before a late beat: a run's beat falls again before the next
   // one), if it falls to kDip of its peak on either side before either beat; -1 if not.
