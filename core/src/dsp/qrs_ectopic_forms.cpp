@@ -19,12 +19,12 @@ void EctopicForms::add(std::vector<float> form) {
   if (forms_.size() > kForms) forms_.pop_front();
 }
 
-bool EctopicForms::alike(const std::vector<float>& a, const std::vector<float>& b) {
+bool EctopicForms::alike(const std::vector<float>& a, const std::vector<float>& b, float similar) {
   if (a.size() != b.size()) return false;
   const float na = std::sqrt(dot(a, a)), nb = std::sqrt(dot(b, b));
   if (na <= 0.0f || nb <= 0.0f) return false;
   const float scale = na / nb;
-  return scale <= kScale && scale >= 1.0f / kScale && dot(a, b) >= kSimilar * na * nb;
+  return scale <= kScale && scale >= 1.0f / kScale && dot(a, b) >= similar * na * nb;
 }
 
 bool EctopicForms::matches(const std::vector<std::vector<float>>& candidates) const {

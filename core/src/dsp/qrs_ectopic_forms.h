@@ -25,9 +25,10 @@ class EctopicForms {
   // their size or less either way.
   bool matches(const std::vector<std::vector<float>>& candidates) const;
   void clear() { forms_.clear(); }
-  // Whether two forms are alike: a similarity of kSimilar or more, at kScale times the size or
+  // Whether two forms are alike: a similarity of `similar` or more, at kScale times the size or
   // less either way.
-  static bool alike(const std::vector<float>& a, const std::vector<float>& b);
+  static bool alike(const std::vector<float>& a, const std::vector<float>& b,
+                    float similar = kSimilar);
 
   static constexpr size_t kForms = 32;
   static constexpr size_t kMatches = 2;

@@ -34,8 +34,10 @@ const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long
 // after it (a run's beats follow each other at about that interval: the second and third of a
 // triplet lie a quarter and half way into the gap before the sinus beat after it), else within
 // kRunMiddle of that gap's middle; a wave of its own, kRunHeight of the premature beat's own main
-// band or more, of its form and of the record's premature beats' forms.
+// band or more, of its form and of the record's premature beats' forms; or of its form closely
+// (kRunSimilar), for a run whose form the record has shown too seldom before to match it.
 constexpr float kLateRun = 1.05f;
+constexpr float kRunSimilar = 0.95f;
 constexpr float kRunMiddle = 0.15f;
 constexpr float kRunHeight = 0.5f;
 constexpr float kRunCoupling = 0.2f;
@@ -264,9 +266,10 @@ class PauseSearch {
   // run's next beat: kRunHeight of the premature beat's own main band or more (main_about: a
   // found beat's height is where its wave peaked), with that beat's form (each read against the
   // regular beats' waves after the beat before it) and the form of the record's premature beats
-  // (like_premature_beats). No expectation of a ventricular beat's own waves is made: its T wave
-  // is told from the next beat by its main band and its form (a coupling interval after the beat
-  // at slow rates is where that T wave lies).
+  // (like_premature_beats), or that beat's form closely (kRunSimilar: a run of a form the record
+  // has shown too seldom, or not at all, among its premature beats before). No expectation of a
+  // ventricular beat's own waves is made: its T wave is told from the next beat by its main band
+  // and its form (a coupling interval after the beat at slow rates is where that T wave lies).
   bool of_the_run(const Candidate& last, const Candidate& next, int64_t i, Candidate& found) {
     if (!as_tall_as(last, i)) return false;
     know(last);
@@ -274,10 +277,12 @@ class PauseSearch {
     set_template_beats();
     if (!fit_waves(last, next.i)) return false;
     const std::vector<float> form = form_at(last.i, i, 1.0f);
-    bool own_form = false;
-    for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f))
+    bool own_form = false, closely = false;
+    for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f)) {
       own_form = own_form || EctopicForms::alike(own, form);
-    if (!own_form || !like_premature_beats(last, i, 1.0f)) return false;
+      closely = closely || EctopicForms::alike(own, form, kRunSimilar);
+    }
+    if (!own_form || !(closely || like_premature_beats(last, i, 1.0f))) return false;
     found = beat_at(i);
     return true;
   }
