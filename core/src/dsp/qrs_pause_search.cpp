@@ -24,7 +24,9 @@ const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this lo
 const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
 // A gap short of a pause after a regular beat, before a beat kLateRun sinus intervals or more
 // after it, may hold a ventricular run's first beat that the thresholds took for the T wave
-// (late_after_regular). A wave the search finds there is taken when its peak lies within
+// (late_after_regular); so may a gap before a beat on time (not premature), where the wave found
+// there has that beat's form closely (kRunSimilar: a couplet's second beat reads on time where
+// the sinus interval swings). A wave the search finds there is taken when its peak lies within
 // kRunMiddle of the gap from the gap's middle (a run keeps its coupling interval; where the next
 // beat is a sinus beat after a long PR interval, its P wave lies nearer that beat), it falls again
 // kBeforeRun before the next beat, its main band stands kRunHeight of the next beat's height or
@@ -146,14 +148,18 @@ class PauseSearch {
     while (late_after_premature(next) && next_of_run(next, more)) add(more, /*found_here=*/true);
   }
 
-  // Where `next` comes late after a regular beat, the run's first beat the gap before it may hold
-  // (late_after_regular); `next` may itself be a beat a pause search just found there (a couplet
-  // whose two beats the thresholds both missed: the search takes the taller).
+  // Where `next` comes on time or late after a regular beat, the run's first beat the gap before
+  // it may hold (on_time_after_regular): of `next`'s form where `next` is late, of its form
+  // closely (kRunSimilar) where it is on time (a couplet's second beat is read on time where the
+  // sinus interval swings as much as a couplet's two coupling intervals exceed it). `next` may
+  // itself be a beat a pause search just found there (a couplet whose two beats the thresholds
+  // both missed: the search takes the taller).
   void add_first_of_run(const Candidate& next) {
-    if (!late_after_regular(next) || !tall_in_the_middle(next)) return;
+    if (!on_time_after_regular(next) || !tall_in_the_middle(next)) return;
+    const float similar = late_after_regular(next) ? EctopicForms::kSimilar : kRunSimilar;
     Candidate found;
     if (search(out_.back(), in_the_middle(next), found) &&
-        like_the_next(out_.back(), found.i, next))
+        like_the_next(out_.back(), found.i, next, similar))
       add(found, /*found_here=*/true);
   }
 
@@ -206,6 +212,14 @@ class PauseSearch {
     return gap >= kLateRun * sinus && gap < kPause * sinus;
   }
 
+  // Whether `next` comes after a regular beat neither premature (kPremature sinus intervals or
+  // more) nor after a pause.
+  bool on_time_after_regular(const Candidate& next) const {
+    if (out_.empty() || premature_.back()) return false;
+    const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
+    return gap >= kPremature * sinus && gap < kPause * sinus;
+  }
+
   // Whether the main band reaches kRunHeight of `next`'s height about the middle of the gap before
   // it (in_the_middle). like_the_next asks that of a wave found there (main_about of a peak in
   // [peak_from, peak_end)); checked first, it spares most gaps the search.
@@ -230,13 +244,14 @@ class PauseSearch {
   // read against the regular beats' waves after `last`, unstretched, as search() has just chosen
   // them (template_beats_); at `next`, past where the regular beats are read, that is their last
   // delay held. A T wave does not have a QRS complex's form.
-  bool like_the_next(const Candidate& last, int64_t i, const Candidate& next) {
+  bool like_the_next(const Candidate& last, int64_t i, const Candidate& next,
+                     float similar = EctopicForms::kSimilar) {
     if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return false;
     if (main_about(i) < kRunHeight * next.height) return false;
     const std::vector<float> form = form_at(last.i, next.i, 1.0f);
     if (form.empty()) return false;
     for (const std::vector<float>& candidate : forms_about(last, i, 1.0f))
-      if (EctopicForms::alike(candidate, form)) return true;
+      if (EctopicForms::alike(candidate, form, similar)) return true;
     return false;
   }
 
