@@ -24,20 +24,21 @@ const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this lo
 const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
 // A gap short of a pause after a regular beat, before a beat kLateRun sinus intervals or more
 // after it, may hold a ventricular run's first beat that the thresholds took for the T wave
-// (late_after_regular); so may a gap before a beat on time (not premature), where the wave found
-// there has that beat's form closely (kRunSimilar: a couplet's second beat reads on time where
-// the sinus interval swings). A wave the search finds there is taken when its peak lies within
-// kRunMiddle of the gap from the gap's middle (a run keeps its coupling interval; where the next
-// beat is a sinus beat after a long PR interval, its P wave lies nearer that beat), it falls again
-// kBeforeRun before the next beat, its main band stands kRunHeight of the next beat's height or
-// more (a flutter wave does not), and it has the next beat's form. The gap after a premature
-// beat, kLateRun sinus intervals or more, is read for the next beat of its run (next_of_run):
-// the main band's highest point within kRunCoupling of the premature beat's coupling interval
-// after it (a run's beats follow each other at about that interval: the second and third of a
-// triplet lie a quarter and half way into the gap before the sinus beat after it), else within
-// kRunMiddle of that gap's middle; a wave of its own, kRunHeight of the premature beat's own main
-// band or more, of its form and of the record's premature beats' forms; or of its form closely
-// (kRunSimilar), for a run whose form the record has shown too seldom before to match it.
+// (late_after_regular); so may a gap before a beat on time (not premature), also after a premature
+// beat, where the wave found there has that beat's form closely (kRunSimilar: a couplet's second
+// beat reads on time where the sinus interval swings). A wave the search finds there is taken
+// when its peak lies within kRunMiddle of the gap from the gap's middle (a run keeps its coupling
+// interval; where the next beat is a sinus beat after a long PR interval, its P wave lies nearer
+// that beat), it falls again kBeforeRun before the next beat, its main band stands kRunHeight of
+// the next beat's height or more (a flutter wave does not), and it has the next beat's form.
+//
+// The gap after a premature beat, kLateRun sinus intervals or more, is read for the next beat of
+// its run (next_of_run): the main band's highest point within kRunCoupling of the premature beat's
+// coupling interval after it (a run's beats follow each other at about that interval: the second
+// and third of a triplet lie a quarter and half way into the gap before the sinus beat after it),
+// else within kRunMiddle of that gap's middle; a wave of its own, kRunHeight of the premature
+// beat's own main band or more, of its form and of the record's premature beats' forms; or of its
+// form closely (kRunSimilar), for a run whose form the record has shown too seldom before.
 constexpr float kLateRun = 1.05f;
 constexpr float kRunSimilar = 0.95f;
 constexpr float kRunMiddle = 0.15f;
@@ -148,14 +149,14 @@ class PauseSearch {
     while (late_after_premature(next) && next_of_run(next, more)) add(more, /*found_here=*/true);
   }
 
-  // Where `next` comes on time or late after a regular beat, the run's first beat the gap before
-  // it may hold (on_time_after_regular): of `next`'s form where `next` is late, of its form
-  // closely (kRunSimilar) where it is on time (a couplet's second beat is read on time where the
-  // sinus interval swings as much as a couplet's two coupling intervals exceed it). `next` may
-  // itself be a beat a pause search just found there (a couplet whose two beats the thresholds
-  // both missed: the search takes the taller).
+  // The run's first beat the gap before `next` may hold where `next` comes on time (on_time): of
+  // `next`'s form where it is late after a regular beat (late_after_regular), else of its form
+  // closely (kRunSimilar): a couplet's second beat reads on time where the sinus interval swings
+  // as much as the couplet's two coupling intervals exceed it, or after a sinus beat counted
+  // premature. `next` may itself be a beat a pause search just found there (a couplet whose two
+  // beats the thresholds both missed: the search takes the taller).
   void add_first_of_run(const Candidate& next) {
-    if (!on_time_after_regular(next) || !tall_in_the_middle(next)) return;
+    if (!on_time(next) || !tall_in_the_middle(next)) return;
     const float similar = late_after_regular(next) ? EctopicForms::kSimilar : kRunSimilar;
     Candidate found;
     if (search(out_.back(), in_the_middle(next), found) &&
@@ -212,10 +213,10 @@ class PauseSearch {
     return gap >= kLateRun * sinus && gap < kPause * sinus;
   }
 
-  // Whether `next` comes after a regular beat neither premature (kPremature sinus intervals or
-  // more) nor after a pause.
-  bool on_time_after_regular(const Candidate& next) const {
-    if (out_.empty() || premature_.back()) return false;
+  // Whether `next` comes neither premature (kPremature sinus intervals or more after the beat
+  // before it) nor after a pause.
+  bool on_time(const Candidate& next) const {
+    if (out_.empty()) return false;
     const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
     return gap >= kPremature * sinus && gap < kPause * sinus;
   }

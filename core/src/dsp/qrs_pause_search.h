@@ -48,7 +48,8 @@ struct Envelopes {
 // took for the T wave makes its second look late (that beat may be one a pause search just found,
 // the taller of a couplet the thresholds missed whole). A wave found there is taken only near the
 // gap's middle, as tall as half that beat in the main band, and with that beat's own form; before
-// a beat on time (not premature, short of 1.05), with that beat's form closely. The gap
+// a beat on time (not premature, short of 1.05, or after a premature beat), with that beat's form
+// closely. The gap
 // after a premature beat, 1.05 sinus intervals or more, is read for the next beat of its run: the
 // main band's highest point one coupling interval after the beat, else near the gap's middle, a
 // wave of its own, as tall as half the beat, of its form and of the form of the record's premature
