@@ -24,7 +24,7 @@ const int64_t kFrom = std::llround(0.2 * kRateHz);  // the search starts this lo
 const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long before the next
 // A gap short of a pause after a regular beat, before a beat kLateRun sinus intervals or more
 // after it, may hold a ventricular run's first beat that the thresholds took for the T wave
-// (late_after_regular); so may a gap before a beat on time (not premature), also after a premature
+// (add_first_of_run); so may a gap before a beat on time (not premature), also after a premature
 // beat, where the wave found there has that beat's form closely (kRunSimilar: a couplet's second
 // beat reads on time where the sinus interval swings). A wave the search finds there is taken
 // when its peak lies within kRunMiddle of the gap from the gap's middle (a run keeps its coupling
@@ -149,15 +149,20 @@ class PauseSearch {
     while (late_after_premature(next) && next_of_run(next, more)) add(more, /*found_here=*/true);
   }
 
-  // The run's first beat the gap before `next` may hold where `next` comes on time (on_time): of
-  // `next`'s form where it is late after a regular beat (late_after_regular), else of its form
-  // closely (kRunSimilar): a couplet's second beat reads on time where the sinus interval swings
-  // as much as the couplet's two coupling intervals exceed it, or after a sinus beat counted
-  // premature. `next` may itself be a beat a pause search just found there (a couplet whose two
-  // beats the thresholds both missed: the search takes the taller).
+  // The run's first beat the gap before `next` may hold where `next` comes on time (on_time).
+  // Where `next` comes late after a regular beat (kLateRun sinus intervals or more), it may be the
+  // second beat of a ventricular run whose first the thresholds took for the regular beat's T
+  // wave: a wave of `next`'s form is taken. Otherwise only one of its form closely (kRunSimilar):
+  // a couplet's second beat reads on time where the sinus interval swings as much as the
+  // couplet's two coupling intervals exceed it, or after a sinus beat counted premature. A
+  // ventricular beat has no P wave before it to keep clear of, so the gap is searched closer to
+  // it than a pause is (kBeforeRun). `next` may itself be a beat a pause search just found there
+  // (a couplet whose two beats the thresholds both missed: the search takes the taller).
   void add_first_of_run(const Candidate& next) {
     if (!on_time(next) || !tall_in_the_middle(next)) return;
-    const float similar = late_after_regular(next) ? EctopicForms::kSimilar : kRunSimilar;
+    const bool late_after_regular =
+        !premature_.back() && float(next.i - out_.back().i) >= kLateRun * sinus_.value();
+    const float similar = late_after_regular ? EctopicForms::kSimilar : kRunSimilar;
     Candidate found;
     if (search(out_.back(), in_the_middle(next), found) &&
         like_the_next(out_.back(), found.i, next, similar))
@@ -201,16 +206,6 @@ class PauseSearch {
     if (!premature_.back()) return true;
     const float before = float(out_.back().i - out_[out_.size() - 2].i);
     return before + gap >= kBeyondCompensatory * sinus;
-  }
-
-  // Whether `next` comes late after a regular beat (kLateRun sinus intervals or more, short of a
-  // pause): it may be the second beat of a ventricular run whose first the thresholds took for
-  // the regular beat's T wave. A ventricular beat has no P wave before it to keep clear of, so
-  // the gap is searched closer to it than a pause is (kBeforeRun).
-  bool late_after_regular(const Candidate& next) const {
-    if (out_.empty() || premature_.back()) return false;
-    const float gap = float(next.i - out_.back().i), sinus = sinus_.value();
-    return gap >= kLateRun * sinus && gap < kPause * sinus;
   }
 
   // Whether `next` comes neither premature (kPremature sinus intervals or more after the beat
