@@ -390,11 +390,15 @@ class PauseSearch {
       if (premature_.back() && out_.size() >= 2)
         sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i));
     }
-    // The forms a wave in a pause is compared with (like_premature_beats): premature beats the
-    // thresholds took after a beat that was not premature. A beat this search found stands where
-    // its wave peaked, not at its R peak, and one after another premature beat carries that
-    // beat's waves.
-    if (premature && !found_here && !premature_.back()) {
+    // The forms a wave in a pause is compared with (like_premature_beats): premature beats after
+    // a beat that was not premature (one after another premature beat carries that beat's
+    // waves), taken by the thresholds or found by this search standing clear in both envelopes
+    // (in_envelopes_at_: a small or wide form the thresholds miss in a run is found there first).
+    // One found in the waves alone may be a T wave that moved, or have been taken on the forms
+    // themselves. A found beat stands where its wave peaked, not at its R peak; the forms of a
+    // wave are read about its peak (forms_about).
+    const bool clear = !found_here || c.i == in_envelopes_at_;
+    if (premature && clear && !premature_.back()) {
       premature_beats_.emplace_back(out_.back().i, c.i);
     }
     out_.push_back(c);
@@ -518,9 +522,11 @@ class PauseSearch {
         return false;
     }
     int64_t i = in_envelopes(last, window);
-    if (i < 0 && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
+    const bool clear = i >= 0;
+    if (!clear && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
       i = in_waves(last, window);
     if (i < 0 || !window.holds(i)) return false;
+    if (clear) in_envelopes_at_ = i;
     found = beat_at(i);
     return true;
   }
@@ -675,6 +681,7 @@ class PauseSearch {
   // kForms are matched; like_premature_beats).
   std::vector<std::pair<int64_t, int64_t>> premature_beats_;
   std::vector<std::pair<int64_t, int64_t>> premature_ahead_;  // the first walk's, oldest first
+  int64_t in_envelopes_at_ = -1;  // the newest beat search() found in the envelopes
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;

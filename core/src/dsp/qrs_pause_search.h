@@ -32,7 +32,8 @@ struct Envelopes {
 // on the T wave's tail stands barely above the T wave's energy), the waves themselves are compared
 // the same way (qrs_pause_waves.h), with the T wave allowed to come later after a longer interval;
 // a wave there that adds nothing to the slow envelope (as a T wave that moved does) is a beat only
-// with the form of the record's newest premature beats (qrs_ectopic_forms.h); see the constants in
+// with the form of the record's newest premature beats (qrs_ectopic_forms.h: those the thresholds
+// took, and those this search found standing clear in both envelopes); see the constants in
 // qrs_pause_search.cpp. The sinus interval is followed causally (qrs_sinus_interval.h), and a found
 // beat splits its pause, so bigeminy whose ventricular beats all go unseen by the thresholds does
 // not become the rhythm; eight unexplained pauses in a row do (a halved rate, 2:1 AV block). The
