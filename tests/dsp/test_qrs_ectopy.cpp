@@ -360,8 +360,9 @@ const std::vector<Pattern> kRuns = {{0.2, 0, 1, 0.55, 3}, {0.2, 0, 4, 0.55, 3}};
 // interval after the beat before them, and the beats before one that only a pause search found
 // (runs the thresholds missed whole), and a run's next beat of the run's own form closely where
 // the record has shown that form too seldom to match it, and a run's first beat before a second
-// that reads on time. The grid gave 0.916 before those searches, 0.993 after, and 0.996 once the
-// premature beats the pause search found standing clear in both envelopes lent their forms too.
+// that reads on time (of its form closely, or of its form and the record's premature forms). The
+// grid gave 0.916 before those searches, 0.993 after, and 0.996 once the premature beats the pause
+// search found standing clear in both envelopes lent their forms too.
 TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcsAndFindsMost) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
   std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
@@ -382,9 +383,10 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcsAndFindsMost) {
 // (not late) searched for the run's first beat of that beat's form closely -> 0.993 with that
 // search also after a beat counted premature (0.79 in its worst record: small multiform PVCs at
 // 110 bpm, 128 Hz) -> 0.996 with the forms of the premature beats the pause search found standing
-// clear in both envelopes (that record's form the thresholds missed: 1.0 there). Single PVCs at
-// random of the same forms are found at 0.998 (FindsFrequentMultiformPvcs;
-// docs/notebook/qrs-detector.md).
+// clear in both envelopes (that record's form the thresholds missed: 1.0 there) -> 0.997 with a
+// run's first beat before a second on time also taken of that beat's form and the record's
+// premature forms. Single PVCs at random of the same forms are found at 0.998
+// (FindsFrequentMultiformPvcs; docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, DISABLED_FindsPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;

@@ -152,20 +152,22 @@ class PauseSearch {
   // The run's first beat the gap before `next` may hold where `next` comes on time (on_time).
   // Where `next` comes late after a regular beat (kLateRun sinus intervals or more), it may be the
   // second beat of a ventricular run whose first the thresholds took for the regular beat's T
-  // wave: a wave of `next`'s form is taken. Otherwise only one of its form closely (kRunSimilar):
-  // a couplet's second beat reads on time where the sinus interval swings as much as the
-  // couplet's two coupling intervals exceed it, or after a sinus beat counted premature. A
+  // wave: a wave of `next`'s form is taken. Otherwise only one of its form closely (kRunSimilar),
+  // or of its form and the form of the record's premature beats, as a run's next beat is taken
+  // (of_the_run): a couplet's second beat reads on time where the sinus interval swings as much
+  // as the couplet's two coupling intervals exceed it, or after a sinus beat counted premature. A
   // ventricular beat has no P wave before it to keep clear of, so the gap is searched closer to
   // it than a pause is (kBeforeRun). `next` may itself be a beat a pause search just found there
   // (a couplet whose two beats the thresholds both missed: the search takes the taller).
   void add_first_of_run(const Candidate& next) {
     if (!on_time(next) || !tall_in_the_middle(next)) return;
+    const Candidate& last = out_.back();
     const bool late_after_regular =
-        !premature_.back() && float(next.i - out_.back().i) >= kLateRun * sinus_.value();
-    const float similar = late_after_regular ? EctopicForms::kSimilar : kRunSimilar;
+        !premature_.back() && float(next.i - last.i) >= kLateRun * sinus_.value();
     Candidate found;
-    if (search(out_.back(), in_the_middle(next), found) &&
-        like_the_next(out_.back(), found.i, next, similar))
+    if (!search(last, in_the_middle(next), found) || !like_the_next(last, found.i, next)) return;
+    if (late_after_regular || like_the_next(last, found.i, next, kRunSimilar) ||
+        like_premature_beats(last, found.i, 1.0f))
       add(found, /*found_here=*/true);
   }
 
