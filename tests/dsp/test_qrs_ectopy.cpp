@@ -385,7 +385,8 @@ TEST(QrsEctopy, TakesNoFalseBeatAmongRunsOfPvcsAndFindsMost) {
 // 110 bpm, 128 Hz) -> 0.996 with the forms of the premature beats the pause search found standing
 // clear in both envelopes (that record's form the thresholds missed: 1.0 there) -> 0.997 with a
 // run's first beat before a second on time also taken of that beat's form and the record's
-// premature forms. Single PVCs at random of the same forms are found at 0.998
+// premature forms -> 0.9978 with a wave of the form of the beat a pause search found taken in the
+// pause before it. Single PVCs at random of the same forms are found at 0.998
 // (FindsFrequentMultiformPvcs; docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, DISABLED_FindsPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});

@@ -87,6 +87,9 @@ struct Window {
   bool whole = false;
   int64_t peak_end = 0;
   int64_t peak_from = 0;  // a peak found before it is not taken (holds)
+  // A wave in the waves alone of this beat's form closely is taken without the record's
+  // premature forms (in_waves).
+  const Candidate* of_form = nullptr;
   bool holds(int64_t peak) const { return peak >= peak_from; }
 };
 
@@ -130,12 +133,13 @@ class PauseSearch {
 
   // A beat a pause search found, after what the gap before it holds: another beat where it is a
   // pause still (a ventricular run the thresholds missed whole: the search took its tallest
-  // beat), `searches` more times at most, else a run's first beat (add_first_of_run); then the
-  // rest of a run before it (add_run_before, also where the beat before the pause was premature).
+  // beat, so a wave there of its form closely is taken, Window::of_form), `searches` more times
+  // at most, else a run's first beat (add_first_of_run); then the rest of a run before it
+  // (add_run_before, also where the beat before the pause was premature).
   void add_found(const Candidate& found, int searches) {
     Candidate earlier;
     if (searches > 0 && holds_a_beat(found) &&
-        search(out_.back(), {found.i - kBeforeNext}, earlier))
+        search(out_.back(), {found.i - kBeforeNext, false, 0, 0, &found}, earlier))
       add_found(earlier, searches - 1);
     else
       add_first_of_run(found);
@@ -583,11 +587,12 @@ class PauseSearch {
     const int64_t a = std::max(last.i + kFrom, best_i - kAdds), z = std::min(end, best_i + kAdds);
     if (!adds_to_envelopes(last, a, z)) return -1;
     // A wave that adds to the slow envelope, or one of a form the record's premature beats had
-    // (qrs_ectopic_forms.h): a moved T wave is neither.
-    return env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor ||
-                   like_premature_beats(last, best_i, stretch)
-               ? best_i
-               : -1;
+    // (qrs_ectopic_forms.h), or of the window's beat's form closely: a moved T wave is none.
+    if (env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor ||
+        like_premature_beats(last, best_i, stretch))
+      return best_i;
+    return window.of_form && like_the_next(last, best_i, *window.of_form, kRunSimilar) ? best_i
+                                                                                       : -1;
   }
 
   // The waves expected after `last` from the regular beats, up to `end`; false when fewer than
