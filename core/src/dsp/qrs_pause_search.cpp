@@ -135,7 +135,9 @@ class PauseSearch {
   // pause still (a ventricular run the thresholds missed whole: the search took its tallest
   // beat, so a wave there of its form closely is taken, Window::of_form), `searches` more times
   // at most, else a run's first beat (add_first_of_run); then the rest of a run before it
-  // (add_run_before, also where the beat before the pause was premature).
+  // (add_run_before, also where the beat before the pause was premature), from kPremature sinus
+  // intervals after a premature beat on: the first and third beats of a triplet lie two coupling
+  // intervals apart, which reads as little as one sinus interval where the rhythm swings.
   void add_found(const Candidate& found, int searches) {
     Candidate earlier;
     if (searches > 0 && holds_a_beat(found) &&
@@ -143,14 +145,16 @@ class PauseSearch {
       add_found(earlier, searches - 1);
     else
       add_first_of_run(found);
-    add_run_before(found);
+    add_run_before(found, kPremature);
     add(found, /*found_here=*/true);
   }
 
-  // The beats of the run the last beat belongs to, up to `next` (next_of_run).
-  void add_run_before(const Candidate& next) {
+  // The beats of the run the last beat belongs to, up to `next` (next_of_run), where `next` comes
+  // `late` sinus intervals or more after it.
+  void add_run_before(const Candidate& next, float late = kLateRun) {
     Candidate more;
-    while (late_after_premature(next) && next_of_run(next, more)) add(more, /*found_here=*/true);
+    while (late_after_premature(next, late) && next_of_run(next, more))
+      add(more, /*found_here=*/true);
   }
 
   // The run's first beat the gap before `next` may hold where `next` comes on time (on_time).
@@ -257,10 +261,10 @@ class PauseSearch {
     return false;
   }
 
-  // Whether `next` comes kLateRun sinus intervals or more after a premature beat.
-  bool late_after_premature(const Candidate& next) const {
+  // Whether `next` comes `late` sinus intervals or more after a premature beat.
+  bool late_after_premature(const Candidate& next, float late = kLateRun) const {
     return out_.size() >= 2 && premature_.back() &&
-           float(next.i - out_.back().i) >= kLateRun * sinus_.value();
+           float(next.i - out_.back().i) >= late * sinus_.value();
   }
 
   // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
