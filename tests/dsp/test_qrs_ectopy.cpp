@@ -382,6 +382,21 @@ TEST(QrsEctopy, FindsPvcsInCoupletsAndTriplets) {
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 
+// Runs of up to five (non-sustained ventricular tachycardia, as in MIT-BIH 200, 203 and 233):
+// each inner beat of a run has a span of two coupling intervals around it, about one sinus
+// interval, the span that says bigeminy hid its premature beats; V Se 0.981 -> 0.989 with those
+// spans left out of that rule (qrs_sinus_interval.h), where frequent runs had halved the sinus
+// interval. The 0.998 of couplets and triplets is not met here (docs/notebook/qrs-detector.md).
+TEST(QrsEctopy, FindsMostPvcsInRunsOfUpToFive) {
+  std::vector<Pattern> runs = kRuns;
+  for (Pattern& p : runs) p.run_max = 5;
+  const Grid g = run_patterns(runs, {1.0, 0.5}, {60.0, 110.0});
+  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
+              g.all.positive_predictivity());
+  EXPECT_GE(g.ventricular.sensitivity(), 0.985) << g.worst;
+  EXPECT_GE(g.all.positive_predictivity(), 0.999);
+}
+
 // Late-coupled multiform bigeminy and trigeminy: V Se 0.837 -> 0.962 with the pause search ->
 // 0.974 -> 0.980 with the look-ahead -> 0.987 with the sinus interval read from the spans around
 // premature beats (qrs_sinus_interval.h) -> 0.989 with the threshold's two kinds of beat

@@ -355,6 +355,14 @@ TEST(QrsSinusInterval, ReadsTheSpansAroundPrematureBeats) {
   SinusInterval measured(160.0f);  // 0.8 s; full compensatory pauses of 0.9 s intervals
   for (int k = 0; k < 5; ++k) measured.see_around_premature(360.0f);
   EXPECT_FLOAT_EQ(measured.value(), 180.0f);
+
+  // Ventricular runs at 0.55 of a 0.7 s sinus interval: the span around a run's inner beat is
+  // two coupling intervals, about one sinus interval, beat after beat where runs are frequent.
+  SinusInterval runs(140.0f);
+  for (int k = 0; k < 8; ++k) runs.see_around_premature(154.0f, /*in_a_run=*/true);
+  EXPECT_FLOAT_EQ(runs.value(), 140.0f);
+  for (int k = 0; k < 7; ++k) runs.see_around_premature(154.0f);
+  EXPECT_FLOAT_EQ(runs.value(), 77.0f);
 }
 
 // A first interval too long (0.93 s where the sinus rhythm is 0.706 s, as late-coupled bigeminy's

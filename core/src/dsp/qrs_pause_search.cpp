@@ -397,8 +397,13 @@ class PauseSearch {
         regular_.push_back({out_.back().i, stop, out_.back().height, newest_before()});
       if (regular_.size() > kHistory) regular_.pop_front();
       sinus_.see(interval, premature_.back());
-      if (premature_.back() && out_.size() >= 2)
-        sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i));
+      if (premature_.back() && out_.size() >= 2) {
+        // The beat before came as early after its own as this one after it: a run's inner beat.
+        const float before = float(out_.back().i - out_[out_.size() - 2].i);
+        const bool in_a_run =
+            premature && interval >= kPremature * before && kPremature * interval <= before;
+        sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i), in_a_run);
+      }
     }
     // The forms a wave in a pause is compared with (like_premature_beats): premature beats after
     // a beat that was not premature (one after another premature beat carries that beat's

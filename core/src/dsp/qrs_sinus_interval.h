@@ -32,16 +32,18 @@ class SinusInterval {
   // interpolated beat or the first of two premature beats, both rare many times in a row: when
   // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
   // premature beats the first intervals hid, some found since), and the half of the last sets a
-  // new one. While no sinus interval has confirmed the interval since it was last set (by the
-  // constructor or any rule here), kHalved of the last 8 spans between 1.3 and 1.7 intervals
-  // (kSinusHigh, twice kPremature) say it is too long: premature beats whose compensatory pauses
-  // all end early, as where bigeminy's missed beats made the first intervals long; the half of
-  // the last sets a new one. A confirmed interval stands (in atrial fibrillation, spans around
-  // the irregular beats say nothing of it).
-  void see_around_premature(float span) {
+  // new one. A span `in_a_run` (the beat after came as soon again, within kPremature either
+  // way: a ventricular run's inner beat, two coupling intervals) does not count as one there:
+  // where runs are frequent, their inner spans halved a right interval. While no sinus interval has
+  // confirmed the interval since it was last set (by the constructor or any rule here), kHalved of
+  // the last 8 spans between 1.3 and 1.7 intervals (kSinusHigh, twice kPremature) say it is too
+  // long: premature beats whose compensatory pauses all end early, as where bigeminy's missed beats
+  // made the first intervals long; the half of the last sets a new one. A confirmed interval stands
+  // (in atrial fibrillation, spans around the irregular beats say nothing of it).
+  void see_around_premature(float span, bool in_a_run = false) {
     const float r = 0.5f * span / value();
     if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);
-    const bool one = 2.0f * r >= kPremature && 2.0f * r <= kSinusHigh;
+    const bool one = !in_a_run && 2.0f * r >= kPremature && 2.0f * r <= kSinusHigh;
     const bool short_span = 2.0f * r > kSinusHigh && r < kPremature;
     spans_ <<= 1;
     spans_[0] = one;
