@@ -19,12 +19,13 @@ void EctopicForms::add(std::vector<float> form) {
   if (forms_.size() > kForms) forms_.pop_front();
 }
 
-bool EctopicForms::alike(const std::vector<float>& a, const std::vector<float>& b, float similar) {
-  if (a.size() != b.size()) return false;
+float EctopicForms::similarity(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return -1.0f;
   const float na = std::sqrt(dot(a, a)), nb = std::sqrt(dot(b, b));
-  if (na <= 0.0f || nb <= 0.0f) return false;
+  if (na <= 0.0f || nb <= 0.0f) return -1.0f;
   const float scale = na / nb;
-  return scale <= kScale && scale >= 1.0f / kScale && dot(a, b) >= similar * na * nb;
+  if (scale > kScale || scale < 1.0f / kScale) return -1.0f;
+  return dot(a, b) / (na * nb);
 }
 
 bool EctopicForms::matches(const std::vector<std::vector<float>>& candidates) const {

@@ -25,10 +25,14 @@ class EctopicForms {
   // their size or less either way.
   bool matches(const std::vector<std::vector<float>>& candidates) const;
   void clear() { forms_.clear(); }
-  // Whether two forms are alike: a similarity of `similar` or more, at kScale times the size or
-  // less either way.
+  // How alike two forms are: their cosine where they are at most kScale times the size of each
+  // other either way, else -1.
+  static float similarity(const std::vector<float>& a, const std::vector<float>& b);
+  // Whether two forms are alike: a similarity of `similar` or more.
   static bool alike(const std::vector<float>& a, const std::vector<float>& b,
-                    float similar = kSimilar);
+                    float similar = kSimilar) {
+    return similarity(a, b) >= similar;
+  }
 
   static constexpr size_t kForms = 32;
   static constexpr size_t kMatches = 2;

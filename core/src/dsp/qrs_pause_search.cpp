@@ -26,19 +26,21 @@ const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long
 // after it, may hold a ventricular run's first beat that the thresholds took for the T wave
 // (add_first_of_run); so may a gap before a beat on time (not premature), also after a premature
 // beat, where the wave found there has that beat's form closely (kRunSimilar: a couplet's second
-// beat reads on time where the sinus interval swings). A wave the search finds there is taken
+// beat reads on time where the sinus interval swings), or its form and the form of the record's
+// premature beats (of_a_run). A wave the search finds there is taken
 // when its peak lies within kRunMiddle of the gap from the gap's middle (a run keeps its coupling
 // interval; where the next beat is a sinus beat after a long PR interval, its P wave lies nearer
 // that beat), it falls again kBeforeRun before the next beat, its main band stands kRunHeight of
 // the next beat's height or more (a flutter wave does not), and it has the next beat's form.
 //
-// The gap after a premature beat, kLateRun sinus intervals or more, is read for the next beat of
-// its run (next_of_run): the main band's highest point within kRunCoupling of the premature beat's
-// coupling interval after it (a run's beats follow each other at about that interval: the second
-// and third of a triplet lie a quarter and half way into the gap before the sinus beat after it),
-// else within kRunMiddle of that gap's middle; a wave of its own, kRunHeight of the premature
-// beat's own main band or more, of its form and of the record's premature beats' forms; or of its
-// form closely (kRunSimilar), for a run whose form the record has shown too seldom before.
+// The gap after a premature beat, kLateRun sinus intervals or more (kPremature before a beat a
+// pause search found, add_found), is read for the next beat of its run (next_of_run): the main
+// band's highest point within kRunCoupling of the premature beat's coupling interval after it (a
+// run's beats follow each other at about that interval: the second and third of a triplet lie a
+// quarter and half way into the gap before the sinus beat after it), else within kRunMiddle of that
+// gap's middle; a wave of its own, kRunHeight of the premature beat's own main band or more, of its
+// form and of the record's premature beats' forms; or of its form closely (kRunSimilar), for a run
+// whose form the record has shown too seldom before.
 constexpr float kLateRun = 1.05f;
 constexpr float kRunSimilar = 0.95f;
 constexpr float kRunMiddle = 0.15f;
@@ -93,6 +95,11 @@ struct Window {
   bool holds(int64_t peak) const { return peak >= peak_from; }
 };
 
+// How a beat came: taken by the thresholds; found by the pause search standing clear in both
+// envelopes (in_envelopes); or found otherwise (in the waves alone, or a run's beat in the main
+// band). Only the first two lend their forms (PauseSearch::add).
+enum class Found { kByThresholds, kClear, kOtherwise };
+
 // Walks the beats in order, keeping the sinus interval and the last regular beats (not
 // premature, followed by a sinus interval), and searches each pause that may hide a beat
 // (holds_a_beat).
@@ -121,8 +128,9 @@ class PauseSearch {
       if (until_known && regular_.size() >= kHistory) return;
       if (holds_a_beat(b)) {
         Candidate found;
-        if (search(out_.back(), {b.i - kBeforeNext}, found))  // clear of b's P wave
-          add_found(found, kPauseSearches - 1);
+        Found how;
+        if (search(out_.back(), {b.i - kBeforeNext}, found, &how))  // clear of b's P wave
+          add_found(found, how, kPauseSearches - 1);
       } else {
         add_first_of_run(b);
       }
@@ -138,15 +146,17 @@ class PauseSearch {
   // (add_run_before, also where the beat before the pause was premature), from kPremature sinus
   // intervals after a premature beat on: the first and third beats of a triplet lie two coupling
   // intervals apart, which reads as little as one sinus interval where the rhythm swings.
-  void add_found(const Candidate& found, int searches) {
+  void add_found(const Candidate& found, Found how, int searches) {
+    Window before{found.i - kBeforeNext};
+    before.of_form = &found;
     Candidate earlier;
-    if (searches > 0 && holds_a_beat(found) &&
-        search(out_.back(), {found.i - kBeforeNext, false, 0, 0, &found}, earlier))
-      add_found(earlier, searches - 1);
+    Found earlier_how;
+    if (searches > 0 && holds_a_beat(found) && search(out_.back(), before, earlier, &earlier_how))
+      add_found(earlier, earlier_how, searches - 1);
     else
       add_first_of_run(found);
     add_run_before(found, kPremature);
-    add(found, /*found_here=*/true);
+    add(found, how);
   }
 
   // The beats of the run the last beat belongs to, up to `next` (next_of_run), where `next` comes
@@ -154,7 +164,7 @@ class PauseSearch {
   void add_run_before(const Candidate& next, float late = kLateRun) {
     Candidate more;
     while (late_after_premature(next, late) && next_of_run(next, more))
-      add(more, /*found_here=*/true);
+      add(more, Found::kOtherwise);
   }
 
   // The run's first beat the gap before `next` may hold where `next` comes on time (on_time).
@@ -173,10 +183,11 @@ class PauseSearch {
     const bool late_after_regular =
         !premature_.back() && float(next.i - last.i) >= kLateRun * sinus_.value();
     Candidate found;
-    if (!search(last, in_the_middle(next), found) || !like_the_next(last, found.i, next)) return;
-    if (late_after_regular || like_the_next(last, found.i, next, kRunSimilar) ||
-        like_premature_beats(last, found.i, 1.0f))
-      add(found, /*found_here=*/true);
+    Found how;
+    if (!search(last, in_the_middle(next), found, &how)) return;
+    const float alike = like_the_next(last, found.i, next);
+    if (late_after_regular ? alike >= EctopicForms::kSimilar : of_a_run(alike, last, found.i))
+      add(found, how);
   }
 
   // A first walk, up to the record's first kHistory regular beats. Its regular beats stand in for
@@ -245,24 +256,37 @@ class PauseSearch {
     return {end, true, std::min<int64_t>(at(0.5f + kRunMiddle), end), at(0.5f - kRunMiddle)};
   }
 
-  // Whether the wave found at main-band sample i after `last` stands kRunHeight of `next`'s height
-  // in the main band and has the form of `next` (the beats of a run share one). Both forms are
-  // read against the regular beats' waves after `last`, unstretched, as search() has just chosen
-  // them (template_beats_); at `next`, past where the regular beats are read, that is their last
-  // delay held. A T wave does not have a QRS complex's form.
-  bool like_the_next(const Candidate& last, int64_t i, const Candidate& next,
-                     float similar = EctopicForms::kSimilar) {
-    if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return false;
-    if (main_about(i) < kRunHeight * next.height) return false;
+  // How alike the wave found at main-band sample i after `last` is to the form of `next` (the
+  // beats of a run share one; EctopicForms::similarity, the best read about the wave's peak), or
+  // -1 where it stands less than kRunHeight of `next`'s height in the main band. Both forms are
+  // read against the regular beats' waves after `last`, unstretched, refitted here over the
+  // regular beats search() has just chosen (template_beats_); at `next`, past where the regular
+  // beats are read, that is their last delay held. A T wave does not have a QRS complex's form.
+  float like_the_next(const Candidate& last, int64_t i, const Candidate& next) {
+    if (!fit_waves(last, next.i + kFormHalf * kSlowStretch + 1)) return -1.0f;
+    if (main_about(i) < kRunHeight * next.height) return -1.0f;
     const std::vector<float> form = form_at(last.i, next.i, 1.0f);
-    if (form.empty()) return false;
-    for (const std::vector<float>& candidate : forms_about(last, i, 1.0f))
-      if (EctopicForms::alike(candidate, form, similar)) return true;
-    return false;
+    return form.empty() ? -1.0f : best_similarity(forms_about(last, i, 1.0f), form);
+  }
+  // The highest similarity of any of `candidates` to `form` (-1 where none compares).
+  static float best_similarity(const std::vector<std::vector<float>>& candidates,
+                               const std::vector<float>& form) {
+    float best = -1.0f;
+    for (const std::vector<float>& c : candidates)
+      best = std::max(best, EctopicForms::similarity(c, form));
+    return best;
+  }
+  // Whether a wave at main-band sample i after `last`, `alike` to a beat of a run (similarity),
+  // is of that run: alike (EctopicForms::kSimilar) and closely (kRunSimilar: a run of a form the
+  // record has shown too seldom, or not at all, among its premature beats), or alike and of the
+  // form of the record's premature beats (like_premature_beats).
+  bool of_a_run(float alike, const Candidate& last, int64_t i) const {
+    return alike >= EctopicForms::kSimilar &&
+           (alike >= kRunSimilar || like_premature_beats(last, i, 1.0f));
   }
 
   // Whether `next` comes `late` sinus intervals or more after a premature beat.
-  bool late_after_premature(const Candidate& next, float late = kLateRun) const {
+  bool late_after_premature(const Candidate& next, float late) const {
     return out_.size() >= 2 && premature_.back() &&
            float(next.i - out_.back().i) >= late * sinus_.value();
   }
@@ -298,12 +322,8 @@ class PauseSearch {
     set_template_beats();
     if (!fit_waves(last, next.i)) return false;
     const std::vector<float> form = form_at(last.i, i, 1.0f);
-    bool own_form = false, closely = false;
-    for (const std::vector<float>& own : forms_about(out_[out_.size() - 2], last.i, 1.0f)) {
-      own_form = own_form || EctopicForms::alike(own, form);
-      closely = closely || EctopicForms::alike(own, form, kRunSimilar);
-    }
-    if (!own_form || !(closely || like_premature_beats(last, i, 1.0f))) return false;
+    const float alike = best_similarity(forms_about(out_[out_.size() - 2], last.i, 1.0f), form);
+    if (!of_a_run(alike, last, i)) return false;
     found = beat_at(i);
     return true;
   }
@@ -382,8 +402,8 @@ class PauseSearch {
     }
   }
 
-  // Adds beat c; `found_here`: found by this search, not by the thresholds.
-  void add(const Candidate& c, bool found_here = false) {
+  // Adds beat c, as it came (`how`).
+  void add(const Candidate& c, Found how = Found::kByThresholds) {
     bool premature = false;
     if (!out_.empty()) {
       const float interval = float(c.i - out_.back().i);
@@ -396,28 +416,33 @@ class PauseSearch {
       if (!premature_.back() && sinus_after && stop - out_.back().i > kFrom)
         regular_.push_back({out_.back().i, stop, out_.back().height, newest_before()});
       if (regular_.size() > kHistory) regular_.pop_front();
-      sinus_.see(interval, premature_.back());
-      if (premature_.back() && out_.size() >= 2) {
-        // The beat before came as early after its own as this one after it: a run's inner beat.
-        const float before = float(out_.back().i - out_[out_.size() - 2].i);
-        const bool in_a_run =
-            premature && interval >= kPremature * before && kPremature * interval <= before;
-        sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i), in_a_run);
-      }
+      follow_sinus(c, interval, premature);
     }
     // The forms a wave in a pause is compared with (like_premature_beats): premature beats after
     // a beat that was not premature (one after another premature beat carries that beat's
     // waves), taken by the thresholds or found by this search standing clear in both envelopes
-    // (in_envelopes_at_: a small or wide form the thresholds miss in a run is found there first).
+    // (Found::kClear: a small or wide form the thresholds miss in a run is found there first).
     // One found in the waves alone may be a T wave that moved, or have been taken on the forms
     // themselves. A found beat stands where its wave peaked, not at its R peak; the forms of a
     // wave are read about its peak (forms_about).
-    const bool clear = !found_here || c.i == in_envelopes_at_;
-    if (premature && clear && !premature_.back()) {
+    if (premature && how != Found::kOtherwise && !premature_.back()) {
       premature_beats_.emplace_back(out_.back().i, c.i);
     }
     out_.push_back(c);
     premature_.push_back(premature);
+  }
+
+  // The sinus interval (SinusInterval) told the interval before beat c, `premature` or not, and,
+  // after a premature beat, the span around it.
+  void follow_sinus(const Candidate& c, float interval, bool premature) {
+    sinus_.see(interval, premature_.back());
+    if (!premature_.back() || out_.size() < 2) return;
+    // The beat before came as early after its own as this one after it (within kPremature either
+    // way): every beat of a run but its last, as a rule.
+    const float before = float(out_.back().i - out_[out_.size() - 2].i);
+    const bool in_a_run =
+        premature && interval >= kPremature * before && kPremature * interval <= before;
+    sinus_.see_around_premature(float(c.i - out_[out_.size() - 2].i), in_a_run);
   }
 
   // The main band's envelope expected after a beat, sample by sample from its R peak: the
@@ -520,7 +545,7 @@ class PauseSearch {
   }
 
   // A beat after `last`, in the window up to its end, in the envelopes or else in the waves.
-  bool search(const Candidate& last, const Window& window, Candidate& found) {
+  bool search(const Candidate& last, const Window& window, Candidate& found, Found* how = nullptr) {
     const int64_t end = window.end;
     know(last);
     if (known_.size() < kMinTemplateBeats || end - last.i <= kFrom) return false;
@@ -541,8 +566,8 @@ class PauseSearch {
     if (!clear && adds_to_envelopes(last, last.i + kFrom, end) && (fitted || fit_waves(last, end)))
       i = in_waves(last, window);
     if (i < 0 || !window.holds(i)) return false;
-    if (clear) in_envelopes_at_ = i;
     found = beat_at(i);
+    if (how) *how = clear ? Found::kClear : Found::kOtherwise;
     return true;
   }
 
@@ -596,12 +621,13 @@ class PauseSearch {
     const int64_t a = std::max(last.i + kFrom, best_i - kAdds), z = std::min(end, best_i + kAdds);
     if (!adds_to_envelopes(last, a, z)) return -1;
     // A wave that adds to the slow envelope, or one of a form the record's premature beats had
-    // (qrs_ectopic_forms.h), or of the window's beat's form closely: a moved T wave is none.
+    // (qrs_ectopic_forms.h), or of the window's beat's form closely (like_the_next, which refits
+    // the waves: nothing after it reads them): a moved T wave is none.
     if (env_.slow[best_i] - expected_slow(last, best_i) > kWaveSlowFloor ||
         like_premature_beats(last, best_i, stretch))
       return best_i;
-    return window.of_form && like_the_next(last, best_i, *window.of_form, kRunSimilar) ? best_i
-                                                                                       : -1;
+    return window.of_form && like_the_next(last, best_i, *window.of_form) >= kRunSimilar ? best_i
+                                                                                         : -1;
   }
 
   // The waves expected after `last` from the regular beats, up to `end`; false when fewer than
@@ -697,7 +723,6 @@ class PauseSearch {
   // kForms are matched; like_premature_beats).
   std::vector<std::pair<int64_t, int64_t>> premature_beats_;
   std::vector<std::pair<int64_t, int64_t>> premature_ahead_;  // the first walk's, oldest first
-  int64_t in_envelopes_at_ = -1;  // the newest beat search() found in the envelopes
   float template_before_ = 0.0f;  // the interval before the template's beats (fit_waves)
   TemplateBeats template_beats_;  // known_, newest first, as of the pause searched
   std::vector<float> expect_, column_;

@@ -58,8 +58,8 @@ struct Envelopes {
 // shown too seldom before); a beat found there that is premature in turn is read after too (a
 // triplet's third). A beat a pause search found with a pause still before it has that pause
 // searched again, up to three searches of one pause (a triplet the thresholds missed whole); a wave
-// there in the waves alone is a beat too with that beat's form closely, where the record's
-// premature beats have not shown it.
+// there in the waves alone is a beat too with that beat's form closely and half its height in the
+// main band, where the record's premature beats have not shown the form.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

@@ -33,8 +33,9 @@ class SinusInterval {
   // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
   // premature beats the first intervals hid, some found since), and the half of the last sets a
   // new one. A span `in_a_run` (the beat after came as soon again, within kPremature either
-  // way: a ventricular run's inner beat, two coupling intervals) does not count as one there:
-  // where runs are frequent, their inner spans halved a right interval. While no sinus interval has
+  // way: every beat of a run but its last, two coupling intervals, and a premature beat midway
+  // between its neighbours) does not count as one there: where runs are frequent, their spans
+  // halved a right interval. While no sinus interval has
   // confirmed the interval since it was last set (by the constructor or any rule here), kHalved of
   // the last 8 spans between 1.3 and 1.7 intervals (kSinusHigh, twice kPremature) say it is too
   // long: premature beats whose compensatory pauses all end early, as where bigeminy's missed beats
