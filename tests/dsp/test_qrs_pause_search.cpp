@@ -339,6 +339,39 @@ TEST(QrsPauseSearch, TakesAWaveOfTheFormOfPrematureBeatsLaterInTheRecord) {
   EXPECT_EQ(search_with_waves(one_before).size(), one_before.beats.size());
 }
 
+// A triplet the thresholds missed whole, 0.41 s apart (about half the sinus interval of 0.8 s):
+// the pause search takes its tallest beat (the third), then in the pause left before it the
+// taller of the other two (the first). The second lies between them, 1.025 sinus intervals
+// apart: the run search after a premature beat reads a gap from kLateRun (1.05) on, and before
+// a beat a pause search found from kPremature (0.85) on, so it is found there.
+TEST(QrsPauseSearch, FindsATripletsMiddleBeatBetweenTwoItFound) {
+  Trace t = rhythm_skipping({12.0, 12.8});  // the beats at 11.2 and 13.6 s around the run
+  const std::vector<std::pair<double, float>> run = {{11.61, 0.55f}, {12.02, 0.45f}, {12.43, 0.6f}};
+  for (const auto& [at_s, height] : run) {
+    t.bump(at_s, 0.04, height, 0.9f);
+    t.wave(at_s, 0.03, -0.8f);
+  }
+  const std::vector<Candidate> out = search_with_waves(t);
+  for (const auto& [at_s, height] : run) EXPECT_TRUE(has_beat_near(out, at_s)) << at_s << " s";
+  EXPECT_EQ(out.size(), t.beats.size() + run.size());
+}
+
+// The same triplet with its second beat standing in the waves alone (nothing in the slow
+// envelope): in the pause left before the third, the search takes it only on the third's form
+// closely (Window::of_form), the record having no premature beats to match it with; from it the
+// first, a run's first beat before a beat on time.
+TEST(QrsPauseSearch, TakesABeatOfTheFoundBeatsFormInThePauseBeforeIt) {
+  Trace t = rhythm_skipping({12.0, 12.8});
+  const std::vector<std::pair<double, float>> run = {{11.61, 0.3f}, {12.02, 0.45f}, {12.43, 0.6f}};
+  for (const auto& [at_s, height] : run) {
+    t.bump(at_s, 0.04, height, at_s == 12.02 ? 0.0f : 0.9f);
+    t.wave(at_s, 0.03, -0.8f);
+  }
+  const std::vector<Candidate> out = search_with_waves(t);
+  for (const auto& [at_s, height] : run) EXPECT_TRUE(has_beat_near(out, at_s)) << at_s << " s";
+  EXPECT_EQ(out.size(), t.beats.size() + run.size());
+}
+
 // The sinus interval from the spans around premature beats (qrs_sinus_interval.h), in samples at
 // the detector's rate: a full compensatory pause measures it; spans of one interval around most of
 // the last 8 premature beats halve it (bigeminy taken for the rhythm), around 6 of them not.
