@@ -229,7 +229,7 @@ TEST(QrsEctopy, TakesNoTWaveForABeatIn3To2AvBlockFromTheFirstBeat) {
 }
 
 // A beat that comes late after a regular beat opens a search of the gap before it, for the first
-// beat of a ventricular run (qrs_pause_search.cpp, add_first_of_run). Sinus rhythm whose
+// beat of a ventricular run (qrs_run_search.cpp, add_first_of_run). Sinus rhythm whose
 // intervals swing widely, and atrial fibrillation for half the record, make such gaps all along;
 // at every sampling rate, 60-140 bpm, the generator's T waves and three times as tall, one and two
 // leads. In sinus rhythm no T wave may be taken for a beat. In atrial fibrillation the detector
@@ -359,7 +359,7 @@ const std::vector<Pattern> kRuns = {{0.2, 0, 1, 0.55, 3}, {0.2, 0, 4, 0.55, 3}};
 // 0.998), and nothing else taken for a beat (issue 57, item 4). V Se over this grid 0.828 ->
 // 0.891 with the gap before a late beat searched for a run's first beat (the thresholds took it
 // for the T wave; its second, on time after it, then looks late) -> 0.916 with the gap after a
-// premature beat searched near its middle for the run's next beat (qrs_pause_search.cpp:
+// premature beat searched near its middle for the run's next beat (qrs_run_search.cpp:
 // add_first_of_run, next_of_run) -> 0.931 with it searched first one coupling interval after that
 // beat (a triplet's second and third) -> 0.950 with the gap before a beat a pause search found
 // searched too (a couplet missed whole) -> 0.963 with a pause left before such a beat searched

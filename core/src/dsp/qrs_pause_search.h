@@ -34,12 +34,12 @@ struct Envelopes {
 // a wave there that adds nothing to the slow envelope (as a T wave that moved does) is a beat only
 // with the form of the record's newest premature beats (qrs_ectopic_forms.h: those the thresholds
 // took, and those this search found standing clear in both envelopes); see the constants in
-// qrs_pause_search.cpp. The sinus interval is followed causally (qrs_sinus_interval.h), and a found
-// beat splits its pause, so bigeminy whose ventricular beats all go unseen by the thresholds does
-// not become the rhythm; eight unexplained pauses in a row do (a halved rate, 2:1 AV block). The
-// spans around premature beats measure it too: bigeminy taken for the rhythm from a record's first
-// beats, with some of its ventricular beats found, is halved back, and a first interval made too
-// long by missed premature beats is shortened before a sinus interval confirms it; the second
+// qrs_pause_search_impl.h. The sinus interval is followed causally (qrs_sinus_interval.h), and a
+// found beat splits its pause, so bigeminy whose ventricular beats all go unseen by the thresholds
+// does not become the rhythm; eight unexplained pauses in a row do (a halved rate, 2:1 AV block).
+// The spans around premature beats measure it too: bigeminy taken for the rhythm from a record's
+// first beats, with some of its ventricular beats found, is halved back, and a first interval made
+// too long by missed premature beats is shortened before a sinus interval confirms it; the second
 // walk (after the look-ahead below) starts from the interval the first held when one did. A pause
 // with fewer than 15 regular beats before it is read against those and the record's first regular
 // beats after it, read ahead, where the record holds 60; a wave's form, while the record has shown
