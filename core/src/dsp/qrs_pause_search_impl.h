@@ -135,8 +135,6 @@ class PauseSearch {
   bool tall_in_the_middle(const Candidate& next) const;
   Window in_the_middle(const Candidate& next) const;
   float like_the_next(const Candidate& last, int64_t i, const Candidate& next);
-  static float best_similarity(const std::vector<std::vector<float>>& candidates,
-                               const std::vector<float>& form);
   bool of_a_run(float alike, const Candidate& last, int64_t i) const;
   bool late_after_premature(const Candidate& next, float late) const;
   bool next_of_run(const Candidate& next, Candidate& found);

@@ -9,6 +9,17 @@
 
 namespace hlm::dsp::qrs::pause {
 
+namespace {
+// The highest similarity of any of `candidates` to `form` (-1 where none compares).
+float best_similarity(const std::vector<std::vector<float>>& candidates,
+                      const std::vector<float>& form) {
+  float best = -1.0f;
+  for (const std::vector<float>& c : candidates)
+    best = std::max(best, EctopicForms::similarity(c, form));
+  return best;
+}
+}  // namespace
+
 // A beat a pause search found, after what the gap before it holds: another beat where it is a
 // pause still (a ventricular run the thresholds missed whole: the search took its tallest
 // beat, so a wave there of its form closely is taken, Window::of_form), `searches` more times
@@ -97,15 +108,6 @@ float PauseSearch::like_the_next(const Candidate& last, int64_t i, const Candida
   if (main_about(i) < kRunHeight * next.height) return -1.0f;
   const std::vector<float> form = form_at(last.i, next.i, 1.0f);
   return form.empty() ? -1.0f : best_similarity(forms_about(last, i, 1.0f), form);
-}
-
-// The highest similarity of any of `candidates` to `form` (-1 where none compares).
-float PauseSearch::best_similarity(const std::vector<std::vector<float>>& candidates,
-                                   const std::vector<float>& form) {
-  float best = -1.0f;
-  for (const std::vector<float>& c : candidates)
-    best = std::max(best, EctopicForms::similarity(c, form));
-  return best;
 }
 
 // Whether a wave at main-band sample i after `last`, `alike` to a beat of a run (similarity),

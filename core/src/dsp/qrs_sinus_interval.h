@@ -29,18 +29,17 @@ class SinusInterval {
   // The span from the beat before a premature beat to the beat after it: two sinus intervals
   // after a full compensatory pause (a ventricular beat leaves the sinus node's pace alone), the
   // one measure of the sinus interval bigeminy shows. A span of about one sinus interval is an
-  // interpolated beat or the first of two premature beats, both rare many times in a row: when
-  // kHalved of the last 8 spans are, the interval is twice the sinus one (bigeminy whose
-  // premature beats the first intervals hid, some found since), and the half of the last sets a
-  // new one. A span `in_a_run` (the beat after came as soon again, within kPremature either
-  // way: every beat of a run but its last, two coupling intervals, and a premature beat midway
-  // between its neighbours) does not count as one there: where runs are frequent, their spans
-  // halved a right interval. While no sinus interval has
+  // interpolated beat, rare many times in a row: when kHalved of the last 8 spans are, the
+  // interval is twice the sinus one (bigeminy whose premature beats the first intervals hid, some
+  // found since), and the half of the last sets a new one. A span `in_a_run` (the beat after came
+  // as soon again, within kPremature either way: every beat of a run but its last, two coupling
+  // intervals, and a premature beat midway between its neighbours) does not count as one there:
+  // where runs are frequent, their spans halved a right interval. While no sinus interval has
   // confirmed the interval since it was last set (by the constructor or any rule here), kHalved of
   // the last 8 spans between 1.3 and 1.7 intervals (kSinusHigh, twice kPremature) say it is too
-  // long: premature beats whose compensatory pauses all end early, as where bigeminy's missed beats
-  // made the first intervals long; the half of the last sets a new one. A confirmed interval stands
-  // (in atrial fibrillation, spans around the irregular beats say nothing of it).
+  // long: premature beats whose compensatory pauses all end early, as where bigeminy's missed
+  // beats made the first intervals long; the half of the last sets a new one. A confirmed interval
+  // stands (in atrial fibrillation, spans around the irregular beats say nothing of it).
   void see_around_premature(float span, bool in_a_run = false) {
     const float r = 0.5f * span / value();
     if (r >= kPremature && r <= kSinusHigh) push(0.5f * span);
