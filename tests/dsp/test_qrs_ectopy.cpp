@@ -82,6 +82,12 @@ void add_record(Grid& g, const hlm::dsp::SyntheticEcgOptions& o, bool both) {
 
 constexpr double kRates[] = {128.0, 250.0, 360.0, 500.0, 1000.0};
 
+// A grid's totals, on one line.
+void print_totals(const Grid& g) {
+  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
+              g.all.positive_predictivity());
+}
+
 // Bigeminy and trigeminy at every sampling rate, one and two leads; from `onset_seconds` on,
 // sinus rhythm alone before it.
 Grid run_grid(const std::vector<PvcShape>& shapes, const std::vector<double>& sinus_bpm,
@@ -166,8 +172,7 @@ TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledPastTheTWave) {
   EXPECT_GE(g.ventricular.sensitivity(), 0.99);
   EXPECT_GE(g.all.sensitivity(), 0.995);
   EXPECT_GE(g.all.positive_predictivity(), 0.998);
-  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
-              g.all.positive_predictivity());
+  print_totals(g);
 }
 
 // PVCs wider (1.8) or smaller (0.4) coupled within the T wave's reach (110 bpm: 0.30-0.35 s
@@ -182,8 +187,7 @@ TEST(QrsEctopy, FindsWideOrSmallPvcsCoupledWithinTheTWaveOnceSinusBeatsCameFirst
   EXPECT_GE(g.ventricular.sensitivity(), 0.98);
   EXPECT_GE(g.all.sensitivity(), 0.99);
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
-  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
-              g.all.positive_predictivity());
+  print_totals(g);
 }
 
 // AV block from `onset` seconds on, the last of every `every` sinus impulses blocked, at atrial
@@ -285,8 +289,7 @@ TEST(QrsEctopy, FindsLateCoupledBigeminyAndTrigeminyOfOneForm) {
 TEST(QrsEctopy, TakesNoFalseBeatAmongMultiformPvcs) {
   for (const auto& patterns : {kFrequentMultiform, kLateMultiform}) {
     const Grid g = run_patterns(patterns, {1.0, 0.5}, {60.0, 110.0});
-    std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(),
-                g.all.sensitivity(), g.all.positive_predictivity());
+    print_totals(g);
     EXPECT_GE(g.all.positive_predictivity(), 0.999);
   }
 }
@@ -376,8 +379,7 @@ const std::vector<Pattern> kRuns = {{0.2, 0, 1, 0.55, 3}, {0.2, 0, 4, 0.55, 3}};
 // from 0.85 sinus intervals on (docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, FindsPvcsInCoupletsAndTriplets) {
   const Grid g = run_patterns(kRuns, {1.0, 0.5}, {60.0, 110.0});
-  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
-              g.all.positive_predictivity());
+  print_totals(g);
   EXPECT_GE(g.ventricular.sensitivity(), 0.998) << g.worst;
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
@@ -391,8 +393,7 @@ TEST(QrsEctopy, FindsMostPvcsInRunsOfUpToFive) {
   std::vector<Pattern> runs = kRuns;
   for (Pattern& p : runs) p.run_max = 5;
   const Grid g = run_patterns(runs, {1.0, 0.5}, {60.0, 110.0});
-  std::printf("V Se %.4f, all Se %.4f +P %.4f\n", g.ventricular.sensitivity(), g.all.sensitivity(),
-              g.all.positive_predictivity());
+  print_totals(g);
   EXPECT_GE(g.ventricular.sensitivity(), 0.985) << g.worst;
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }

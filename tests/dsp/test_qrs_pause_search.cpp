@@ -339,21 +339,31 @@ TEST(QrsPauseSearch, TakesAWaveOfTheFormOfPrematureBeatsLaterInTheRecord) {
   EXPECT_EQ(search_with_waves(one_before).size(), one_before.beats.size());
 }
 
+// A triplet the thresholds missed whole, between the beats at 11.2 and 13.6 s (those at 12.0 and
+// 12.8 s skipped): each beat at its time with its main-band and slow-band heights and the same
+// inverted wave. Each is found, and nothing else.
+struct RunBeat {
+  double at_s;
+  float main, slow;
+};
+void expect_the_run_found(const std::vector<RunBeat>& run) {
+  Trace t = rhythm_skipping({12.0, 12.8});
+  for (const RunBeat& b : run) {
+    t.bump(b.at_s, 0.04, b.main, b.slow);
+    t.wave(b.at_s, 0.03, -0.8f);
+  }
+  const std::vector<Candidate> out = search_with_waves(t);
+  for (const RunBeat& b : run) EXPECT_TRUE(has_beat_near(out, b.at_s)) << b.at_s << " s";
+  EXPECT_EQ(out.size(), t.beats.size() + run.size());
+}
+
 // A triplet the thresholds missed whole, 0.41 s apart (about half the sinus interval of 0.8 s):
 // the pause search takes its tallest beat (the third), then in the pause left before it the
 // taller of the other two (the first). The second lies between them, 1.025 sinus intervals
 // apart: the run search after a premature beat reads a gap from kLateRun (1.05) on, and before
 // a beat a pause search found from kPremature (0.85) on, so it is found there.
 TEST(QrsPauseSearch, FindsATripletsMiddleBeatBetweenTwoItFound) {
-  Trace t = rhythm_skipping({12.0, 12.8});  // the beats at 11.2 and 13.6 s around the run
-  const std::vector<std::pair<double, float>> run = {{11.61, 0.55f}, {12.02, 0.45f}, {12.43, 0.6f}};
-  for (const auto& [at_s, height] : run) {
-    t.bump(at_s, 0.04, height, 0.9f);
-    t.wave(at_s, 0.03, -0.8f);
-  }
-  const std::vector<Candidate> out = search_with_waves(t);
-  for (const auto& [at_s, height] : run) EXPECT_TRUE(has_beat_near(out, at_s)) << at_s << " s";
-  EXPECT_EQ(out.size(), t.beats.size() + run.size());
+  expect_the_run_found({{11.61, 0.55f, 0.9f}, {12.02, 0.45f, 0.9f}, {12.43, 0.6f, 0.9f}});
 }
 
 // The same triplet with its second beat standing in the waves alone (nothing in the slow
@@ -361,15 +371,7 @@ TEST(QrsPauseSearch, FindsATripletsMiddleBeatBetweenTwoItFound) {
 // closely (Window::of_form), the record having no premature beats to match it with; from it the
 // first, a run's first beat before a beat on time.
 TEST(QrsPauseSearch, TakesABeatOfTheFoundBeatsFormInThePauseBeforeIt) {
-  Trace t = rhythm_skipping({12.0, 12.8});
-  const std::vector<std::pair<double, float>> run = {{11.61, 0.3f}, {12.02, 0.45f}, {12.43, 0.6f}};
-  for (const auto& [at_s, height] : run) {
-    t.bump(at_s, 0.04, height, at_s == 12.02 ? 0.0f : 0.9f);
-    t.wave(at_s, 0.03, -0.8f);
-  }
-  const std::vector<Candidate> out = search_with_waves(t);
-  for (const auto& [at_s, height] : run) EXPECT_TRUE(has_beat_near(out, at_s)) << at_s << " s";
-  EXPECT_EQ(out.size(), t.beats.size() + run.size());
+  expect_the_run_found({{11.61, 0.3f, 0.9f}, {12.02, 0.45f, 0.0f}, {12.43, 0.6f, 0.9f}});
 }
 
 // The sinus interval from the spans around premature beats (qrs_sinus_interval.h), in samples at
