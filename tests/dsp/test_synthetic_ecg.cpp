@@ -1,6 +1,7 @@
 // Synthetic ECG: ground-truth annotations, determinism, PVCs and AF as generated.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hlm/dsp/synthetic_ecg.h"
@@ -196,6 +197,37 @@ TEST(SyntheticEcg, CouplesThePvcsAtTheGivenShareOfTheSinusInterval) {
   }
   hlm::dsp::SyntheticEcgOptions o;
   o.pvc_coupling = 0.95;
+  EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
+}
+
+// af_pvc_coupling: in AF each PVC falls between that share of the mean AF interval and 0.1 more
+// after the beat before it, whatever the next AF interval drawn; 0 keeps a share of that draw.
+TEST(SyntheticEcg, CouplesThePvcsInAtrialFibrillationToTheMeanInterval) {
+  hlm::dsp::SyntheticEcgOptions o;
+  o.seconds = 120;
+  o.af_fraction = 1.0;
+  o.af_rate_bpm = 120.0;
+  o.pvc_rate = 0.2;
+  o.af_pvc_coupling = 0.55;
+  const double mean = 60.0 / o.af_rate_bpm;
+  const auto rhythm = hlm::dsp::synthesize_rhythm(o);
+  int pvcs = 0;
+  for (size_t k = 1; k < rhythm.beats.size(); ++k) {
+    if (rhythm.beats[k].kind != hlm::dsp::SyntheticBeat::kPvc) continue;
+    const double coupling = rhythm.beats[k].seconds - rhythm.beats[k - 1].seconds;
+    EXPECT_GE(coupling, 0.55 * mean - 1e-9) << "beat " << k;
+    EXPECT_LE(coupling, 0.65 * mean + 1e-9) << "beat " << k;
+    ++pvcs;
+  }
+  EXPECT_GT(pvcs, 20);
+  o.af_pvc_coupling = 0.0;  // the older rule: a share of the next interval drawn (0.28 s or more)
+  double shortest = 1.0;
+  const auto drawn = hlm::dsp::synthesize_rhythm(o);
+  for (size_t k = 1; k < drawn.beats.size(); ++k)
+    if (drawn.beats[k].kind == hlm::dsp::SyntheticBeat::kPvc)
+      shortest = std::min(shortest, drawn.beats[k].seconds - drawn.beats[k - 1].seconds);
+  EXPECT_LT(shortest, 0.55 * mean);
+  o.af_pvc_coupling = 0.2;
   EXPECT_ANY_THROW(hlm::dsp::synthesize_ecg("x", o));
 }
 

@@ -89,6 +89,8 @@ void check_options(const SyntheticEcgOptions& o) {
   check(o.pvc_coupling >= 0.3 && o.pvc_coupling <= 0.9, "pvc_coupling must be in [0.3, 0.9]");
   check(o.pvc_run_max >= 1 && o.pvc_run_max <= 10, "pvc_run_max must be in [1, 10]");
   check(o.af_fraction >= 0 && o.af_fraction <= 1, "af_fraction must be in [0, 1]");
+  check(o.af_pvc_coupling == 0 || (o.af_pvc_coupling >= 0.3 && o.af_pvc_coupling <= 0.9),
+        "af_pvc_coupling must be 0 (a share of the next AF interval) or in [0.3, 0.9]");
   check(o.rr_std_seconds >= 0 && o.noise_mv >= 0 && o.baseline_mv >= 0,
         "rr_std_seconds, noise_mv and baseline_mv must be >= 0");
   check(o.gain_adu_per_mv > 0, "gain_adu_per_mv must be > 0");

@@ -82,9 +82,12 @@ SyntheticRhythm synthesize_rhythm(const SyntheticEcgOptions& o) {
         t >= o.pvc_onset_seconds &&
         (o.pvc_every >= 2 ? normals >= o.pvc_every - 1 : !last_pvc && rng.unit() < o.pvc_rate);
     if (pvc_next) {
-      // Premature ventricular beat: coupled at pvc_coupling to 0.1 more of the RR; in sinus
-      // rhythm the next sinus beat keeps its timing (full compensatory pause).
-      const double v = t + rr * (o.pvc_coupling + 0.1 * rng.unit());
+      // Premature ventricular beat: coupled at pvc_coupling to 0.1 more of the RR (in AF with
+      // af_pvc_coupling, of the mean AF interval); in sinus rhythm the next sinus beat keeps
+      // its timing (full compensatory pause).
+      const bool mean_coupled = af && o.af_pvc_coupling > 0.0;
+      const double share = mean_coupled ? o.af_pvc_coupling : o.pvc_coupling;
+      const double v = t + (mean_coupled ? af_rr : rr) * (share + 0.1 * rng.unit());
       if (v >= o.seconds) break;
       // A single form draws nothing, so records made before pvc_forms came out the same.
       const int form =

@@ -48,6 +48,10 @@ struct SyntheticEcgOptions {
   double baseline_mv = 0.1;        // baseline wander amplitude (respiration + drift)
   double gain_adu_per_mv = 200.0;  // digital units per mV (format 16 semantics)
   int leads = 2;                   // 1 or 2: an MLII-like lead and a V1-like lead
+  // In AF, a PVC's coupling as a share of the mean AF interval (and 0.1 more at most), as a
+  // ventricular focus fires a fixed time after the beat before it; 0 keeps the older rule, a
+  // share of the next AF interval drawn (down to 0.15 s after the beat at fast AF rates).
+  double af_pvc_coupling = 0.0;
 };
 
 // Kinds of synthetic beat, with the MIT annotation codes they are written as.
