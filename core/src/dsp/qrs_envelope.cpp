@@ -114,13 +114,14 @@ void read_between_wide(const float* b, size_t, const int64_t* at, const float* f
 }
 #endif
 
-// out[j] for j < count: b (of `size` samples) linearly interpolated at j * ratio, which lies
-// before b's last sample, so each reads two samples without a bound to check. Blocks of
-// positions and fractions are worked out first (a loop that vectorises); the reads, gathers the
-// compiler does not make, follow.
+// out[j - first] for j in [first, first + count): the signal linearly interpolated at j * ratio,
+// which lies before its last sample, so each reads two samples without a bound to check. b holds
+// the signal's samples from `offset` on, `size` of them. Blocks of positions and fractions are
+// worked out first (a loop that vectorises); the reads, gathers the compiler does not make,
+// follow.
 HLM_VECTOR_CLONES
-void interpolate_before_last(const float* __restrict b, size_t size, double ratio, ptrdiff_t count,
-                             float* __restrict out) {
+void interpolate_before_last(const float* __restrict b, ptrdiff_t offset, size_t size, double ratio,
+                             ptrdiff_t first, ptrdiff_t count, float* __restrict out) {
   constexpr ptrdiff_t kBlock = 256;
   int64_t at[kBlock];
   float frac[kBlock];
@@ -128,9 +129,9 @@ void interpolate_before_last(const float* __restrict b, size_t size, double rati
   for (ptrdiff_t j0 = 0; j0 < count; j0 += kBlock) {
     const ptrdiff_t nb = std::min(kBlock, count - j0);
     for (ptrdiff_t k = 0; k < nb; ++k) {
-      const double t = double(j0 + k) * ratio;
+      const double t = double(first + j0 + k) * ratio;
       const int64_t i = static_cast<int64_t>(t);
-      at[k] = i;
+      at[k] = i - offset;
       frac[k] = float(t - double(i));
     }
     if (wide)
@@ -142,46 +143,65 @@ void interpolate_before_last(const float* __restrict b, size_t size, double rati
 
 // y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
 // samples against aliasing, then linear interpolation. The boxcar is taken once at every
-// input sample (a loop that vectorises), as each is read by one or two output samples.
+// input sample it is read at (a loop that vectorises), block by block of the output, so that
+// only a block's span of it is ever held (not a copy of the whole record at the input rate).
 HLM_VECTOR_CLONES
 void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
   const ptrdiff_t h = std::max<ptrdiff_t>(1, std::lround(ratio)) / 2;
-  const float inv = 1.0f / float(2 * h + 1);
-  thread_local std::vector<float> boxed;
-  const float* b = x;
-  if (h > 0) {
-    // Only grown: it serves the lead and its slow band, two lengths one after the other, and
-    // resize() would fill the difference with zeros again every record.
-    if (boxed.size() < n) boxed.resize(n);
-    auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
-      const ptrdiff_t a = std::max<ptrdiff_t>(0, i - h), z = std::min(nn - 1, i + h);
-      float sum = 0.0f;
-      for (ptrdiff_t k = a; k <= z; ++k) sum += x[k];
-      return sum / float(z - a + 1);
-    };
-    const ptrdiff_t inner_end = std::max(h, nn - h);
-    for (ptrdiff_t i = 0; i < std::min(h, nn); ++i) boxed[i] = clipped(i);
-    if (h == 1) {  // 360 Hz and similar
-      for (ptrdiff_t i = 1; i < inner_end; ++i) boxed[i] = (x[i - 1] + x[i] + x[i + 1]) * inv;
-    } else {
-      for (ptrdiff_t i = h; i < inner_end; ++i) {
-        float sum = 0.0f;
-        for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
-        boxed[i] = sum * inv;
-      }
-    }
-    for (ptrdiff_t i = std::max(h, inner_end); i < nn; ++i) boxed[i] = clipped(i);
-    b = boxed.data();
-  }
   y.resize(m);
   float* out = y.data();
-  interpolate_before_last(b, n, ratio, m - 1, out);
+  if (h == 0) {
+    interpolate_before_last(x, 0, n, ratio, 0, m - 1, out);
+  } else {
+    const float inv = 1.0f / float(2 * h + 1);
+    auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
+      const ptrdiff_t lo = std::max<ptrdiff_t>(0, i - h), hi = std::min(nn - 1, i + h);
+      float sum = 0.0f;
+      for (ptrdiff_t k = lo; k <= hi; ++k) sum += x[k];
+      return sum / float(hi - lo + 1);
+    };
+    // Samples [a, z) of the boxcar into box[0 .. z - a).
+    auto boxed = [&](ptrdiff_t a, ptrdiff_t z, float* box) {
+      const ptrdiff_t in_a = std::clamp(h, a, z), in_z = std::clamp(nn - h, in_a, z);
+      for (ptrdiff_t i = a; i < in_a; ++i) box[i - a] = clipped(i);
+      if (h == 1) {  // 360 Hz and similar
+        for (ptrdiff_t i = in_a; i < in_z; ++i) box[i - a] = (x[i - 1] + x[i] + x[i + 1]) * inv;
+      } else {
+        for (ptrdiff_t i = in_a; i < in_z; ++i) {
+          float sum = 0.0f;
+          for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
+          box[i - a] = sum * inv;
+        }
+      }
+      for (ptrdiff_t i = in_z; i < z; ++i) box[i - a] = clipped(i);
+    };
+    constexpr ptrdiff_t kOutBlock = 4096;
+    thread_local std::vector<float> box;
+    for (ptrdiff_t j0 = 0; j0 < m; j0 += kOutBlock) {
+      const ptrdiff_t j1 = std::min(m, j0 + kOutBlock);
+      // Output j reads the boxcar at floor(j * ratio) and the sample after (the last output at
+      // most at its own sample, clipped below).
+      const ptrdiff_t a = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j0) * ratio), nn - 1);
+      const ptrdiff_t z =
+          std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j1 - 1) * ratio) + 2, nn);
+      if (box.size() < size_t(z - a)) box.resize(size_t(z - a));
+      const float* b = box.data();  // b[i - a] is the boxcar at input sample i
+      boxed(a, z, box.data());
+      const ptrdiff_t inner = std::min(j1, m - 1) - j0;  // outputs before the last one
+      if (inner > 0) interpolate_before_last(b, a, size_t(z - a), ratio, j0, inner, out + j0);
+      if (j1 == m) {
+        const double t = double(m - 1) * ratio;
+        const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1) - a;
+        out[m - 1] = i + a + 1 < nn ? b[i] + float(t - double(i + a)) * (b[i + 1] - b[i]) : b[i];
+      }
+    }
+    return;
+  }
   const double t = double(m - 1) * ratio;
   const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
-  out[m - 1] = i + 1 < nn ? b[i] + float(t - double(i)) * (b[i + 1] - b[i]) : b[i];
-  release_if_large(boxed);
+  out[m - 1] = i + 1 < nn ? x[i] + float(t - double(i)) * (x[i + 1] - x[i]) : x[i];
 }
 
 // The band, its slope and the envelope of a resampled lead (see LeadEnvelope); the band is kept
