@@ -388,13 +388,15 @@ TEST(QrsEctopy, FindsPvcsInCoupletsAndTriplets) {
 // each inner beat of a run has a span of two coupling intervals around it, about one sinus
 // interval, the span that says bigeminy hid its premature beats; V Se 0.981 -> 0.989 with those
 // spans left out of that rule (qrs_sinus_interval.h), where frequent runs had halved the sinus
-// interval. The 0.998 of couplets and triplets is not met here (docs/notebook/qrs-detector.md).
+// interval -> 0.9925 with the gap after every premature beat read for the run's next beat from
+// 0.85 sinus intervals on, not 1.05 (a run's beats two apart read about one sinus interval). The
+// 0.998 of couplets and triplets is not met here (docs/notebook/qrs-detector.md).
 TEST(QrsEctopy, FindsMostPvcsInRunsOfUpToFive) {
   std::vector<Pattern> runs = kRuns;
   for (Pattern& p : runs) p.run_max = 5;
   const Grid g = run_patterns(runs, {1.0, 0.5}, {60.0, 110.0});
   print_totals(g);
-  EXPECT_GE(g.ventricular.sensitivity(), 0.985) << g.worst;
+  EXPECT_GE(g.ventricular.sensitivity(), 0.99) << g.worst;
   EXPECT_GE(g.all.positive_predictivity(), 0.999);
 }
 

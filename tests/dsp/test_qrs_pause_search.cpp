@@ -360,8 +360,8 @@ void expect_the_run_found(const std::vector<RunBeat>& run) {
 // A triplet the thresholds missed whole, 0.41 s apart (about half the sinus interval of 0.8 s):
 // the pause search takes its tallest beat (the third), then in the pause left before it the
 // taller of the other two (the first). The second lies between them, 1.025 sinus intervals
-// apart: the run search after a premature beat reads a gap from kLateRun (1.05) on, and before
-// a beat a pause search found from kPremature (0.85) on, so it is found there.
+// apart: the run search after a premature beat reads a gap from kPremature (0.85) on (it read
+// one from 1.05 on before a beat the thresholds took), so it is found there.
 TEST(QrsPauseSearch, FindsATripletsMiddleBeatBetweenTwoItFound) {
   expect_the_run_found({{11.61, 0.55f, 0.9f}, {12.02, 0.45f, 0.9f}, {12.43, 0.6f, 0.9f}});
 }

@@ -51,15 +51,16 @@ struct Envelopes {
 // gap's middle, as tall as half that beat in the main band, and with that beat's own form; before
 // a beat on time (not premature, short of 1.05, or after a premature beat), with that beat's form
 // closely, or with its form and the form of the record's premature beats. The gap after a
-// premature beat, 1.05 sinus intervals or more (0.85 before a beat a pause search found), is read
-// for the next beat of its run: the main band's highest point one coupling interval after the beat,
-// else near the gap's middle, a wave of its own, as tall as half the beat, of its form and of the
-// form of the record's premature beats, or of its form closely (a run of a form the record has
-// shown too seldom before); a beat found there that is premature in turn is read after too (a
-// triplet's third). A beat a pause search found with a pause still before it has that pause
-// searched again, up to three searches of one pause (a triplet the thresholds missed whole); a wave
-// there in the waves alone is a beat too with that beat's form closely and half its height in the
-// main band, where the record's premature beats have not shown the form.
+// premature beat, 0.85 sinus intervals or more (a triplet's first and third beats lie as little
+// as one sinus interval apart), is read for the next beat of its run: the main band's highest point
+// one coupling interval after the beat, else near the gap's middle, a wave of its own, as tall as
+// half the beat, of its form and of the form of the record's premature beats, or of its form
+// closely (a run of a form the record has shown too seldom before); a beat found there that is
+// premature in turn is read after too (a triplet's third). A beat a pause search found with a pause
+// still before it has that pause searched again, up to three searches of one pause (a triplet the
+// thresholds missed whole); a wave there in the waves alone is a beat too with that beat's form
+// closely and half its height in the main band, where the record's premature beats have not shown
+// the form.
 std::vector<Candidate> find_beats_in_pauses(const std::vector<Candidate>& beats,
                                             const Envelopes& envelopes);
 

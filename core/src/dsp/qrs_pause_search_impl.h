@@ -35,8 +35,9 @@ const int64_t kBeforeNext = std::llround(0.3 * kRateHz);  // and stops this long
 // again kBeforeRun before the next beat, its main band stands kRunHeight of the next beat's
 // height or more (a flutter wave does not), and it has the next beat's form.
 //
-// The gap after a premature beat, kLateRun sinus intervals or more (kPremature before a beat a
-// pause search found, add_found), is read for the next beat of its run (next_of_run): the main
+// The gap after a premature beat, kPremature sinus intervals or more (the first and third beats
+// of a triplet lie two coupling intervals apart, which reads as little as one sinus interval
+// where the rhythm swings), is read for the next beat of its run (next_of_run): the main
 // band's highest point within kRunCoupling of the premature beat's coupling interval after it (a
 // run's beats follow each other at about that interval: the second and third of a triplet lie a
 // quarter and half way into the gap before the sinus beat after it), else within kRunMiddle of that
@@ -129,14 +130,14 @@ class PauseSearch {
 
   // The run searches: a ventricular run's beats around a beat found or taken (qrs_run_search.cpp).
   void add_found(const Candidate& found, Found how, int searches);
-  void add_run_before(const Candidate& next, float late = kLateRun);
+  void add_run_before(const Candidate& next);
   void add_first_of_run(const Candidate& next);
   bool on_time(const Candidate& next) const;
   bool tall_in_the_middle(const Candidate& next) const;
   Window in_the_middle(const Candidate& next) const;
   float like_the_next(const Candidate& last, int64_t i, const Candidate& next);
   bool of_a_run(float alike, const Candidate& last, int64_t i) const;
-  bool late_after_premature(const Candidate& next, float late) const;
+  bool late_after_premature(const Candidate& next) const;
   bool next_of_run(const Candidate& next, Candidate& found);
   bool of_the_run(const Candidate& last, const Candidate& next, int64_t i, Candidate& found);
   int64_t highest_between(const Candidate& last, const Candidate& next, int64_t a, int64_t z) const;

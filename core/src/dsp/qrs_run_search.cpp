@@ -24,9 +24,7 @@ float best_similarity(const std::vector<std::vector<float>>& candidates,
 // pause still (a ventricular run the thresholds missed whole: the search took its tallest
 // beat, so a wave there of its form closely is taken, Window::of_form), `searches` more times
 // at most, else a run's first beat (add_first_of_run); then the rest of a run before it
-// (add_run_before, also where the beat before the pause was premature), from kPremature sinus
-// intervals after a premature beat on: the first and third beats of a triplet lie two coupling
-// intervals apart, which reads as little as one sinus interval where the rhythm swings.
+// (add_run_before, also where the beat before the pause was premature).
 void PauseSearch::add_found(const Candidate& found, Found how, int searches) {
   Window before{found.i - kBeforeNext};
   before.of_form = &found;
@@ -36,15 +34,15 @@ void PauseSearch::add_found(const Candidate& found, Found how, int searches) {
     add_found(earlier, earlier_how, searches - 1);
   else
     add_first_of_run(found);
-  add_run_before(found, kPremature);
+  add_run_before(found);
   add(found, how);
 }
 
 // The beats of the run the last beat belongs to, up to `next` (next_of_run), where `next` comes
-// `late` sinus intervals or more after it.
-void PauseSearch::add_run_before(const Candidate& next, float late) {
+// kPremature sinus intervals or more after it.
+void PauseSearch::add_run_before(const Candidate& next) {
   Candidate more;
-  while (late_after_premature(next, late) && next_of_run(next, more)) add(more, Found::kOtherwise);
+  while (late_after_premature(next) && next_of_run(next, more)) add(more, Found::kOtherwise);
 }
 
 // The run's first beat the gap before `next` may hold where `next` comes on time (on_time).
@@ -119,10 +117,11 @@ bool PauseSearch::of_a_run(float alike, const Candidate& last, int64_t i) const 
          (alike >= kRunSimilar || like_premature_beats(last, i, 1.0f));
 }
 
-// Whether `next` comes `late` sinus intervals or more after a premature beat.
-bool PauseSearch::late_after_premature(const Candidate& next, float late) const {
+// Whether `next` comes kPremature sinus intervals or more after a premature beat (not premature
+// after it).
+bool PauseSearch::late_after_premature(const Candidate& next) const {
   return out_.size() >= 2 && premature_.back() &&
-         float(next.i - out_.back().i) >= late * sinus_.value();
+         float(next.i - out_.back().i) >= kPremature * sinus_.value();
 }
 
 // The next beat of a run the premature beat out_.back() belongs to, before `next`: the main
