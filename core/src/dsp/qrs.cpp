@@ -75,8 +75,11 @@ std::vector<int64_t> detect_qrs(const std::vector<const float*>& leads_mv, size_
                           : std::vector<float>(level[k].size(), 1.0f);
   }
   const int64_t separation = std::llround(0.10 * kRateHz);
-  auto candidates = [&] {
-    qrs::fuse(ws.env, level, weight, ws.fused);
+  auto candidates = [&] {  // called once with one lead: fuse_in_place leaves ws.env[0] spent
+    if (leads == 1)
+      qrs::fuse_in_place(ws.env[0], level[0], ws.fused);
+    else
+      qrs::fuse(ws.env, level, weight, ws.fused);
     std::vector<Candidate> c = qrs::find_candidates(ws.fused, separation);
     qrs::add_slow_heights(ws.slow, slow_level, weight, c);
     return c;

@@ -159,18 +159,19 @@ namespace {
 // One lead's part of the fused envelope over [from, to): each sample's coefficient ramps from
 // c0 by `step` per sample, the sum taken sample after sample (a chain of additions, each
 // waiting on the last).
+// `energy` and `slope` may be e and s themselves (a lead scaled in place).
 void ramp_one(float c0, float step, const float* e, const float* s, size_t from, size_t to,
-              bool add, Fused& f) {
+              bool add, float* energy, float* slope) {
   float cc = c0;
   if (!add) {
     for (size_t i = from; i < to; ++i, cc += step) {
-      f.energy[i] = cc * e[i];
-      f.slope[i] = cc * s[i];
+      energy[i] = cc * e[i];
+      slope[i] = cc * s[i];
     }
   } else {
     for (size_t i = from; i < to; ++i, cc += step) {
-      f.energy[i] += cc * e[i];
-      f.slope[i] += cc * s[i];
+      energy[i] += cc * e[i];
+      slope[i] += cc * s[i];
     }
   }
 }
@@ -178,13 +179,12 @@ void ramp_one(float c0, float step, const float* e, const float* s, size_t from,
 // ramp_one over sixteen whole segments side by side: segment l runs from first + l kBlock for
 // kBlock samples, from c0[l] by step[l]. The sixteen chains of additions run in one vector, the
 // same additions in the same order, so the same bits; every sixteen samples the block of
-// coefficients is turned across, so each segment's sixteen are multiplied as one vector.
+// coefficients is turned across, so each segment's sixteen are multiplied as one vector. Each
+// sample is read before it is written, so `energy` and `slope` may be e and s themselves.
 HLM_VECTOR_CLONES
-void ramp_sixteen(const float* c0, const float* step, const float* __restrict e,
-                  const float* __restrict s, size_t first, bool add, Fused& f) {
+void ramp_sixteen(const float* c0, const float* step, const float* e, const float* s, size_t first,
+                  bool add, float* energy, float* slope) {
   static_assert(kBlock % 16 == 0, "a segment is a whole number of 16-sample blocks");
-  float* __restrict energy = f.energy.data();
-  float* __restrict slope = f.slope.data();
   Float8 cc[2], by[2];  // segments 0-7 and 8-15
   std::memcpy(cc, c0, sizeof cc);
   std::memcpy(by, step, sizeof by);
@@ -216,6 +216,31 @@ void ramp_sixteen(const float* c0, const float* step, const float* __restrict e,
     }
   }
 }
+
+// A lead's envelope and slope (e, s; m samples) times the coefficients c (one per block,
+// interpolated between block centres), written to or added to (energy, slope), which may be
+// (e, s) themselves.
+void add_lead(const std::vector<float>& c, const float* e, const float* s, size_t m, bool add,
+              float* energy, float* slope) {
+  const size_t blocks = c.size();
+  // Segment b runs from the centre of block b-1 to the centre of block b (the ends hold
+  // their block's); segments 1 .. first_short - 1 span kBlock samples each.
+  auto from = [&](size_t b) { return b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2; };
+  auto to = [&](size_t b) { return b == blocks ? m : std::min(m, b * kBlock + kBlock / 2); };
+  auto c0 = [&](size_t b) { return c[b == 0 ? 0 : b - 1]; };
+  auto step = [&](size_t b) { return (c[std::min(b, blocks - 1)] - c0(b)) / float(kBlock); };
+  size_t first_short = 1;  // the first segment after 0 that spans less than kBlock
+  while (first_short < blocks && to(first_short) - from(first_short) == size_t(kBlock))
+    ++first_short;
+  float c0s[16], steps[16];
+  size_t b = 0;
+  ramp_one(c0(b), step(b), e, s, from(b), to(b), add, energy, slope);
+  for (b = 1; b + 16 <= first_short; b += 16) {
+    for (size_t l = 0; l < 16; ++l) c0s[l] = c0(b + l), steps[l] = step(b + l);
+    ramp_sixteen(c0s, steps, e, s, from(b), add, energy, slope);
+  }
+  for (; b <= blocks; ++b) ramp_one(c0(b), step(b), e, s, from(b), to(b), add, energy, slope);
+}
 }  // namespace
 
 void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
@@ -231,26 +256,22 @@ void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<
     for (size_t b = 0; b < blocks; ++b) weight_sum[b] += weight[k][b];
   for (size_t k = 0; k < leads.size(); ++k) {
     for (size_t b = 0; b < blocks; ++b) c[b] = weight[k][b] / weight_sum[b] / level[k][b];
-    const float* e = leads[k].energy.data();
-    const float* s = leads[k].slope.data();
-    // Segment b runs from the centre of block b-1 to the centre of block b (the ends hold
-    // their block's); segments 1 .. first_short - 1 span kBlock samples each.
-    auto from = [&](size_t b) { return b == 0 ? 0 : (b - 1) * kBlock + kBlock / 2; };
-    auto to = [&](size_t b) { return b == blocks ? m : std::min(m, b * kBlock + kBlock / 2); };
-    auto c0 = [&](size_t b) { return c[b == 0 ? 0 : b - 1]; };
-    auto step = [&](size_t b) { return (c[std::min(b, blocks - 1)] - c0(b)) / float(kBlock); };
-    size_t first_short = 1;  // the first segment after 0 that spans less than kBlock
-    while (first_short < blocks && to(first_short) - from(first_short) == size_t(kBlock))
-      ++first_short;
-    float c0s[16], steps[16];
-    size_t b = 0;
-    ramp_one(c0(b), step(b), e, s, from(b), to(b), k > 0, f);
-    for (b = 1; b + 16 <= first_short; b += 16) {
-      for (size_t l = 0; l < 16; ++l) c0s[l] = c0(b + l), steps[l] = step(b + l);
-      ramp_sixteen(c0s, steps, e, s, from(b), k > 0, f);
-    }
-    for (; b <= blocks; ++b) ramp_one(c0(b), step(b), e, s, from(b), to(b), k > 0, f);
+    add_lead(c, leads[k].energy.data(), leads[k].slope.data(), m, k > 0, f.energy.data(),
+             f.slope.data());
   }
+}
+
+void fuse_in_place(LeadEnvelope& lead, const std::vector<float>& level, Fused& f) {
+  const size_t m = lead.energy.size();
+  if (m > 0) {
+    // fuse's coefficients for one lead: its weight over the weights' sum is exactly 1.
+    std::vector<float> c(level.size());
+    for (size_t b = 0; b < c.size(); ++b) c[b] = 1.0f / level[b];
+    add_lead(c, lead.energy.data(), lead.slope.data(), m, false, lead.energy.data(),
+             lead.slope.data());
+  }
+  f.energy.swap(lead.energy);
+  f.slope.swap(lead.slope);
 }
 
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation) {

@@ -42,6 +42,10 @@ struct Fused {
 };
 void fuse(const std::vector<LeadEnvelope>& leads, const std::vector<std::vector<float>>& level,
           const std::vector<std::vector<float>>& weight, Fused& out);
+// fuse for a record of one lead, to the bit, without a second pair of record-long buffers: the
+// lead's envelope and slope are scaled where they are and handed to `out` (their storage
+// swapped), so `lead` holds out's old storage afterwards.
+void fuse_in_place(LeadEnvelope& lead, const std::vector<float>& level, Fused& out);
 
 // Local maxima of the fused envelope (see local_maxima) with their height and nearby slope.
 std::vector<Candidate> find_candidates(const Fused& fused, int64_t separation);
