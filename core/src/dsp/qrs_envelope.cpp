@@ -142,66 +142,61 @@ void interpolate_before_last(const float* __restrict b, ptrdiff_t offset, size_t
 }
 
 // y = x resampled by `ratio` (input samples per output sample): a centred boxcar of ~ratio
-// samples against aliasing, then linear interpolation. The boxcar is taken once at every
-// input sample it is read at (a loop that vectorises), block by block of the output, so that
-// only a block's span of it is ever held (not a copy of the whole record at the input rate).
+// samples against aliasing (none below 1.5), then linear interpolation. The boxcar is taken
+// once at every input sample it is read at (a loop that vectorises), block by block of the
+// output, so that only a block's span of it is ever held (not a copy of the whole record at
+// the input rate).
 HLM_VECTOR_CLONES
 void resample(const float* x, size_t n, double ratio, std::vector<float>& y) {
   const ptrdiff_t m = static_cast<ptrdiff_t>(std::floor(double(n - 1) / ratio)) + 1;
   const ptrdiff_t nn = static_cast<ptrdiff_t>(n);
   const ptrdiff_t h = std::max<ptrdiff_t>(1, std::lround(ratio)) / 2;
-  y.resize(m);
-  float* out = y.data();
-  if (h == 0) {
-    interpolate_before_last(x, 0, n, ratio, 0, m - 1, out);
-  } else {
-    const float inv = 1.0f / float(2 * h + 1);
-    auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
-      const ptrdiff_t lo = std::max<ptrdiff_t>(0, i - h), hi = std::min(nn - 1, i + h);
-      float sum = 0.0f;
-      for (ptrdiff_t k = lo; k <= hi; ++k) sum += x[k];
-      return sum / float(hi - lo + 1);
-    };
-    // Samples [a, z) of the boxcar into box[0 .. z - a).
-    auto boxed = [&](ptrdiff_t a, ptrdiff_t z, float* box) {
-      const ptrdiff_t in_a = std::clamp(h, a, z), in_z = std::clamp(nn - h, in_a, z);
-      for (ptrdiff_t i = a; i < in_a; ++i) box[i - a] = clipped(i);
-      if (h == 1) {  // 360 Hz and similar
-        for (ptrdiff_t i = in_a; i < in_z; ++i) box[i - a] = (x[i - 1] + x[i] + x[i + 1]) * inv;
-      } else {
-        for (ptrdiff_t i = in_a; i < in_z; ++i) {
-          float sum = 0.0f;
-          for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
-          box[i - a] = sum * inv;
-        }
-      }
-      for (ptrdiff_t i = in_z; i < z; ++i) box[i - a] = clipped(i);
-    };
-    constexpr ptrdiff_t kOutBlock = 4096;
-    thread_local std::vector<float> box;
-    for (ptrdiff_t j0 = 0; j0 < m; j0 += kOutBlock) {
-      const ptrdiff_t j1 = std::min(m, j0 + kOutBlock);
-      // Output j reads the boxcar at floor(j * ratio) and the sample after (the last output at
-      // most at its own sample, clipped below).
-      const ptrdiff_t a = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j0) * ratio), nn - 1);
-      const ptrdiff_t z =
-          std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j1 - 1) * ratio) + 2, nn);
-      if (box.size() < size_t(z - a)) box.resize(size_t(z - a));
-      const float* b = box.data();  // b[i - a] is the boxcar at input sample i
-      boxed(a, z, box.data());
-      const ptrdiff_t inner = std::min(j1, m - 1) - j0;  // outputs before the last one
-      if (inner > 0) interpolate_before_last(b, a, size_t(z - a), ratio, j0, inner, out + j0);
-      if (j1 == m) {
-        const double t = double(m - 1) * ratio;
-        const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1) - a;
-        out[m - 1] = i + a + 1 < nn ? b[i] + float(t - double(i + a)) * (b[i + 1] - b[i]) : b[i];
+  const float inv = 1.0f / float(2 * h + 1);
+  auto clipped = [&](ptrdiff_t i) {  // near the ends: the mean of the samples there are
+    const ptrdiff_t lo = std::max<ptrdiff_t>(0, i - h), hi = std::min(nn - 1, i + h);
+    float sum = 0.0f;
+    for (ptrdiff_t k = lo; k <= hi; ++k) sum += x[k];
+    return sum / float(hi - lo + 1);
+  };
+  // Samples [a, z) of the boxcar into box[0 .. z - a).
+  auto boxed = [&](ptrdiff_t a, ptrdiff_t z, float* box) {
+    const ptrdiff_t in_a = std::clamp(h, a, z), in_z = std::clamp(nn - h, in_a, z);
+    for (ptrdiff_t i = a; i < in_a; ++i) box[i - a] = clipped(i);
+    if (h == 1) {  // 360 Hz and similar
+      for (ptrdiff_t i = in_a; i < in_z; ++i) box[i - a] = (x[i - 1] + x[i] + x[i + 1]) * inv;
+    } else {
+      for (ptrdiff_t i = in_a; i < in_z; ++i) {
+        float sum = 0.0f;
+        for (ptrdiff_t k = -h; k <= h; ++k) sum += x[i + k];
+        box[i - a] = sum * inv;
       }
     }
-    return;
+    for (ptrdiff_t i = in_z; i < z; ++i) box[i - a] = clipped(i);
+  };
+  y.resize(m);
+  float* out = y.data();
+  constexpr ptrdiff_t kOutBlock = 4096;
+  thread_local std::vector<float> box;
+  for (ptrdiff_t j0 = 0; j0 < m; j0 += kOutBlock) {
+    const ptrdiff_t j1 = std::min(m, j0 + kOutBlock);
+    // Output j reads the boxcar at floor(j * ratio) and the sample after (the last output at
+    // most at its own sample, clipped below).
+    const ptrdiff_t a = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j0) * ratio), nn - 1);
+    const ptrdiff_t z = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(double(j1 - 1) * ratio) + 2, nn);
+    const float* b = x + a;  // b[i - a] is the (boxcar of the) signal at input sample i
+    if (h > 0) {
+      if (box.size() < size_t(z - a)) box.resize(size_t(z - a));
+      boxed(a, z, box.data());
+      b = box.data();
+    }
+    const ptrdiff_t inner = std::min(j1, m - 1) - j0;  // outputs before the last one
+    if (inner > 0) interpolate_before_last(b, a, size_t(z - a), ratio, j0, inner, out + j0);
+    if (j1 == m) {
+      const double t = double(m - 1) * ratio;
+      const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1) - a;
+      out[m - 1] = i + a + 1 < nn ? b[i] + float(t - double(i + a)) * (b[i + 1] - b[i]) : b[i];
+    }
   }
-  const double t = double(m - 1) * ratio;
-  const ptrdiff_t i = std::min<ptrdiff_t>(static_cast<ptrdiff_t>(t), nn - 1);
-  out[m - 1] = i + 1 < nn ? x[i] + float(t - double(i)) * (x[i + 1] - x[i]) : x[i];
 }
 
 // The band, its slope and the envelope of a resampled lead (see LeadEnvelope); the band is kept
