@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dsp/small_select.h"
 #include "dsp/transpose16.h"
 #include "util/target_clones.h"
 
@@ -68,15 +69,10 @@ struct BlockValues {
 };
 }  // namespace
 
-float median_in_place(float* v, size_t count) {
-  std::nth_element(v, v + count / 2, v + count);
-  return v[count / 2];
-}
+float median_in_place(float* v, size_t count) { return kth_smallest(v, count, count / 2); }
 
 float percentile_in_place(float* v, size_t count, float q) {
-  const size_t k = std::min(count - 1, size_t(float(count) * q));
-  std::nth_element(v, v + k, v + count);
-  return v[k];
+  return kth_smallest(v, count, std::min(count - 1, size_t(float(count) * q)));
 }
 
 std::vector<float> qrs_level(const LeadEnvelope& lead) {

@@ -2,6 +2,9 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
+
+#include "dsp/small_select.h"
 
 namespace hlm::dsp::qrs {
 
@@ -46,9 +49,13 @@ struct Recent {
   void update() {
     T c[8];
     std::copy(v, v + 8, c);
-    std::nth_element(c, c + 4, c + 8);
-    med = c[4];
-    low = *std::max_element(c, c + 4);  // the four before c[4] are no larger
+    if constexpr (std::is_same_v<T, float>) {
+      med = kth_smallest(c, 8, 4, &low);
+    } else {
+      std::nth_element(c, c + 4, c + 8);
+      med = c[4];
+      low = *std::max_element(c, c + 4);  // the four before c[4] are no larger
+    }
   }
 };
 
