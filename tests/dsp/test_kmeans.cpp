@@ -82,6 +82,31 @@ TEST(Kmeans, AssignNearestMatchesBruteForce) {
   }
 }
 
+// A codebook packed once (as beat-vq packs it per codebook) assigns batch after batch as
+// assign_nearest does; a copy shares the packed codes and an empty one assigns nothing.
+TEST(Kmeans, APackedCodebookAssignsEveryBatchAsAssignNearest) {
+  const int dim = 40, codes = 21, rows = 97;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g;
+  hlm::dsp::Codebook cb;
+  cb.dim = dim;
+  for (int i = 0; i < codes * dim; ++i) cb.centroids.push_back(g(rng));
+  std::vector<float> x(size_t(rows) * dim);
+  for (float& v : x) v = g(rng);
+  std::vector<uint32_t> whole(rows), batched(rows, 9999);
+  hlm::dsp::assign_nearest(cb, x.data(), rows, whole.data());
+  const hlm::dsp::PackedCodebook packed(cb);
+  const hlm::dsp::PackedCodebook copy = packed;
+  for (int from = 0; from < rows; from += 30)
+    copy.assign(x.data() + size_t(from) * dim, size_t(std::min(30, rows - from)),
+                batched.data() + from);
+  EXPECT_EQ(batched, whole);
+  const hlm::dsp::PackedCodebook none;
+  EXPECT_TRUE(none.empty());
+  none.assign(x.data(), rows, batched.data());
+  EXPECT_EQ(batched, whole);  // untouched
+}
+
 TEST(Kmeans, ConvergesToAFixedPointOfLloydDespiteSkippingRows) {
   // Unstructured data takes many iterations, so the bounds that skip rows are exercised.
   const int dim = 8, rows = 3000, codes = 30;

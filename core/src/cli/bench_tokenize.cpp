@@ -165,9 +165,10 @@ int bench_tokenize_command(const std::string& dir, int threads, int codes, bool 
   const dsp::Codebook codebook = fit_codebook(runs, codes, threads, dir);
   const double fit_seconds = now_seconds() - fit_start;
 
+  const dsp::PackedCodebook packed(codebook);  // once, as the tokenizer packs it
   wall[kAssign] = timed_stage(runs, threads, [&](RecordRun& r) {
     r.tokens.resize(r.positions.size());
-    dsp::assign_nearest(codebook, r.features.data(), r.tokens.size(), r.tokens.data());
+    packed.assign(r.features.data(), r.tokens.size(), r.tokens.data());
     for (uint32_t& t : r.tokens) t += kFirstContentToken;
   });
 

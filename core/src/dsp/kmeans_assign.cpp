@@ -185,12 +185,22 @@ void nearest_two(const PackedCodes& codes, const float* const* rows, size_t coun
 
 }  // namespace kmeans
 
+PackedCodebook::PackedCodebook(const Codebook& codebook)
+    : codes_(codebook.empty()
+                 ? nullptr
+                 : std::make_shared<const kmeans::PackedCodes>(kmeans::pack(codebook))) {}
+
+void PackedCodebook::assign(const float* data, size_t rows, uint32_t* index, float* distance2,
+                            int threads) const {
+  if (rows == 0 || !codes_) return;
+  std::vector<const float*> ptr(rows);
+  for (size_t i = 0; i < rows; ++i) ptr[i] = data + i * size_t(codes_->dim);
+  kmeans::nearest_two(*codes_, ptr.data(), rows, index, distance2, nullptr, threads);
+}
+
 void assign_nearest(const Codebook& codebook, const float* data, size_t rows, uint32_t* index,
                     float* distance2, int threads) {
-  if (rows == 0 || codebook.empty()) return;
-  std::vector<const float*> ptr(rows);
-  for (size_t i = 0; i < rows; ++i) ptr[i] = data + i * size_t(codebook.dim);
-  kmeans::nearest_two(kmeans::pack(codebook), ptr.data(), rows, index, distance2, nullptr, threads);
+  PackedCodebook(codebook).assign(data, rows, index, distance2, threads);
 }
 
 }  // namespace hlm::dsp

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "distributed/preemption.h"
 #include "ecg/record_labels.h"
@@ -113,8 +114,10 @@ class TokenizeRun {
     auto store = TokenStore::open(store_path());
     out_.artifacts["token_store"] = store_path();
     label_records_of_an_earlier_run(store);
+    std::set<std::string> stored;  // a set, not find_record per label: thousands of records
+    for (size_t r = 0; r < store.record_count(); ++r) stored.insert(store.record(r).name);
     for (auto it = labels_.begin(); it != labels_.end();)  // failed records are not in the store
-      it = store.find_record(it->first) == store.record_count() ? labels_.erase(it) : std::next(it);
+      it = stored.count(it->first) ? std::next(it) : labels_.erase(it);
     const std::string labels_path = ctx_.stage_dir + "/record_labels.json";
     write_file_atomic(labels_path, to_json(labels_).dump() + "\n");
     out_.artifacts["record_labels"] = labels_path;

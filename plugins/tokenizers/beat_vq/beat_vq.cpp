@@ -263,6 +263,7 @@ class BeatVq final : public hlm::Tokenizer {
       throw hlm::DataError("beat-vq: no beats to fit the codebook on ({} record(s) given)",
                            sample.size());
     codebook_ = hlm::dsp::kmeans_fit(rows, feature_dim(), kmeans_);
+    packed_ = hlm::dsp::PackedCodebook(codebook_);
   }
 
   void save_state(const std::string& path) const override {
@@ -279,6 +280,7 @@ class BeatVq final : public hlm::Tokenizer {
           path, cb.codes(), cb.dim, codes_, feature_dim(), window_.points,
           relative_ ? "relative" : "window");
     codebook_ = std::move(cb);
+    packed_ = hlm::dsp::PackedCodebook(codebook_);
   }
 
   void assign(hlm::Beats& beats) const override {
@@ -288,7 +290,7 @@ class BeatVq final : public hlm::Tokenizer {
       throw hlm::DataError("beat-vq: record '{}' has {} features per beat, the codebook {}",
                            beats.record, beats.feature_dim, codebook_.dim);
     std::vector<uint32_t> index(beats.size());
-    hlm::dsp::assign_nearest(codebook_, beats.features.data(), beats.size(), index.data());
+    packed_.assign(beats.features.data(), beats.size(), index.data());
     beats.tokens.resize(beats.size());
     for (size_t i = 0; i < index.size(); ++i)
       beats.tokens[i] = std::isnan(beats.features[i * beats.feature_dim])
@@ -454,6 +456,7 @@ class BeatVq final : public hlm::Tokenizer {
   hlm::dsp::CleanOptions clean_;
   std::string params_text_;
   Codebook codebook_;
+  hlm::dsp::PackedCodebook packed_;  // codebook_ laid out for assign(), once per codebook
 };
 
 hlm::Tokenizer* make_beat_vq(const nlohmann::json& params) { return new BeatVq(params); }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,25 @@ Codebook kmeans_fit(const float* data, size_t rows, int dim, const KmeansOptions
 // optionally the squared distance. Uses ||x||^2 - 2 x.c + ||c||^2 in register-blocked tiles.
 void assign_nearest(const Codebook& codebook, const float* data, size_t rows, uint32_t* index,
                     float* distance2 = nullptr, int threads = 1);
+
+namespace kmeans {
+struct PackedCodes;
+}
+
+// A codebook laid out once for assign_nearest's kernel (tiles of 16 codes), for callers that
+// assign batch after batch (a tokenizer, one record at a time) against the same codes.
+class PackedCodebook {
+ public:
+  PackedCodebook() = default;
+  explicit PackedCodebook(const Codebook& codebook);
+  bool empty() const { return !codes_; }
+  // As assign_nearest; the codebook must have `dim` values per row.
+  void assign(const float* data, size_t rows, uint32_t* index, float* distance2 = nullptr,
+              int threads = 1) const;
+
+ private:
+  std::shared_ptr<const kmeans::PackedCodes> codes_;
+};
 
 // 64-bit hash of the codebook's size and values (part of a tokenizer's identity).
 uint64_t codebook_hash(const Codebook& codebook);
