@@ -50,6 +50,33 @@ std::string read_all(const std::filesystem::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A file confined to a folder: plain names inside it (there or not yet), whatever the folder
+// resolves to; a name that leaves it by '..' or by a symlink is outside; a symlink that stays
+// inside is inside.
+TEST(Util, TellsWhetherAFileLiesInsideAFolderSymlinksResolved) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("hlm_inside_" + std::to_string(::getpid()));
+  fs::create_directories(root / "data");
+  fs::create_directories(root / "other");
+  std::ofstream(root / "data" / "a.hea") << "a";
+  std::ofstream(root / "other" / "o.hea") << "o";
+  fs::create_symlink(root / "other" / "o.hea", root / "data" / "out.hea");
+  fs::create_symlink(root / "data" / "a.hea", root / "data" / "in.hea");
+  fs::create_directory_symlink(root / "data", root / "alias");
+  const std::string data = (root / "data").string(), alias = (root / "alias").string();
+  EXPECT_TRUE(hlm::is_inside_folder(data, data + "/a.hea"));
+  EXPECT_TRUE(hlm::is_inside_folder(data + "/", data + "/a.hea"));
+  EXPECT_TRUE(hlm::is_inside_folder(data, data + "/not-yet.hea"));
+  EXPECT_TRUE(hlm::is_inside_folder(alias, alias + "/a.hea"));
+  EXPECT_TRUE(hlm::is_inside_folder(data, data + "/in.hea"));
+  EXPECT_FALSE(hlm::is_inside_folder(data, data + "/out.hea"));
+  EXPECT_FALSE(hlm::is_inside_folder(alias, alias + "/out.hea"));
+  EXPECT_FALSE(hlm::is_inside_folder(data, data + "/../other/o.hea"));
+  EXPECT_FALSE(hlm::is_inside_folder(data, data + "/.."));
+  EXPECT_FALSE(hlm::is_inside_folder(data, (root / "other" / "o.hea").string()));
+  fs::remove_all(root);
+}
+
 // Whole or nothing: a new file replaces the old one, and a writer that fails leaves the old
 // file as it was, no .tmp behind, and an error naming the path.
 TEST(AtomicFile, ReplacesWholeOrLeavesTheOldFile) {
