@@ -73,6 +73,7 @@ TEST(Util, TellsWhetherAFileLiesInsideAFolderSymlinksResolved) {
   EXPECT_FALSE(hlm::is_inside_folder(alias, alias + "/out.hea"));
   EXPECT_FALSE(hlm::is_inside_folder(data, data + "/../other/o.hea"));
   EXPECT_FALSE(hlm::is_inside_folder(data, data + "/.."));
+  EXPECT_FALSE(hlm::is_inside_folder(data, data + std::string("/..\0", 4)));
   EXPECT_FALSE(hlm::is_inside_folder(data, (root / "other" / "o.hea").string()));
   fs::remove_all(root);
 }

@@ -30,6 +30,8 @@ namespace {
 // such a file lies in whatever `folder` resolves to. One lstat, where resolving both paths
 // reads every part of each (a dozen system calls per record of a dataset).
 bool directly_inside(const std::string& folder, const std::string& path) {
+  // The system calls read a path up to its first NUL; such a path takes the full check.
+  if (path.find('\0') != std::string::npos) return false;
   size_t f = folder.size();
   while (f > 0 && folder[f - 1] == '/') --f;
   if (f == 0 || path.size() <= f + 1 || path.compare(0, f, folder, 0, f) != 0 || path[f] != '/')

@@ -60,7 +60,7 @@ class PackedCodebook {
   PackedCodebook() = default;
   explicit PackedCodebook(const Codebook& codebook);
   bool empty() const { return !codes_; }
-  // As assign_nearest; the codebook must have `dim` values per row.
+  // As assign_nearest: `data` holds `rows` rows of the codebook's dim values each.
   void assign(const float* data, size_t rows, uint32_t* index, float* distance2 = nullptr,
               int threads = 1) const;
 
