@@ -126,6 +126,9 @@ void detect_and_window(std::vector<RecordRun>& runs, const std::vector<std::stri
       r.leads = r.record.physical_leads(0);
     else
       r.leads.push_back(r.record.physical(0));
+    // The samples as stored are not read again (the tokenizer drops them with the record);
+    // freed here, the next record's reuse their pages instead of faulting in fresh ones.
+    r.record.digital = {};
   });
   wall[kFilter] = timed_stage(runs, threads, [&](RecordRun& r) {
     r.clean = dsp::clean_ecg(r.leads[0].data(), r.leads[0].size(), r.record.sampling_hz);
