@@ -25,6 +25,23 @@ std::vector<float> blobs(int k, int per, int dim, uint32_t seed) {
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("hlm_dsp_" + name)).string();
 }
+
+// A codebook of `codes` standard-normal codes and `rows` standard-normal rows, drawn in that
+// order from one generator.
+struct RandomCodesAndRows {
+  hlm::dsp::Codebook cb;
+  std::vector<float> x;
+};
+RandomCodesAndRows random_codes_and_rows(int dim, int codes, int rows, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g;
+  RandomCodesAndRows r;
+  r.cb.dim = dim;
+  for (int i = 0; i < codes * dim; ++i) r.cb.centroids.push_back(g(rng));
+  r.x.resize(size_t(rows) * dim);
+  for (float& v : r.x) v = g(rng);
+  return r;
+}
 }  // namespace
 
 TEST(Kmeans, FindsWellSeparatedClusters) {
@@ -57,13 +74,7 @@ TEST(Kmeans, IsDeterministicForAFixedSeedAndAnyThreadCount) {
 
 TEST(Kmeans, AssignNearestMatchesBruteForce) {
   const int dim = 64, codes = 37, rows = 301;  // sizes that leave partial tiles
-  std::mt19937 rng(3);
-  std::normal_distribution<float> g;
-  hlm::dsp::Codebook cb;
-  cb.dim = dim;
-  for (int i = 0; i < codes * dim; ++i) cb.centroids.push_back(g(rng));
-  std::vector<float> x(size_t(rows) * dim);
-  for (float& v : x) v = g(rng);
+  const auto [cb, x] = random_codes_and_rows(dim, codes, rows, 3);
   std::vector<uint32_t> idx(rows);
   std::vector<float> d2(rows);
   hlm::dsp::assign_nearest(cb, x.data(), rows, idx.data(), d2.data(), 2);
@@ -86,13 +97,7 @@ TEST(Kmeans, AssignNearestMatchesBruteForce) {
 // assign_nearest does; a copy shares the packed codes and an empty one assigns nothing.
 TEST(Kmeans, APackedCodebookAssignsEveryBatchAsAssignNearest) {
   const int dim = 40, codes = 21, rows = 97;
-  std::mt19937 rng(5);
-  std::normal_distribution<float> g;
-  hlm::dsp::Codebook cb;
-  cb.dim = dim;
-  for (int i = 0; i < codes * dim; ++i) cb.centroids.push_back(g(rng));
-  std::vector<float> x(size_t(rows) * dim);
-  for (float& v : x) v = g(rng);
+  const auto [cb, x] = random_codes_and_rows(dim, codes, rows, 5);
   std::vector<uint32_t> whole(rows), batched(rows, 9999);
   hlm::dsp::assign_nearest(cb, x.data(), rows, whole.data());
   const hlm::dsp::PackedCodebook packed(cb);
