@@ -152,4 +152,30 @@ TEST(Foundation, AfRhythmFineTunesItsRhythmVocabulary) {
   EXPECT_NE(r.output.find("first_token 4 -> 36"), std::string::npos) << r.output;
 }
 
+// A segment longer than the context of the model fine-tuned is refused before any stage runs,
+// by run, validate and submit alike: against the foundation's checkpoint (context 48 at size ci,
+// where af-rhythm's ci segments reach 128) and against the workflow's own model (128).
+TEST(Foundation, SegmentsLongerThanTheModelsContextAreRefusedBeforeAnyStageRuns) {
+  const fs::path& foundation = foundation_run();
+  hlm::test::ScratchDir runs("hlm_af_context");
+  const std::string workflow =
+      " workflows/af-rhythm.yaml vars.size=ci vars.ltafdb_dir=/nonexistent"
+      " vars.mitdb_dir=workflows/data/mitdb 'vars.backbones=[full]'";
+  const std::string in_runs = " --runs-dir " + runs.path.string();
+  const std::string from = " vars.pretrained=" + foundation.string();
+  const std::string checkpoint =
+      "segment_beats=128 must be 2 to the context (48) of the "
+      "checkpoint's model (" +
+      (foundation / "pretrain").string() + ")";
+  expect_refused(run_hlm("run" + workflow + from + in_runs), checkpoint);
+  expect_refused(run_hlm("validate" + workflow + from), checkpoint);
+  expect_refused(run_hlm("submit --dry-run" + workflow + from + in_runs), checkpoint);
+  expect_refused(run_hlm("run" + workflow + " 'vars.segment_beats=[41, 129]'" + in_runs),
+                 "stage 'finetune[backbone=full,segment_beats=129]': segment_beats=129 must be 2 "
+                 "to the context (128) of the model of stage 'pretrain'");
+  EXPECT_FALSE(fs::exists(runs.path / "af-rhythm")) << "a run folder was made";
+  const auto fits = run_hlm("validate" + workflow + from + " 'vars.segment_beats=[41, 48]'");
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+}
+
 }  // namespace

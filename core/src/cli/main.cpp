@@ -18,6 +18,7 @@
 #include "engine/cache_key.h"
 #include "engine/run.h"
 #include "engine/run_directory.h"
+#include "engine/stage.h"
 #include "engine/submit.h"
 #include "hlm/errors.h"
 #include "hlm/util.h"
@@ -325,6 +326,7 @@ int start_run(const CommandLine& c, const hlm::workflow::Workflow& wf,
 int workflow_command(CommandLine& c, const hlm::PluginHost& host) {
   const auto schema = hlm::build_schema(host);
   const auto wf = load_workflow(c, schema);
+  hlm::check_plan(wf);  // run and submit check it too, for those who call them directly
   if (*c.validate) {
     std::printf("%s: valid (%zu stage instances)\n", c.workflow_path.c_str(), wf.stages.size());
     return 0;

@@ -186,7 +186,9 @@ std::pair<std::string, std::string> open_run(const workflow::Workflow& wf,
 
 std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins,
                          const RunOptions& options) {
-  // What this machine must offer (a GPU asked for) is checked before a run folder is made.
+  // What the stages fix between them (a segment within the model's context), and what this
+  // machine must offer (a GPU asked for), are checked before a run folder is made.
+  check_plan(wf);
   for (const auto& instance : wf.stages)
     if (const auto& preflight = stage_kind(instance.kind).preflight) preflight(instance);
   const auto [run_dir, runs_dir] = open_run(wf, options);

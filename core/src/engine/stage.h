@@ -48,10 +48,16 @@ struct StageKind {
   // Checks what only this machine can tell (the device asked for is there) for one instance,
   // before any stage of the run starts; throws ConfigError naming the stage. May be null.
   std::function<void(const workflow::StageInstance&)> preflight;
+  // Checks one instance against the stages it needs, on any machine, before a run or a job
+  // starts (hlm run, submit, validate): what they fix before it runs, such as the context of
+  // the model it fine-tunes. Throws ConfigError naming the stage. May be null.
+  std::function<void(const workflow::StageInstance&, const workflow::Workflow&)> check_plan;
 };
 
 const std::vector<StageKind>& stage_kinds();
 const StageKind& stage_kind(const std::string& kind);
+// Every instance's StageKind::check_plan, in run order; throws the first ConfigError.
+void check_plan(const workflow::Workflow& wf);
 
 // Stage kinds, one source file each under core/src/stages/.
 StageKind tokenize_stage();

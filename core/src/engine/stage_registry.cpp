@@ -16,6 +16,11 @@ const StageKind& stage_kind(const std::string& kind) {
   throw InternalError("no stage kind '{}'", kind);
 }
 
+void check_plan(const workflow::Workflow& wf) {
+  for (const auto& instance : wf.stages)
+    if (const auto& check = stage_kind(instance.kind).check_plan) check(instance, wf);
+}
+
 std::vector<const nlohmann::json*> StageContext::inputs_of_kind(const std::string& kind) const {
   std::vector<const nlohmann::json*> out;
   for (const auto& id : instance.needs) {

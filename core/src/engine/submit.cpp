@@ -7,6 +7,7 @@
 
 #include "engine/run.h"
 #include "engine/run_directory.h"
+#include "engine/stage.h"
 #include "hlm/errors.h"
 #include "metrics/metrics.h"
 #include "slurm/sbatch_script.h"
@@ -69,6 +70,7 @@ void check_for_slurm(const workflow::Workflow& wf, const std::string& runs) {
         "ranks each bind it; use 0.0.0.0 (each rank is published at its node's address)",
         bind, wf.runner.at("nodes").get<int>());
   check_gpus(wf);
+  check_plan(wf);
 }
 
 }  // namespace

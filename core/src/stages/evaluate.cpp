@@ -817,7 +817,8 @@ StageKind evaluate_stage() {
            device_param_spec()},
           run_evaluate,
           /*external_inputs=*/nullptr,
-          check_training_device};
+          check_training_device,
+          /*check_plan=*/nullptr};
 }
 
 }  // namespace hlm

@@ -14,6 +14,7 @@
 #include "hlm/model.h"
 #include "hlm/token_store.h"
 #include "ops/compute.h"
+#include "stages/finetune_plan.h"
 #include "stages/finetune_report.h"
 #include "stages/train_params.h"
 #include "tasks/annotated_beat_rows.h"
@@ -1012,7 +1013,8 @@ StageKind finetune_stage() {
           params,
           run_finetune,
           /*external_inputs=*/nullptr,
-          check_training_device};
+          check_training_device,
+          check_finetune_plan};
 }
 
 }  // namespace hlm

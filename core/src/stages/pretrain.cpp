@@ -244,7 +244,13 @@ StageKind pretrain_stage() {
                     "tokens), each one's share of the training windows, in the order of needs; "
                     "[]: each store by its tokens",
                     false});
-  return {"pretrain", "2", params, run_pretrain, pretrain_inputs, check_pretrain};
+  return {"pretrain",
+          "2",
+          params,
+          run_pretrain,
+          pretrain_inputs,
+          check_pretrain,
+          /*check_plan=*/nullptr};
 }
 
 }  // namespace hlm

@@ -264,8 +264,9 @@ StageKind scale_analysis_stage() {
                     "the hardware to predict (defaults: 1-4 nodes x 4 A100, NVLink within a "
                     "node, HDR InfiniBand 200 Gb/s between nodes; see docs/scaling.md)",
                     false});
-  return {"scale-analysis",     "2", params, run_scale_analysis, /*external_inputs=*/nullptr,
-          check_training_device};
+  return {"scale-analysis",      "2", params, run_scale_analysis, /*external_inputs=*/nullptr,
+          check_training_device,
+          /*check_plan=*/nullptr};
 }
 
 }  // namespace hlm

@@ -361,7 +361,8 @@ StageKind tokenize_stage() {
             false}},
           run_tokenize,
           tokenize_inputs,
-          /*preflight=*/nullptr};
+          /*preflight=*/nullptr,
+          /*check_plan=*/nullptr};
 }
 
 }  // namespace hlm
