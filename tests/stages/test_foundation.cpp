@@ -154,7 +154,8 @@ TEST(Foundation, AfRhythmFineTunesItsRhythmVocabulary) {
 
 // A segment longer than the context of the model fine-tuned is refused before any stage runs,
 // by run, validate and submit alike: against the foundation's checkpoint (context 48 at size ci,
-// where af-rhythm's ci segments reach 128) and against the workflow's own model (128).
+// where af-rhythm's ci segments reach 128) and against the workflow's own model (128). A
+// foundation run not there yet is not read.
 TEST(Foundation, SegmentsLongerThanTheModelsContextAreRefusedBeforeAnyStageRuns) {
   const fs::path& foundation = foundation_run();
   hlm::test::ScratchDir runs("hlm_af_context");
@@ -164,18 +165,22 @@ TEST(Foundation, SegmentsLongerThanTheModelsContextAreRefusedBeforeAnyStageRuns)
   const std::string in_runs = " --runs-dir " + runs.path.string();
   const std::string from = " vars.pretrained=" + foundation.string();
   const std::string checkpoint =
-      "segment_beats=128 must be 2 to the context (48) of the "
-      "checkpoint's model (" +
+      "af-rhythm.yaml:110: stage 'finetune[backbone=full,segment_beats=128]': segment_beats=128 "
+      "must be from 2 to 48, the context of the checkpoint's model (" +
       (foundation / "pretrain").string() + ")";
   expect_refused(run_hlm("run" + workflow + from + in_runs), checkpoint);
   expect_refused(run_hlm("validate" + workflow + from), checkpoint);
   expect_refused(run_hlm("submit --dry-run" + workflow + from + in_runs), checkpoint);
   expect_refused(run_hlm("run" + workflow + " 'vars.segment_beats=[41, 129]'" + in_runs),
-                 "stage 'finetune[backbone=full,segment_beats=129]': segment_beats=129 must be 2 "
-                 "to the context (128) of the model of stage 'pretrain'");
+                 "stage 'finetune[backbone=full,segment_beats=129]': segment_beats=129 must be "
+                 "from 2 to 128, the context of the model of stage 'pretrain'");
   EXPECT_FALSE(fs::exists(runs.path / "af-rhythm")) << "a run folder was made";
   const auto fits = run_hlm("validate" + workflow + from + " 'vars.segment_beats=[41, 48]'");
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
+  // A foundation not there yet (a job to start after the foundation's) is left to the run.
+  const auto later =
+      run_hlm("validate" + workflow + " vars.pretrained=" + (runs.path / "not-yet").string());
+  EXPECT_EQ(later.exit_code, 0) << later.output;
 }
 
 }  // namespace
