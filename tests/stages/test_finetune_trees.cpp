@@ -438,7 +438,7 @@ TEST(FinetuneEvaluate, ValidationRecordsDrawnByClassShowSAndV) {
   EXPECT_GT(random_draws_missing, 0);
   expect_refused(run_hlm(base + " finetune.validation_records=0"),
                  "validation_covers_classes draws the validation records of task beats");
-  expect_refused(run_hlm(base + " finetune.task=af"),
+  expect_refused(run_hlm(base + " finetune.task=af finetune.segment_beats=16"),
                  "validation_covers_classes draws the validation records of task beats");
 }
 
