@@ -96,6 +96,18 @@ TEST(Foundation, ItsModelIsUsedOwnPretrainsHereAndAFolderWithoutTheStageIsRefuse
   expect_refused(run_hlm(run + runs.path.string()), "holds no tokenize stage");
 }
 
+// A `from` that names a folder holding no pretrain stage (here the foundation's tokenize stage,
+// which codebook_from takes) is refused before the tokenize stage before it runs.
+TEST(Foundation, AFromWithoutAPretrainStageIsRefusedBeforeAnyStageRuns) {
+  const fs::path& foundation = foundation_run();
+  hlm::test::ScratchDir runs("hlm_from_tokenize_stage");
+  const auto r =
+      run_hlm("run tests/fixtures/from_foundation.yaml --runs-dir " + runs.path.string() +
+              " vars.foundation=" + (foundation / "tokenize").string());
+  expect_refused(r, "holds no pretrain stage");
+  EXPECT_FALSE(fs::exists(runs.path / "from-foundation")) << "a run folder was made";
+}
+
 // A clinical workflow fine-tunes the foundation given as vars.pretrained (size ci).
 TEST(Foundation, Challenge2017FineTunesItGivenAsVarsPretrained) {
   const std::string data = HLM_TEST_DATA_DIR;
