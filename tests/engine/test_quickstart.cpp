@@ -96,6 +96,20 @@ TEST(Quickstart, DryRunPrintsThePlanWithCacheKeysAndRunsNothing) {
   EXPECT_TRUE(fs::is_empty(runs.path));
 }
 
+// A dataset folder that is not there is refused with the line of the stage that reads it,
+// before any stage runs and any run folder is made.
+TEST(Quickstart, AMissingDatasetFolderIsRefusedNamingItsStageBeforeAnyStageRuns) {
+  ScratchDir runs("hlm_missing_data");
+  const auto r = run_hlm("run " + kSmall + " 'tokenize.datasets=[{plugin: wfdb, dir: " +
+                         (runs.path / "absent").string() + "}]' --runs-dir " + runs.path.string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("quickstart.yaml:16: stage 'tokenize': dataset plugin 'wfdb'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("absent: not a directory"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(runs.path)) << "a run folder was made";
+}
+
 TEST(Quickstart, ATypoInAWorkflowKeyIsRefusedWithItsLineAndASuggestion) {
   ScratchDir dir("hlm_typo");
   std::string text = read_file(fs::path(HLM_SOURCE_DIR) / "workflows/quickstart.yaml");

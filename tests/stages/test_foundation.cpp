@@ -93,17 +93,21 @@ TEST(Foundation, ItsModelIsUsedOwnPretrainsHereAndAFolderWithoutTheStageIsRefuse
   const auto own_run = hlm::test::run_dir_of(own.output);
   EXPECT_FALSE(stage_manifest(own_run, "pretrain")["results"].contains("from"));
   EXPECT_EQ(stage_manifest(own_run, "tokenize")["results"]["tokenizer_settings"]["codes"], 16);
+  expect_refused(run_hlm(run + runs.path.string()),
+                 "from_foundation.yaml:11: stage 'tokenize': codebook_from: '");
   expect_refused(run_hlm(run + runs.path.string()), "holds no tokenize stage");
 }
 
 // A `from` that names a folder holding no pretrain stage (here the foundation's tokenize stage,
-// which codebook_from takes) is refused before the tokenize stage before it runs.
+// which codebook_from takes) is refused before the tokenize stage before it runs, naming the
+// stage that reads it.
 TEST(Foundation, AFromWithoutAPretrainStageIsRefusedBeforeAnyStageRuns) {
   const fs::path& foundation = foundation_run();
   hlm::test::ScratchDir runs("hlm_from_tokenize_stage");
   const auto r =
       run_hlm("run tests/fixtures/from_foundation.yaml --runs-dir " + runs.path.string() +
               " vars.foundation=" + (foundation / "tokenize").string());
+  expect_refused(r, "from_foundation.yaml:18: stage 'pretrain': from: '");
   expect_refused(r, "holds no pretrain stage");
   EXPECT_FALSE(fs::exists(runs.path / "from-foundation")) << "a run folder was made";
 }

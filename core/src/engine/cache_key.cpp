@@ -54,7 +54,30 @@ nlohmann::json newest_finished(const std::string& runs_dir, const std::string& w
   return best;
 }
 
+// `e` again, of its own type, with `where` before its message.
+template <typename E>
+[[noreturn]] void rethrow_at(const E& e, const std::string& where) {
+  throw E(where + e.what());
+}
+
 }  // namespace
+
+nlohmann::json stage_external_inputs(const workflow::StageInstance& instance,
+                                     const PluginHost& plugins) {
+  const auto& inputs = stage_kind(instance.kind).external_inputs;
+  if (!inputs) return nullptr;
+  const std::string where =
+      fmt::format("{}:{}: stage '{}': ", instance.file, instance.line, instance.id);
+  try {
+    return inputs(instance.params, plugins);
+  } catch (const ConfigError& e) {
+    rethrow_at(e, where);
+  } catch (const DataError& e) {
+    rethrow_at(e, where);
+  } catch (const PluginError& e) {
+    rethrow_at(e, where);
+  }
+}
 
 CacheKey stage_cache_key(const workflow::StageInstance& instance,
                          const std::map<std::string, std::string>& needed_keys,
@@ -68,8 +91,7 @@ CacheKey stage_cache_key(const workflow::StageInstance& instance,
   for (const auto& spec : kind.params)
     if (instance.params.contains(spec.name))
       collect_plugins(instance.params.at(spec.name), spec.type, plugins, out.parts["plugins"]);
-  out.parts["data"] =
-      kind.external_inputs ? kind.external_inputs(instance.params, plugins) : nlohmann::json();
+  out.parts["data"] = stage_external_inputs(instance, plugins);
   out.parts["needs"] = nlohmann::json::object();
   for (const auto& need : instance.needs) out.parts["needs"][need] = needed_keys.at(need);
   out.key = hex64(fnv1a64(workflow::canonical_json(out.parts)));

@@ -18,6 +18,12 @@ struct CacheKey {
   nlohmann::json parts;
 };
 
+// What the instance reads from outside the run (its kind's external_inputs; null without one).
+// An error it throws (a dataset folder or a foundation run that is not there) is thrown again,
+// of the same type, prefixed with where the stage is declared: "FILE:LINE: stage 'ID': ".
+nlohmann::json stage_external_inputs(const workflow::StageInstance& instance,
+                                     const PluginHost& plugins);
+
 CacheKey stage_cache_key(const workflow::StageInstance& instance,
                          const std::map<std::string, std::string>& needed_keys,
                          const PluginHost& plugins);

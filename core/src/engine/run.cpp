@@ -194,9 +194,7 @@ std::string run_workflow(const workflow::Workflow& wf, const PluginHost& plugins
   // What the stages read from outside the run (their datasets, the foundation a `from` or
   // codebook_from names) is looked up once here too, so a wrong path is refused before the
   // stages before it have run; each stage looks again for its cache key when it starts.
-  for (const auto& instance : wf.stages)
-    if (const auto& inputs = stage_kind(instance.kind).external_inputs)
-      inputs(instance.params, plugins);
+  for (const auto& instance : wf.stages) stage_external_inputs(instance, plugins);
   const auto [run_dir, runs_dir] = open_run(wf, options);
   start_logging(run_dir);
   metrics().set_labels(fs::path(run_dir).filename().string(), 0);

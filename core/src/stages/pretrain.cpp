@@ -203,7 +203,7 @@ StageOutput run_pretrain(StageContext& ctx) {
 nlohmann::json pretrain_inputs(const nlohmann::json& params, const PluginHost&) {
   const std::string from = other_run(params, "from");
   if (from.empty()) return nullptr;
-  const nlohmann::json m = finished_stage(from, "pretrain", "pretrain: from");
+  const nlohmann::json m = finished_stage(from, "pretrain", "from");
   const std::string checkpoint = m.at("artifacts").at("checkpoint");
   return {{"from_checkpoint", checkpoint}, {"fingerprint", file_fingerprint(checkpoint)}};
 }

@@ -334,7 +334,7 @@ nlohmann::json tokenize_inputs(const nlohmann::json& params, const PluginHost& p
   out["tokenizer"] =
       plugins.create<Tokenizer>("tokenizer", tokenizer.at("plugin"), tokenizer)->identity();
   if (const std::string from = other_run(params, "codebook_from"); !from.empty()) {
-    const nlohmann::json m = tokenize_stage_of(from, tokenizer, "tokenize: codebook_from");
+    const nlohmann::json m = tokenize_stage_of(from, tokenizer, "codebook_from");
     const std::string codebook = m.at("artifacts").value("codebook", std::string());
     out["codebook_from"] = {{"codebook", codebook},
                             {"fingerprint", file_fingerprint(codebook)},
