@@ -108,18 +108,21 @@ TEST_P(StopSignal, PretrainCheckpointsAndResumesToTheUninterruptedLossesExactly)
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "step " << i + 1;
 }
 
-TEST_P(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
-  ScratchDir runs("hlm_stop_finetune");
-  const auto whole = run_hlm("run " + kWorkflow + " --runs-dir " + (runs.path / "a").string());
+// Fine-tuning with `overrides`, stopped at step 150 of 400: the stage is interrupted with its
+// checkpoint, and --resume gives the uninterrupted run's losses and accuracy exactly.
+void finetune_stops_and_resumes(int signal, const fs::path& runs, const std::string& overrides) {
+  const auto whole =
+      run_hlm("run " + kWorkflow + " --runs-dir " + (runs / "a").string() + " " + overrides);
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   const auto expected = stage_manifest(run_dir_of(whole.output), "finetune")["results"];
 
-  const Stopped s = run_and_stop_at(runs.path / "b", "finetune: step 150/", GetParam());
+  const Stopped s = run_and_stop_at(runs / "b", "finetune: step 150/", signal, overrides);
   ASSERT_EQ(s.run.exit_code, 75) << s.run.output;
   EXPECT_EQ(stage_manifest(s.run_dir, "finetune")["status"], "interrupted");
+  ASSERT_TRUE(fs::exists(s.run_dir / "finetune" / "checkpoints")) << s.run.output;
   EXPECT_FALSE(fs::is_empty(s.run_dir / "finetune" / "checkpoints"));
 
-  const auto resumed = resume(s, runs.path / "b");
+  const auto resumed = resume(s, runs / "b");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("finetune: resumed from"), std::string::npos) << resumed.output;
   const auto want = expected["losses"].get<std::vector<double>>();
@@ -129,6 +132,19 @@ TEST_P(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly)
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "step " << i + 1;
   EXPECT_EQ(stage_manifest(s.run_dir, "evaluate")["results"]["accuracy"],
             stage_manifest(run_dir_of(whole.output), "evaluate")["results"]["accuracy"]);
+}
+
+TEST_P(StopSignal, FinetuneCheckpointsAndResumesToTheUninterruptedLossesExactly) {
+  ScratchDir runs("hlm_stop_finetune");
+  finetune_stops_and_resumes(GetParam(), runs.path, "");
+}
+
+// With validation records: the signal lands at step 150, where the validation records are
+// scored; that scoring finishes, and the checkpoint keeps early stopping's state beside it
+// (written first, into a folder no checkpoint has made yet).
+TEST_P(StopSignal, FinetuneWithEarlyStoppingCheckpointsAndResumesExactly) {
+  ScratchDir runs("hlm_stop_finetune_early");
+  finetune_stops_and_resumes(GetParam(), runs.path, "finetune.validation_records=4");
 }
 
 // Evaluation is short: the signal lands in it or just after it, and either way the run stops

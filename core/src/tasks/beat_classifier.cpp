@@ -215,7 +215,7 @@ FitResult BeatClassifier::fit(const TokenStore& store, const std::vector<BeatWin
 std::vector<std::pair<uint64_t, std::vector<float>>> BeatClassifier::probabilities(
     const TokenStore& store, const std::vector<BeatWindow>& windows) {
   std::vector<std::pair<uint64_t, std::vector<float>>> out;
-  score(store, windows, inputs(store), [&](uint64_t beat, const float* logits) {
+  score(store, windows, inputs(store), /*stoppable=*/true, [&](uint64_t beat, const float* logits) {
     // Softmax, shifted by the largest logit so exp cannot overflow.
     const float top = *std::max_element(logits, logits + kBeatClassCount);
     std::vector<float> p(kBeatClassCount);
@@ -231,21 +231,23 @@ std::vector<std::pair<uint64_t, int>> BeatClassifier::predict(
     const TokenStore& store, const std::vector<BeatWindow>& windows,
     const std::vector<float>& beat_features) {
   std::vector<std::pair<uint64_t, int>> out;
-  score(store, windows, beat_features, [&](uint64_t beat, const float* logits) {
-    out.emplace_back(beat, int(std::max_element(logits, logits + kBeatClassCount) - logits));
-  });
+  score(store, windows, beat_features, /*stoppable=*/false,
+        [&](uint64_t beat, const float* logits) {
+          out.emplace_back(beat, int(std::max_element(logits, logits + kBeatClassCount) - logits));
+        });
   return out;
 }
 
 void BeatClassifier::score(const TokenStore& store, const std::vector<BeatWindow>& windows,
-                           const std::vector<float>& beat_features,
+                           const std::vector<float>& beat_features, bool stoppable,
                            const std::function<void(uint64_t, const float*)>& visit) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
   // Windows are scored in batches of equal length (a record's last window may be shorter).
   constexpr size_t kBatch = 16;
   for (size_t first = 0; first < windows.size();) {
-    if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
+    if (stoppable && stop_signal_received())
+      throw Preempted("inference stopped by a signal; nothing to keep");
     const int64_t length = windows[first].length;
     size_t last = first;
     while (last < windows.size() && last - first < kBatch && windows[last].length == length) ++last;

@@ -74,11 +74,14 @@ class BeatClassifier {
   // beat once), and standardises `features` (the store's, beat-major) with them.
   void fit_input_scaling(std::vector<float>& features, const std::vector<BeatWindow>& windows);
   // The logits of every kept position, with the store's beat features already computed
-  // (validation reuses fit's): calls visit(beat index, kBeatClassCount logits).
+  // (validation reuses fit's): calls visit(beat index, kBeatClassCount logits). When
+  // `stoppable`, a stop signal ends it (Preempted) between batches.
   void score(const TokenStore& store, const std::vector<BeatWindow>& windows,
-             const std::vector<float>& features,
+             const std::vector<float>& features, bool stoppable,
              const std::function<void(uint64_t, const float*)>& visit);
-  // Predicted class per beat for every kept position of the windows: (beat index, class).
+  // Predicted class per beat for every kept position of the windows: (beat index, class). For
+  // fine-tuning's validation, which a stop signal does not cut short: the loop checkpoints
+  // right after it, with early stopping's state as an uninterrupted run has it.
   std::vector<std::pair<uint64_t, int>> predict(const TokenStore& store,
                                                 const std::vector<BeatWindow>& windows,
                                                 const std::vector<float>& features);

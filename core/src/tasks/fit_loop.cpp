@@ -138,6 +138,8 @@ FitResult run_fit_loop(const FitLoop& loop, const TrainOptions& o, const FitHook
     const bool stop = stop_signal_received();
     const bool periodic = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if ((stop || periodic) && !hooks.checkpoint_dir.empty()) {
+      // The first checkpoint makes the folder; early stopping's state is written before it.
+      std::filesystem::create_directories(hooks.checkpoint_dir);
       if (validating) {
         stopping.step = step + 1;
         stopping.save(hooks.checkpoint_dir);

@@ -297,7 +297,7 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
   };
   if (!validation.empty())
     loop.validate = [&] {
-      const auto probs = predict(store, validation, inputs);
+      const auto probs = predict(store, validation, inputs, /*stoppable=*/false);
       eval::Confusion m{size_t(classes_)};
       for (size_t i = 0; i < validation.size(); ++i) {
         const float* p = probs.data() + i * size_t(classes_);
@@ -310,18 +310,19 @@ FitResult SegmentClassifier::fit(const TokenStore& store, const std::vector<Segm
 
 std::vector<float> SegmentClassifier::predict(const TokenStore& store,
                                               const std::vector<Segment>& segments) {
-  return predict(store, segments, store_inputs(store));
+  return predict(store, segments, store_inputs(store), /*stoppable=*/true);
 }
 
 std::vector<float> SegmentClassifier::predict(const TokenStore& store,
                                               const std::vector<Segment>& segments,
-                                              const StoreInputs& inputs) {
+                                              const StoreInputs& inputs, bool stoppable) {
   torch::NoGradGuard no_grad;
   model_->module().eval();
   std::vector<float> out;
   out.reserve(segments.size() * size_t(classes_));
   for_each_batch(store, inputs, segments, 16, [&](const Batch& batch, size_t) {
-    if (stop_signal_received()) throw Preempted("inference stopped by a signal; nothing to keep");
+    if (stoppable && stop_signal_received())
+      throw Preempted("inference stopped by a signal; nothing to keep");
     const auto probs =
         torch::softmax(logits(batch).to(torch::kFloat32), -1).to(torch::kCPU).contiguous();
     out.insert(out.end(), probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());

@@ -99,9 +99,12 @@ class SegmentClassifier {
   void for_each_batch(const TokenStore& store, const StoreInputs& inputs,
                       const std::vector<Segment>& segments, size_t size,
                       const std::function<void(const Batch&, size_t)>& visit) const;
-  // predict() with the store's inputs already computed (validation reuses fit's).
+  // predict() with the store's inputs already computed (validation reuses fit's). When
+  // `stoppable`, a stop signal ends it (Preempted) between batches; fine-tuning's validation is
+  // not cut short: the loop checkpoints right after it, with early stopping's state as an
+  // uninterrupted run has it.
   std::vector<float> predict(const TokenStore& store, const std::vector<Segment>& segments,
-                             const StoreInputs& inputs);
+                             const StoreInputs& inputs, bool stoppable);
   // The statistics the head reads beside the mean hidden state, [rows, statistic_count()],
   // before scaling: the descriptors' means, the RR statistics, the RR pattern's, the record's
   // rhythm extremes.
