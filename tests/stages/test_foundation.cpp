@@ -93,9 +93,9 @@ TEST(Foundation, ItsModelIsUsedOwnPretrainsHereAndAFolderWithoutTheStageIsRefuse
   const auto own_run = hlm::test::run_dir_of(own.output);
   EXPECT_FALSE(stage_manifest(own_run, "pretrain")["results"].contains("from"));
   EXPECT_EQ(stage_manifest(own_run, "tokenize")["results"]["tokenizer_settings"]["codes"], 16);
-  expect_refused(run_hlm(run + runs.path.string()),
-                 "from_foundation.yaml:11: stage 'tokenize': codebook_from: '");
-  expect_refused(run_hlm(run + runs.path.string()), "holds no tokenize stage");
+  const auto refused = run_hlm(run + runs.path.string());
+  expect_refused(refused, "from_foundation.yaml:11: stage 'tokenize': codebook_from: '");
+  expect_refused(refused, "holds no tokenize stage");
 }
 
 // A `from` that names a folder holding no pretrain stage (here the foundation's tokenize stage,
